@@ -1,0 +1,26 @@
+package cmd
+
+import "github.com/spf13/cobra"
+
+func newConfigCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Show the effective configuration and where each value comes from",
+		Long: `Show the effective configuration: each setting, its value and its source
+(flag, env, config file or default). The password is never shown, only
+whether one is set.`,
+		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			entries := f.Config().describe(f.flags, f.Getenv)
+			if f.JSON() {
+				return f.writeJSON(entries)
+			}
+			t := f.newTable("KEY", "VALUE", "SOURCE")
+			for _, e := range entries {
+				t.Row(e.Key, e.Value, e.Source)
+			}
+			return t.Flush()
+		},
+	}
+}

@@ -1,0 +1,4 @@
+package cmd
+
+// demoChat is the chat part of the tour.
+func demoChat(d *demo) error { return nil }

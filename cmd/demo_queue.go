@@ -1,0 +1,4 @@
+package cmd
+
+// demoQueue is the queue part of the tour.
+func demoQueue(d *demo) error { return nil }

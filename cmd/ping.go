@@ -1,0 +1,82 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type pingOptions struct {
+	f *Factory
+}
+
+func newPingCmd(f *Factory) *cobra.Command {
+	opts := &pingOptions{f: f}
+	return &cobra.Command{
+		Use:   "ping",
+		Short: "Check the connection: server version, mode and round-trip time",
+		Example: `  chatq ping
+  chatq --url rediss://:secret@redis.example.com:6380 ping -o json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return pingRun(cmd.Context(), opts) },
+	}
+}
+
+type pingResult struct {
+	URL     string  `json:"url"`
+	Version string  `json:"version"`
+	Mode    string  `json:"mode"`
+	RTTMs   float64 `json:"rtt_ms"`
+}
+
+func pingRun(ctx context.Context, opts *pingOptions) error {
+	f := opts.f
+	c, err := f.Client()
+	if err != nil {
+		return err
+	}
+	// The first PING also dials; time a second one for the round trip.
+	if err := c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping %s: %w", f.Config().RedactedURL(), err)
+	}
+	start := time.Now()
+	if err := c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping %s: %w", f.Config().RedactedURL(), err)
+	}
+	rtt := time.Since(start)
+	res := pingResult{URL: f.Config().RedactedURL(), Version: "unknown", Mode: "standalone",
+		RTTMs: float64(rtt.Microseconds()) / 1000}
+	if f.Config().Cluster {
+		res.Mode = "cluster"
+	}
+	// The embedded server answers INFO without a server section: keep the
+	// defaults then.
+	if info, err := c.Info(ctx, "server").Result(); err == nil {
+		fields := infoFields(info)
+		if v := fields["redis_version"]; v != "" {
+			res.Version = v
+		}
+		if m := fields["redis_mode"]; m != "" {
+			res.Mode = m
+		}
+	}
+	if f.JSON() {
+		return f.writeJSON(res)
+	}
+	fmt.Fprintf(f.IO.Out, "PONG from %s: redis %s, %s, rtt %.3f ms\n", res.URL, res.Version, res.Mode, res.RTTMs)
+	return nil
+}
+
+// infoFields parses the "key:value" lines of an INFO reply.
+func infoFields(info string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}

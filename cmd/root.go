@@ -1,0 +1,81 @@
+package cmd
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+const rootLong = `chatq operates three messaging patterns stored in Redis:
+group chat inboxes that work while recipients are offline (chat), a delayed
+queue with visibility timeouts in RSMQ's layout (queue), and the sharded list
+of "Redis in Action" (list).
+
+Configuration: flag > CHATQ_* environment variable > config file
+($XDG_CONFIG_HOME/chatq/config.yaml, or --config) > default. The password
+comes from the URL, CHATQ_PASSWORD or REDISCLI_AUTH, and is never printed.
+
+Output: data on stdout, messages on stderr prefixed "chatq:". With -o json,
+output is a stable contract: fields may be added, never renamed or removed.
+
+Exit codes:
+  0    success, including nothing to return (empty pop, empty poll)
+  1    runtime error: connection, Redis error, not found, wrong key type
+  2    usage error: unknown flag, missing argument, invalid name or value
+  3    nothing to return, only with -e/--exit-status
+  130  interrupted`
+
+const rootExample = `  # try it without a Redis server
+  chatq demo
+
+  # run an embedded server in one terminal, use it from another
+  chatq dev
+  chatq ping
+
+  # point at a real server
+  chatq --url redis://:secret@redis.internal:6379/0 ping -o json`
+
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "chatq",
+		Short:         "Operate group chats, delayed queues and sharded lists on Redis",
+		Long:          rootLong,
+		Example:       rootExample,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          noArgs,
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd.Root().PersistentFlags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			f.cfg = cfg
+			f.flags = cmd.Root().PersistentFlags()
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
+
+	pf := root.PersistentFlags()
+	pf.StringP("url", "u", defaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
+	pf.Bool("cluster", false, "treat --url as a Redis Cluster seed, ?addr=host:port repeating (env CHATQ_CLUSTER)")
+	pf.String("prefix", "", "string put in front of every key chatq touches (env CHATQ_PREFIX)")
+	pf.String("config", "", "config file (env CHATQ_CONFIG; default $XDG_CONFIG_HOME/chatq/config.yaml)")
+	pf.StringP("output", "o", "text", "output format: text or json (env CHATQ_OUTPUT)")
+	pf.BoolP("exit-status", "e", false, "exit 3 when there is nothing to return (env CHATQ_EXIT_STATUS)")
+	pf.String("timeout", (3 * time.Second).String(), "connect and command timeout (env CHATQ_TIMEOUT)")
+	pf.Bool("verbose", false, "log every Redis command on stderr, passwords hidden (env CHATQ_VERBOSE)")
+
+	root.AddCommand(
+		newPingCmd(f),
+		newVersionCmd(f),
+		newConfigCmd(f),
+		newDevCmd(f),
+		newDemoCmd(f),
+		newChatCmd(f),
+		newQueueCmd(f),
+		newListCmd(f),
+	)
+	return root
+}

@@ -1,0 +1,81 @@
+// Package redistest runs the same test on the two backends chatq supports:
+// the embedded server (always) and a real redis-server named by
+// CHATQ_TEST_REDIS_URL. With CHATQ_REQUIRE_REDIS=1 a missing real server
+// fails the test instead of skipping it.
+package redistest
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/redis/go-redis/v9"
+)
+
+// Backend is a server a test runs against, with a key prefix of its own.
+type Backend struct {
+	Name   string // "embedded" or "redis"
+	URL    string
+	Client *redis.Client
+	Prefix string
+}
+
+// Real reports whether this is a real redis-server.
+func (b Backend) Real() bool { return b.Name == "redis" }
+
+// Run calls fn as a subtest on each backend.
+func Run(t *testing.T, fn func(t *testing.T, b Backend)) {
+	t.Helper()
+	t.Run("embedded", func(t *testing.T) { fn(t, Embedded(t)) })
+	t.Run("redis", func(t *testing.T) { fn(t, Real(t)) })
+}
+
+// Embedded starts a fresh embedded server for t. Its prefix is non-empty so
+// every test also exercises prefixing.
+func Embedded(t testing.TB) Backend {
+	t.Helper()
+	s, err := embedded.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("embedded server: %v", err)
+	}
+	t.Cleanup(s.Close)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { c.Close() })
+	return Backend{Name: "embedded", URL: s.URL(), Client: c, Prefix: "t:"}
+}
+
+// Real connects to CHATQ_TEST_REDIS_URL under a unique prefix and deletes
+// the prefix's keys when t ends. It skips t when no server is named, or fails
+// it when CHATQ_REQUIRE_REDIS=1.
+func Real(t testing.TB) Backend {
+	t.Helper()
+	url := RealURL(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("CHATQ_TEST_REDIS_URL: %v", err)
+	}
+	c := redis.NewClient(opt)
+	prefix := keyspace.UniquePrefix("chatqtest:" + t.Name())
+	t.Cleanup(func() {
+		if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
+			t.Errorf("cleanup of %s*: %v", prefix, err)
+		}
+		c.Close()
+	})
+	return Backend{Name: "redis", URL: url, Client: c, Prefix: prefix}
+}
+
+// RealURL returns CHATQ_TEST_REDIS_URL, skipping or failing t when unset.
+func RealURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("CHATQ_TEST_REDIS_URL")
+	if url == "" {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_REDIS_URL is not set")
+		}
+		t.Skip("CHATQ_TEST_REDIS_URL not set: no real Redis to test against")
+	}
+	return url
+}

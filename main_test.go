@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/cmd"
+	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/redis/go-redis/v9"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"chatq": func() { os.Exit(cmd.Main()) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar against the chatq binary. Each
+// script gets its own embedded server, or, when CHATQ_TEST_REDIS_URL is set,
+// the real server under a prefix of its own whose keys are removed after.
+func TestScripts(t *testing.T) {
+	realURL := os.Getenv("CHATQ_TEST_REDIS_URL")
+	if realURL == "" && os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+		t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_REDIS_URL is not set")
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			env.Setenv("FREEPORT", strconv.Itoa(port))
+			if realURL == "" {
+				s, err := embedded.Start("127.0.0.1:0")
+				if err != nil {
+					return err
+				}
+				env.Defer(s.Close)
+				env.Setenv("CHATQ_URL", s.URL())
+				env.Setenv("BACKEND", "embedded")
+				return nil
+			}
+			opt, err := redis.ParseURL(realURL)
+			if err != nil {
+				return err
+			}
+			c := redis.NewClient(opt)
+			prefix := keyspace.UniquePrefix("chatqtest:script:" + filepath.Base(env.WorkDir))
+			env.Defer(func() {
+				if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
+					env.T().Fatal("cleanup: ", err)
+				}
+				c.Close()
+			})
+			env.Setenv("CHATQ_URL", realURL)
+			env.Setenv("CHATQ_PREFIX", prefix)
+			env.Setenv("BACKEND", "redis")
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "realredis":
+				return realURL != "", nil
+			}
+			return false, errors.New("unknown condition " + cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  cmdExitCode,
+			"waitredis": cmdWaitRedis,
+		},
+	})
+}
+
+// cmdExitCode runs a command and checks its exact exit code:
+//
+//	exitcode 2 chatq --bogus
+//
+// Its stdout and stderr are kept for the next stdout/stderr checks.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exitcode")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Logf("[stdout]\n%s", ts.ReadFile("stdout"))
+		ts.Logf("[stderr]\n%s", ts.ReadFile("stderr"))
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+// cmdWaitRedis polls ADDR with PING until it answers, for at most 10s:
+//
+//	waitredis 127.0.0.1:$FREEPORT
+func cmdWaitRedis(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitredis ADDR")
+	}
+	c := redis.NewClient(&redis.Options{Addr: args[0], MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := c.Ping(context.Background()).Err()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitredis %s: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// freePort returns a loopback TCP port nothing listens on right now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
