@@ -103,3 +103,9 @@ func newGroupCmd(use, short, long string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 }
+
+// Command returns chatq's command tree, for generating man pages and shell
+// completions at release time.
+func Command() *cobra.Command {
+	return newRootCmd(&Factory{IO: systemIO(), Getenv: os.Getenv})
+}

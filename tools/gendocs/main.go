@@ -1,0 +1,52 @@
+// Command gendocs writes chatq's man pages and shell completions, which the
+// release packages carry:
+//
+//	go run ./tools/gendocs -out dist-assets
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/chatq-dev/chatq/cmd"
+	"github.com/spf13/cobra/doc"
+)
+
+func main() {
+	out := flag.String("out", "dist-assets", "directory to write man/ and completions/ into")
+	flag.Parse()
+	if err := run(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "gendocs:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string) error {
+	root := cmd.Command()
+	root.DisableAutoGenTag = true
+	root.InitDefaultCompletionCmd()
+	man := filepath.Join(out, "man")
+	comp := filepath.Join(out, "completions")
+	for _, d := range []string{man, comp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := doc.GenManTree(root, &doc.GenManHeader{Title: "CHATQ", Section: "1", Source: "chatq"}, man); err != nil {
+		return err
+	}
+	gens := map[string]func(string) error{
+		"chatq.bash": func(p string) error { return root.GenBashCompletionFileV2(p, true) },
+		"_chatq":     root.GenZshCompletionFile,
+		"chatq.fish": func(p string) error { return root.GenFishCompletionFile(p, true) },
+		"chatq.ps1":  root.GenPowerShellCompletionFileWithDesc,
+	}
+	for name, gen := range gens {
+		if err := gen(filepath.Join(comp, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
