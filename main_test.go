@@ -28,12 +28,19 @@ func TestMain(m *testing.M) {
 // script gets its own embedded server, or, when CHATQ_TEST_REDIS_URL is set,
 // the real server under a prefix of its own whose keys are removed after.
 func TestScripts(t *testing.T) {
+	p := scriptParams(t)
+	p.Dir = "testdata/script"
+	testscript.Run(t, p)
+}
+
+// scriptParams sets up each script with its own server and the custom
+// commands.
+func scriptParams(t *testing.T) testscript.Params {
 	realURL := os.Getenv("CHATQ_TEST_REDIS_URL")
 	if realURL == "" && os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
 		t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_REDIS_URL is not set")
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	return testscript.Params{
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
@@ -81,7 +88,7 @@ func TestScripts(t *testing.T) {
 			"exitcode":  cmdExitCode,
 			"waitredis": cmdWaitRedis,
 		},
-	})
+	}
 }
 
 // cmdExitCode runs a command and checks its exact exit code:

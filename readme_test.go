@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestREADMEExamples runs every chatq command line in README.md's sh blocks,
+// in order, against an embedded server (or the real one), so the examples
+// cannot rot. A line runs when it starts with `chatq` or pipes into chatq;
+// `chatq dev` is skipped (the test provides the server). A trailing
+// `# exits N` sets the expected exit code; `# not run` skips a line.
+func TestREADMEExamples(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readmeExamples(string(readme))
+	if len(lines) < 3 {
+		t.Fatalf("found only %d runnable examples in README.md", len(lines))
+	}
+	var script strings.Builder
+	for _, l := range lines {
+		script.WriteString("exitcode " + l.exit + " sh -c " + quoteScriptArg(l.cmd) + "\n")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := scriptParams(t)
+	p.Dir = dir
+	testscript.Run(t, p)
+}
+
+type example struct{ cmd, exit string }
+
+var exitsRe = regexp.MustCompile(`\s+#\s*exits\s+(\d+)\s*$`)
+
+func readmeExamples(md string) []example {
+	var out []example
+	inSh := false
+	var cont string
+	for _, line := range strings.Split(md, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```sh"):
+			inSh = true
+			continue
+		case strings.HasPrefix(trimmed, "```"):
+			inSh = false
+			continue
+		}
+		if !inSh {
+			continue
+		}
+		if strings.HasSuffix(trimmed, `\`) {
+			cont += strings.TrimSuffix(trimmed, `\`) + " "
+			continue
+		}
+		cmd := cont + trimmed
+		cont = ""
+		if strings.Contains(cmd, "# not run") || strings.HasPrefix(cmd, "chatq dev") {
+			continue
+		}
+		if !strings.HasPrefix(cmd, "chatq ") && !strings.Contains(cmd, "| chatq ") {
+			continue
+		}
+		exit := "0"
+		if m := exitsRe.FindStringSubmatch(cmd); m != nil {
+			exit = m[1]
+			cmd = strings.TrimSpace(cmd[:len(cmd)-len(m[0])])
+		}
+		out = append(out, example{cmd: cmd, exit: exit})
+	}
+	return out
+}
+
+// quoteScriptArg quotes s as one testscript argument.
+func quoteScriptArg(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
