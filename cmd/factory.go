@@ -23,6 +23,9 @@ type Factory struct {
 	flags   *pflag.FlagSet
 	client  redis.UniversalClient
 	closers []func()
+	// minPoolSize, when set before the client is built, sizes its
+	// connection pool for that many concurrent users (bench).
+	minPoolSize int
 }
 
 // Config returns the loaded configuration. It is set before any command runs.
@@ -40,7 +43,7 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
-	c, err := newClient(f.cfg, f.IO)
+	c, err := newClient(f.cfg, f.IO, f.minPoolSize)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +68,7 @@ func (f *Factory) close() {
 
 // newClient builds the go-redis client the configuration describes:
 // standalone (redis://, rediss:// for TLS, unix://) or a cluster seed.
-func newClient(cfg *Config, io *IOStreams) (redis.UniversalClient, error) {
+func newClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient, error) {
 	var c redis.UniversalClient
 	if cfg.Cluster {
 		opt, err := redis.ParseClusterURL(cfg.URL)
@@ -80,6 +83,7 @@ func newClient(cfg *Config, io *IOStreams) (redis.UniversalClient, error) {
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
+		opt.PoolSize = max(opt.PoolSize, poolSize)
 		c = redis.NewClusterClient(opt)
 	} else {
 		opt, err := redis.ParseURL(cfg.URL)
@@ -97,6 +101,7 @@ func newClient(cfg *Config, io *IOStreams) (redis.UniversalClient, error) {
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
+		opt.PoolSize = max(opt.PoolSize, poolSize)
 		c = redis.NewClient(opt)
 	}
 	if cfg.Verbose {

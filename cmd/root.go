@@ -73,6 +73,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newConfigCmd(f),
 		newDevCmd(f),
 		newDemoCmd(f),
+		newBenchCmd(f),
 		newChatCmd(f),
 		newQueueCmd(f),
 		newListCmd(f),

@@ -1,0 +1,244 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+)
+
+type benchOptions struct {
+	f        *Factory
+	pattern  string
+	clients  int
+	requests int
+	pipeline int
+	size     int
+	force    bool
+}
+
+// benchStep is one operation a benchmark times. do performs n operations,
+// as one pipeline when n > 1, from client w.
+type benchStep struct {
+	name string
+	do   func(ctx context.Context, w, n int) error
+}
+
+// benchWorkload is what `chatq bench PATTERN` runs: setup (untimed), then
+// each step for --requests operations.
+type benchWorkload func(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error)
+
+// benchWorkloads maps a pattern to its workload.
+func benchWorkloads() map[string]benchWorkload {
+	return map[string]benchWorkload{
+		"ping": benchPing,
+	}
+}
+
+const benchDefaultPrefix = "chatq-bench:"
+
+func newBenchCmd(f *Factory) *cobra.Command {
+	opts := &benchOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "bench ping|chat|queue|list",
+		Short: "Measure throughput and latency of a pattern's operations on the server",
+		Long: `Measure what the server sustains with a pattern, in the spirit of
+redis-benchmark: --clients concurrent connections run --requests operations of
+each step (the real package operations), --pipeline at a time, and the
+throughput and latency percentiles are printed.
+
+  ping   PING, the round-trip floor to compare against
+  chat   chat send, then chat pending
+  queue  queue push, then queue poll + ack
+  list   list push, then list pop
+
+It works under its own prefix (--prefix, default "chatq-bench:") and deletes
+its keys at the end. It refuses to start when keys exist under that prefix,
+unless --force, in which case those keys are deleted too.`,
+		Example: `  chatq bench ping --clients 50 --requests 100000
+  chatq bench queue --clients 1 --requests 20000 -o json
+  chatq bench list --clients 50 --pipeline 16`,
+		Args:      exactArgs(1),
+		ValidArgs: []string{"ping", "chat", "queue", "list"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.pattern = args[0]
+			return benchRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&opts.clients, "clients", "c", 50, "concurrent clients (connections)")
+	fl.IntVarP(&opts.requests, "requests", "n", 100000, "operations per step")
+	fl.IntVarP(&opts.pipeline, "pipeline", "P", 1, "operations sent per round trip")
+	fl.IntVarP(&opts.size, "size", "d", 16, "message or item size in bytes")
+	fl.BoolVar(&opts.force, "force", false, "run even when keys exist under the prefix (they are deleted after)")
+	return cmd
+}
+
+type benchResult struct {
+	Pattern   string  `json:"pattern"`
+	Step      string  `json:"step"`
+	Clients   int     `json:"clients"`
+	Pipeline  int     `json:"pipeline"`
+	Size      int     `json:"size"`
+	Requests  int     `json:"requests"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	MaxMs     float64 `json:"max_ms"`
+}
+
+func benchRun(ctx context.Context, opts *benchOptions) error {
+	f := opts.f
+	workload, ok := benchWorkloads()[opts.pattern]
+	if !ok {
+		return usageErrorf("unknown pattern %q: want ping, chat, queue or list", opts.pattern)
+	}
+	switch {
+	case opts.clients < 1:
+		return usageErrorf("--clients must be at least 1")
+	case opts.requests < 1:
+		return usageErrorf("--requests must be at least 1")
+	case opts.pipeline < 1:
+		return usageErrorf("--pipeline must be at least 1")
+	case opts.size < 1:
+		return usageErrorf("--size must be at least 1")
+	}
+	prefix := f.Prefix()
+	if prefix == "" {
+		prefix = benchDefaultPrefix
+	}
+	f.minPoolSize = opts.clients
+	c, err := f.Client()
+	if err != nil {
+		return err
+	}
+	busy, err := keyspace.AnyWithPrefix(ctx, c, prefix)
+	if err != nil {
+		return err
+	}
+	if busy && !opts.force {
+		return withHint(fmt.Errorf("keys exist under the prefix %q: refusing to benchmark on them", prefix),
+			"pick another --prefix, or pass --force to run anyway and delete them after")
+	}
+	defer func() {
+		if err := keyspace.DeletePrefix(context.WithoutCancel(ctx), c, prefix); err != nil {
+			f.IO.Infof("warning: could not delete the benchmark's keys %s*: %v", prefix, err)
+		}
+	}()
+
+	steps, err := workload(ctx, c, prefix, opts)
+	if err != nil {
+		return err
+	}
+	var results []benchResult
+	for _, s := range steps {
+		if f.IO.ErrTTY {
+			f.IO.Infof("bench %s %s: %d requests from %d clients...", opts.pattern, s.name, opts.requests, opts.clients)
+		}
+		r, err := runBenchStep(ctx, s, opts)
+		if err != nil {
+			return fmt.Errorf("bench %s %s: %w", opts.pattern, s.name, err)
+		}
+		r.Pattern = opts.pattern
+		results = append(results, r)
+	}
+	if f.JSON() {
+		return f.writeJSON(results)
+	}
+	t := f.newTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
+	for _, r := range results {
+		t.Row(r.Pattern+" "+r.Step, r.Clients, r.Pipeline, r.Size, r.Requests,
+			fmt.Sprintf("%.0f", r.OpsPerSec), ms3(r.P50Ms), ms3(r.P99Ms), ms3(r.MaxMs))
+	}
+	return t.Flush()
+}
+
+func ms3(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// runBenchStep runs --requests operations of s from --clients goroutines,
+// taking --pipeline at a time, and records each operation's latency (in a
+// pipeline, each operation gets the whole round trip's).
+func runBenchStep(ctx context.Context, s benchStep, o *benchOptions) (benchResult, error) {
+	var next atomic.Int64
+	lat := make([][]time.Duration, o.clients)
+	errs := make([]error, o.clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range o.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([]time.Duration, 0, o.requests/o.clients+o.pipeline)
+			for {
+				i := int(next.Add(int64(o.pipeline))) - o.pipeline
+				if i >= o.requests || ctx.Err() != nil {
+					break
+				}
+				n := min(o.pipeline, o.requests-i)
+				t0 := time.Now()
+				if err := s.do(ctx, w, n); err != nil {
+					errs[w] = err
+					break
+				}
+				d := time.Since(t0)
+				for range n {
+					mine = append(mine, d)
+				}
+			}
+			lat[w] = mine
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return benchResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return benchResult{}, err
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	return benchResult{
+		Step: s.name, Clients: o.clients, Pipeline: o.pipeline, Size: o.size, Requests: len(all),
+		Seconds:   elapsed.Seconds(),
+		OpsPerSec: float64(len(all)) / elapsed.Seconds(),
+		P50Ms:     percentileMs(all, 0.50),
+		P99Ms:     percentileMs(all, 0.99),
+		MaxMs:     percentileMs(all, 1),
+	}, nil
+}
+
+// percentileMs is the q-quantile of sorted durations, in milliseconds.
+func percentileMs(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+// benchPing times PING: the round-trip floor of this client and server.
+func benchPing(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
+	return []benchStep{{name: "ping", do: func(ctx context.Context, w, n int) error {
+		if n == 1 {
+			return c.Ping(ctx).Err()
+		}
+		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for range n {
+				p.Ping(ctx)
+			}
+			return nil
+		})
+		return err
+	}}}, nil
+}
