@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/spf13/pflag"
 )
 
@@ -84,6 +85,7 @@ func newClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
 		opt.PoolSize = max(opt.PoolSize, poolSize)
+		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClusterClient(opt)
 	} else {
 		opt, err := redis.ParseURL(cfg.URL)
@@ -102,6 +104,7 @@ func newClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
 		opt.PoolSize = max(opt.PoolSize, poolSize)
+		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClient(opt)
 	}
 	if cfg.Verbose {
@@ -109,6 +112,13 @@ func newClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		c.AddHook(verboseHook{io})
 	}
 	return c, nil
+}
+
+// noMaintNotifications turns off go-redis's maintenance notifications: they
+// cost a CLIENT MAINT_NOTIFICATIONS round trip on every new connection, and a
+// short-lived CLI has no use for them.
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 func applyTimeouts(dial, read, write *time.Duration, d time.Duration) {
