@@ -12,10 +12,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Pattern is the SCAN MATCH pattern for the keys that start with prefix.
-func Pattern(prefix string) string {
-	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(prefix) + "*"
+// Quote escapes the SCAN MATCH wildcards in s so it matches itself.
+func Quote(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
 }
+
+// Pattern is the SCAN MATCH pattern for the keys that start with prefix.
+func Pattern(prefix string) string { return Quote(prefix) + "*" }
 
 // forEachNode calls fn on every master of a cluster, or on c itself.
 func forEachNode(ctx context.Context, c redis.UniversalClient, fn func(context.Context, redis.UniversalClient) error) error {
