@@ -69,7 +69,13 @@ func newListRangeCmd(lo *listOptions) *cobra.Command {
 Flags go before KEY, so that negative indexes are not taken for flags.`,
 		Example: `  chatq list lrange jobs 0 -1
   chatq -o json list lrange jobs -3 -1`,
-		Args: exactArgs(3),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 3 {
+				return withHint(usageErrorf("accepts 3 arg(s), received %d", len(args)),
+					"put flags before KEY: chatq -o json list lrange KEY START STOP")
+			}
+			return exactArgs(3)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			var err error
