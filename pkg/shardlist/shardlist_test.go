@@ -63,7 +63,8 @@ func TestKeysShareTheHashTag(t *testing.T) {
 }
 
 // TestMatchesPlainList replays the same random operations on a sharded list
-// and on a plain LIST and compares every result, with small shards so that
+// and on a plain LIST (pushes, pops with counts, ranges, lengths, blocking
+// pops on a non-empty list) and compares every result, with small shards so that
 // pushes and pops cross shard boundaries all the time.
 func TestMatchesPlainList(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
@@ -133,6 +134,21 @@ func TestMatchesPlainList(t *testing.T) {
 						want := b.Client.LLen(ctx, plain).Val()
 						if err != nil || got != want {
 							t.Fatalf("op %d llen: %d, %v; plain %d", op, got, err, want)
+						}
+						if want == 0 {
+							break
+						}
+						// a blocking pop on a non-empty list: no wait
+						side := Side(rng.IntN(2))
+						item, err := l.BPop(ctx, side, time.Second)
+						var plainPop []string
+						if side == Left {
+							plainPop = b.Client.BLPop(ctx, time.Second, plain).Val()
+						} else {
+							plainPop = b.Client.BRPop(ctx, time.Second, plain).Val()
+						}
+						if err != nil || len(plainPop) != 2 || item != plainPop[1] {
+							t.Fatalf("op %d bpop %s: %q, %v; plain %q", op, side, item, err, plainPop)
 						}
 					}
 					if op%5 == 0 {
