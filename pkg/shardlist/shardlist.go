@@ -25,6 +25,10 @@
 //     of [wake script, BLPOP/BRPOP on the end shard] per wait slice of at
 //     most one second, then one pop script call to settle the item taken.
 //
+// Push (which returns the new length), Len and Layout read every shard's
+// LLEN: their cost grows with the number of shards (one per ShardSize-1
+// items). Pop works only the end shards.
+//
 // # Blocking pops
 //
 // As in the book, a blocking pop waits with BLPOP/BRPOP on the end shard.
@@ -57,7 +61,7 @@ const (
 	DefaultShardSize = 512
 	DefaultBatchSize = 500
 	DefaultWaitSlice = time.Second
-	maxBatchSize     = 4000 // stays well inside Lua's unpack limit
+	maxBatchSize     = 1000 // stays well inside Lua's unpack limits (Redis and the embedded server)
 )
 
 // WakeMarker is the value a blocking pop pushes into a stale shard to wake
