@@ -1,0 +1,51 @@
+-- push: add ARGV[4..] to one end of a sharded list, in order, as LPUSH or
+-- RPUSH would. The end shard is filled up to shard size - 1 items; when it
+-- is full the endpoint moves outward to a fresh shard.
+--
+-- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last (endpoints).
+-- Shard keys are KEYS[1] with "first" replaced by the shard number, so every
+-- key touched shares KEYS[1]'s hash tag and slot.
+-- ARGV[1] = "left" | "right", ARGV[2] = shard size (>= 2; the size is an
+-- argument because scripts cannot call CONFIG), ARGV[3] = wake-up marker.
+-- Returns the list's length after the push.
+local left = ARGV[1] == 'left'
+local size = tonumber(ARGV[2])
+if not size or size < 2 then
+  return redis.error_reply('ERR shard size must be at least 2')
+end
+local base = string.sub(KEYS[1], 1, -6)
+local first = tonumber(redis.call('get', KEYS[1]) or '0')
+local last = tonumber(redis.call('get', KEYS[2]) or '0')
+local shard = left and first or last
+local step = left and -1 or 1
+local push = left and 'lpush' or 'rpush'
+
+local i, n = 4, #ARGV
+while i <= n do
+  local room = size - 1 - redis.call('llen', base .. shard)
+  if room > 0 then
+    local j = math.min(n, i + room - 1)
+    redis.call(push, base .. shard, unpack(ARGV, i, j))
+    i = j + 1
+  end
+  if i <= n then
+    shard = shard + step
+    -- A shard outside the endpoints holds no items, at most a wake-up
+    -- marker left by a blocking pop: start it clean.
+    redis.call('del', base .. shard)
+  end
+end
+
+if left and shard ~= first then
+  first = shard
+  redis.call('set', KEYS[1], shard)
+elseif not left and shard ~= last then
+  last = shard
+  redis.call('set', KEYS[2], shard)
+end
+
+local total = 0
+for s = first, last do
+  total = total + redis.call('llen', base .. s)
+end
+return total

@@ -1,0 +1,431 @@
+// Package shardlist is the sharded LIST of "Redis in Action" §11.4: one
+// logical list stored as a run of bounded Redis LISTs (shards), with pushes,
+// pops, blocking pops, length and range done by Lua scripts.
+//
+// # Keys
+//
+// A list KEY (validated with names.ListKey) owns, behind Options.Prefix:
+//
+//	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
+//	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
+//	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
+//
+// All of them share the hash tag {KEY}, so every script touches one Redis
+// Cluster slot; scripts build shard names from the declared endpoint key.
+// A shard holds at most ShardSize-1 items (the book's LIST_CHUNK_SIZE rule).
+// LPUSH opens shards toward negative numbers, RPUSH toward positive ones.
+// Emptied lists keep their two endpoint keys (as in the book).
+//
+// # Round trips and atomicity
+//
+//   - Push: one script call (EVALSHA) per batch of Options.BatchSize items;
+//     each batch is atomic, a push of several batches is not.
+//   - Pop (with a count), Len, Range, Layout: one atomic script call.
+//   - BLPop/BRPop: one pop script call; when the list is empty, one pipeline
+//     of [wake script, BLPOP/BRPOP on the end shard] per wait slice of at
+//     most one second, then one pop script call to settle the item taken.
+//
+// Push (which returns the new length), Len and Layout read every shard's
+// LLEN: their cost grows with the number of shards (one per ShardSize-1
+// items). Pop works only the end shards.
+//
+// # Blocking pops
+//
+// As in the book, a blocking pop waits with BLPOP/BRPOP on the end shard.
+// Just before it, a script checks whether the endpoint has moved so that
+// the shard is no longer part of the list; if so it pushes WakeMarker into
+// that shard, and the BLPOP returns at once and the caller looks again.
+// WakeMarker is one fixed value: every pop filters it and no push accepts
+// it. An item taken by BLPOP is settled by the pop script: returned if its
+// shard was still the end, else put back and the real end item popped, so a
+// blocking pop returns what a plain list's would.
+//
+// The book reads shard sizes with CONFIG from Lua; Redis >= 5 forbids that,
+// so the size is an argument here.
+package shardlist
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults for Options.
+const (
+	DefaultShardSize = 512
+	DefaultBatchSize = 500
+	DefaultWaitSlice = time.Second
+	maxBatchSize     = 1000 // stays well inside Lua's unpack limits (Redis and the embedded server)
+)
+
+// WakeMarker is the value a blocking pop pushes into a stale shard to wake
+// itself ("Redis in Action" calls it the dummy). It is the same for every
+// process, never returned by a pop, and refused by pushes.
+const WakeMarker = "\x00chatq:shardlist:wake\x00"
+
+var (
+	// ErrEmpty is returned by pops when there is nothing to pop, and by
+	// blocking pops when the wait ends with nothing.
+	ErrEmpty = errors.New("list is empty")
+	// ErrShardSize is returned for a shard size below 2 (the book's push
+	// would loop forever).
+	ErrShardSize = errors.New("shard size must be at least 2")
+	// ErrReserved is returned when an item to push equals WakeMarker.
+	ErrReserved = errors.New("item equals the reserved wake-up marker")
+	// ErrCount is returned for a pop count below 1.
+	ErrCount = errors.New("count must be at least 1")
+)
+
+var (
+	//go:embed push.lua
+	pushSrc string
+	//go:embed pop.lua
+	popSrc string
+	//go:embed wake.lua
+	wakeSrc string
+	//go:embed layout.lua
+	layoutSrc string
+	//go:embed range.lua
+	rangeSrc string
+
+	pushScript   = redis.NewScript(pushSrc)
+	popScript    = redis.NewScript(popSrc)
+	wakeScript   = redis.NewScript(wakeSrc)
+	layoutScript = redis.NewScript(layoutSrc)
+	rangeScript  = redis.NewScript(rangeSrc)
+)
+
+// Side is the end of the list an operation works on.
+type Side int
+
+const (
+	Left  Side = iota // the head: LPUSH, LPOP
+	Right             // the tail: RPUSH, RPOP
+)
+
+func (s Side) String() string {
+	if s == Left {
+		return "left"
+	}
+	return "right"
+}
+
+// Options tune a List; the zero value takes the defaults.
+type Options struct {
+	// Prefix is put in front of every key (before the '{').
+	Prefix string
+	// ShardSize bounds a shard to ShardSize-1 items; 0 means 512.
+	ShardSize int
+	// BatchSize is the number of items pushed per script call; 0 means 500.
+	BatchSize int
+	// WaitSlice is the longest single BLPOP/BRPOP of a blocking pop; 0 means
+	// one second. It is also kept 150 ms under the client's read timeout
+	// (or at a quarter of it), since the wait is pipelined with the wake
+	// script and read with the client's read timeout.
+	WaitSlice time.Duration
+}
+
+// List is one sharded list. It is safe for concurrent use.
+type List struct {
+	c     redis.UniversalClient
+	key   string
+	keys  []string // first, last
+	base  string   // shard keys are base + number
+	size  int
+	batch int
+	slice time.Duration
+}
+
+// New returns the sharded list KEY on c. It checks KEY and the options and
+// makes no Redis call.
+func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
+	if err := names.ListKey(key); err != nil {
+		return nil, err
+	}
+	if opt.ShardSize == 0 {
+		opt.ShardSize = DefaultShardSize
+	}
+	if opt.ShardSize < 2 {
+		return nil, ErrShardSize
+	}
+	if opt.BatchSize <= 0 {
+		opt.BatchSize = DefaultBatchSize
+	}
+	opt.BatchSize = min(opt.BatchSize, maxBatchSize)
+	if opt.WaitSlice <= 0 {
+		opt.WaitSlice = DefaultWaitSlice
+	}
+	if rt := readTimeout(c); rt > 0 {
+		// The pipelined wait must be answered within the read timeout,
+		// and Redis ends a BLPOP up to 1000/hz ms (100 ms) late.
+		opt.WaitSlice = max(min(opt.WaitSlice, max(rt-150*time.Millisecond, rt/4)), time.Millisecond)
+	}
+	base := opt.Prefix + "{" + key + "}:"
+	return &List{
+		c: c, key: key, keys: []string{base + "first", base + "last"}, base: base,
+		size: opt.ShardSize, batch: opt.BatchSize, slice: opt.WaitSlice,
+	}, nil
+}
+
+// readTimeout is the client's read timeout (a pipeline waits at most that
+// long for its replies), or 0 when there is none.
+func readTimeout(c redis.UniversalClient) time.Duration {
+	var rt time.Duration
+	switch c := c.(type) {
+	case *redis.Client:
+		rt = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		rt = c.Options().ReadTimeout
+	default:
+		return 0
+	}
+	switch {
+	case rt == 0:
+		return 3 * time.Second // go-redis's default
+	case rt < 0:
+		return 0
+	}
+	return rt
+}
+
+// Key is the list's key as given to New.
+func (l *List) Key() string { return l.key }
+
+// ShardKey is the Redis key of shard n.
+func (l *List) ShardKey(n int64) string { return l.base + strconv.FormatInt(n, 10) }
+
+// EndpointKeys are the Redis keys of the first and last shard numbers.
+func (l *List) EndpointKeys() (first, last string) { return l.keys[0], l.keys[1] }
+
+// LPush pushes items onto the head, as LPUSH: the last item ends up first.
+// It returns the list's length after the push.
+func (l *List) LPush(ctx context.Context, items ...string) (int64, error) {
+	return l.Push(ctx, Left, items)
+}
+
+// RPush pushes items onto the tail, as RPUSH. It returns the new length.
+func (l *List) RPush(ctx context.Context, items ...string) (int64, error) {
+	return l.Push(ctx, Right, items)
+}
+
+// Push pushes items onto one end in batches of Options.BatchSize, one script
+// call per batch. Items are checked before the first write. It returns the
+// length after the last batch.
+func (l *List) Push(ctx context.Context, side Side, items []string) (int64, error) {
+	for _, it := range items {
+		if it == WakeMarker {
+			return 0, ErrReserved
+		}
+	}
+	var n int64
+	if len(items) == 0 {
+		return l.Len(ctx)
+	}
+	for i := 0; i < len(items); i += l.batch {
+		chunk := items[i:min(i+l.batch, len(items))]
+		args := make([]any, 0, 3+len(chunk))
+		args = append(args, side.String(), l.size, WakeMarker)
+		for _, it := range chunk {
+			args = append(args, it)
+		}
+		var err error
+		n, err = pushScript.Run(ctx, l.c, l.keys, args...).Int64()
+		if err != nil {
+			return 0, fmt.Errorf("push to list %s: %w", l.key, err)
+		}
+	}
+	return n, nil
+}
+
+// LPop pops up to count items from the head, as LPOP KEY COUNT. It returns
+// ErrEmpty when the list is empty.
+func (l *List) LPop(ctx context.Context, count int) ([]string, error) {
+	return l.Pop(ctx, Left, count)
+}
+
+// RPop pops up to count items from the tail, as RPOP KEY COUNT (the last
+// item first). It returns ErrEmpty when the list is empty.
+func (l *List) RPop(ctx context.Context, count int) ([]string, error) {
+	return l.Pop(ctx, Right, count)
+}
+
+// Pop pops up to count items from one end in one atomic script call.
+func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) {
+	if count < 1 {
+		return nil, ErrCount
+	}
+	items, _, err := l.pop(ctx, side, count)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, ErrEmpty
+	}
+	return items, nil
+}
+
+// pop runs the pop script; extra carries an item a blocking pop took and
+// the shard it came from. It returns the items and the end shard.
+func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, int64, error) {
+	args := append([]any{side.String(), count, WakeMarker}, extra...)
+	res, err := popScript.Run(ctx, l.c, l.keys, args...).Slice()
+	if err != nil {
+		return nil, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
+	}
+	if len(res) == 0 {
+		return nil, 0, fmt.Errorf("pop from list %s: empty script reply", l.key)
+	}
+	shard, _ := res[0].(int64)
+	items := make([]string, 0, len(res)-1)
+	for _, v := range res[1:] {
+		s, _ := v.(string)
+		items = append(items, s)
+	}
+	return items, shard, nil
+}
+
+// BLPop pops the head item, waiting up to timeout for one (0 waits until
+// ctx ends). It returns ErrEmpty when the wait ends with nothing.
+func (l *List) BLPop(ctx context.Context, timeout time.Duration) (string, error) {
+	return l.BPop(ctx, Left, timeout)
+}
+
+// BRPop pops the tail item, waiting up to timeout (0: until ctx ends).
+func (l *List) BRPop(ctx context.Context, timeout time.Duration) (string, error) {
+	return l.BPop(ctx, Right, timeout)
+}
+
+// BPop is the blocking pop of "Redis in Action" §11.4.4, with sub-second
+// timeouts: see the package documentation.
+func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (string, error) {
+	if timeout < 0 {
+		return "", fmt.Errorf("negative timeout %s", timeout)
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	for {
+		items, shard, err := l.pop(ctx, side, 1)
+		if err != nil {
+			return "", err
+		}
+		if len(items) > 0 {
+			return items[0], nil
+		}
+		wait := l.slice
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return "", ErrEmpty
+			}
+			wait = min(wait, left)
+		}
+		item, ok, err := l.wait(ctx, side, shard, wait)
+		if err != nil {
+			return "", err
+		}
+		if !ok || item == WakeMarker {
+			continue
+		}
+		// Settle the item: it is the answer only if its shard is still
+		// the end; otherwise it goes back and the end item comes out.
+		items, _, err = l.pop(ctx, side, 1, shard, item)
+		if err != nil {
+			return "", fmt.Errorf("%w (an item taken from shard %d may be lost)", err, shard)
+		}
+		if len(items) > 0 {
+			return items[0], nil
+		}
+	}
+}
+
+// wait pipelines the wake script with one BLPOP/BRPOP of at most wait on
+// shard. ok is false when the wait timed out.
+func (l *List) wait(ctx context.Context, side Side, shard int64, wait time.Duration) (item string, ok bool, err error) {
+	cmd := "blpop"
+	if side == Right {
+		cmd = "brpop"
+	}
+	// go-redis's BLPop rounds timeouts to whole seconds; Redis takes
+	// fractions, so the command is sent as is. 0 would mean forever.
+	secs := strconv.FormatFloat(max(wait, time.Millisecond).Seconds(), 'f', 3, 64)
+	pipe := l.c.Pipeline()
+	wake := wakeScript.Eval(ctx, pipe, l.keys, side.String(), shard, WakeMarker)
+	pop := pipe.Do(ctx, cmd, l.ShardKey(shard), secs)
+	_, _ = pipe.Exec(ctx)
+	if err := wake.Err(); err != nil {
+		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+	}
+	res, err := pop.StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+	}
+	if len(res) != 2 {
+		return "", false, fmt.Errorf("wait on list %s: unexpected %s reply %q", l.key, cmd, res)
+	}
+	return res[1], true, nil
+}
+
+// Len is the number of items, as LLEN: the sum of the shard lengths between
+// the endpoints, so an emptied end shard not yet stepped over counts 0.
+func (l *List) Len(ctx context.Context) (int64, error) {
+	lay, err := l.Layout(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return lay.Length, nil
+}
+
+// Range returns the items from index start to stop inclusive, negative
+// indexes counting from the tail, as LRANGE.
+func (l *List) Range(ctx context.Context, start, stop int64) ([]string, error) {
+	items, err := rangeScript.Run(ctx, l.c, l.keys, start, stop, WakeMarker).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("range of list %s: %w", l.key, err)
+	}
+	return items, nil
+}
+
+// Layout describes how a list is stored.
+type Layout struct {
+	Key    string  `json:"key"`
+	First  int64   `json:"first"`  // number of the left end shard
+	Last   int64   `json:"last"`   // number of the right end shard
+	Length int64   `json:"length"` // items in all shards
+	Shards []Shard `json:"shards"` // first to last
+}
+
+// Shard is one shard of a Layout.
+type Shard struct {
+	Index  int64  `json:"index"`
+	Key    string `json:"key"` // the Redis key, prefix included
+	Length int64  `json:"length"`
+}
+
+// Layout returns the endpoints and every shard's length, in one script call.
+func (l *List) Layout(ctx context.Context) (Layout, error) {
+	res, err := layoutScript.Run(ctx, l.c, l.keys).Int64Slice()
+	if err != nil {
+		return Layout{}, fmt.Errorf("layout of list %s: %w", l.key, err)
+	}
+	if len(res) < 2 {
+		return Layout{}, fmt.Errorf("layout of list %s: short script reply", l.key)
+	}
+	lay := Layout{Key: l.key, First: res[0], Last: res[1], Shards: []Shard{}}
+	for i, n := range res[2:] {
+		idx := lay.First + int64(i)
+		lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.ShardKey(idx), Length: n})
+		lay.Length += n
+	}
+	return lay, nil
+}
