@@ -42,27 +42,39 @@ func (f *Factory) completeFromServer(list func(ctx context.Context, f *Factory, 
 	}
 }
 
-// scanNames returns the part of each key matching pattern (a SCAN glob whose
-// only wildcard is one '*') that the '*' stood for, at most 1000 of them.
+// scanNames returns the hash tags (the part between '{' and '}') of the keys
+// under the prefix that match pattern, at most 1000 of them: the chat ids of
+// "chat:{*}", the list keys of "{*}:*".
 func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
 	c, err := f.Client()
 	if err != nil {
 		return nil, err
 	}
-	before, after, _ := strings.Cut(pattern, "*")
 	iter := c.Scan(ctx, 0, keyspace.Quote(f.Prefix())+pattern, 1000).Iterator()
 	seen := map[string]bool{}
 	var out []string
 	for iter.Next(ctx) && len(out) < 1000 {
 		k := strings.TrimPrefix(iter.Val(), f.Prefix())
-		if !strings.HasPrefix(k, before) || !strings.HasSuffix(k, after) || len(k) < len(before)+len(after) {
-			continue
-		}
-		name := k[len(before) : len(k)-len(after)]
-		if !seen[name] {
+		_, rest, ok := strings.Cut(k, "{")
+		name, _, ok2 := strings.Cut(rest, "}")
+		if ok && ok2 && name != "" && !seen[name] {
 			seen[name] = true
 			out = append(out, name)
 		}
 	}
 	return out, iter.Err()
+}
+
+// completeKeyArg completes a command's first argument with the names of the
+// keys matching pattern (see scanNames), and nothing after it.
+func (f *Factory) completeKeyArg(pattern string) cobra.CompletionFunc {
+	fromServer := f.completeFromServer(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		return scanNames(ctx, f, pattern)
+	})
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fromServer(cmd, args, toComplete)
+	}
 }

@@ -43,6 +43,9 @@ func newListCmd(f *Factory) *cobra.Command {
 		newListRangeCmd(opts),
 		newListShardsCmd(opts),
 	)
+	for _, sub := range cmd.Commands() {
+		sub.ValidArgsFunction = f.completeKeyArg("{*}:*")
+	}
 	return cmd
 }
 

@@ -71,7 +71,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := l.Push(ctx, opts.side, items)
+	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.newProgress("pushing", len(items)))
 	if errors.Is(err, shardlist.ErrReserved) {
 		return &usageError{err}
 	}
@@ -83,6 +83,24 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	}
 	_, err = fmt.Fprintln(opts.f.IO.Out, n)
 	return err
+}
+
+// pushInChunks pushes items a chunk at a time so that a long push can show
+// its progress; each chunk is still sent in the package's batches.
+func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *progress) (int64, error) {
+	const chunk = 5000
+	defer p.Done()
+	for start := 0; ; start += chunk {
+		end := min(start+chunk, len(items))
+		n, err := l.Push(ctx, side, items[start:end])
+		if err != nil {
+			return 0, err
+		}
+		p.Add(end - start)
+		if end == len(items) {
+			return n, nil
+		}
+	}
 }
 
 // readLines reads all of r (before any write, so that a read error leaves

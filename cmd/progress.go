@@ -3,40 +3,32 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 )
 
-// progress shows how far a long push from stdin has got: a bar on a
-// terminal's stderr when the input's size is known (a redirected file), a
-// running count otherwise, and nothing at all when stderr is not a terminal.
+// progress shows how far a long push has got: a bar on stderr when stderr is
+// a terminal, and nothing at all when it is not (scripts, pipes, CI).
 type progress struct {
 	w       io.Writer
 	label   string
-	total   int64 // bytes, 0 when unknown
-	bytes   int64
-	items   int64
+	total   int
+	done    int
 	last    time.Time
 	enabled bool
 }
 
-// newProgress starts a progress display for reading f.IO.In.
-func (f *Factory) newProgress(label string) *progress {
-	p := &progress{w: f.IO.ErrOut, label: label, enabled: f.IO.ErrTTY}
-	if file, ok := f.IO.In.(*os.File); ok {
-		if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
-			p.total = fi.Size()
-		}
-	}
-	return p
+// progressMin is the number of items below which no bar is worth drawing.
+const progressMin = 10000
+
+// newProgress starts a progress display for total items.
+func (f *Factory) newProgress(label string, total int) *progress {
+	return &progress{w: f.IO.ErrOut, label: label, total: total, enabled: f.IO.ErrTTY && total >= progressMin}
 }
 
-// Add counts items and the input bytes they took, redrawing at most ten
-// times a second.
-func (p *progress) Add(items int, bytes int64) {
-	p.items += int64(items)
-	p.bytes += bytes
+// Add counts n more items done, redrawing at most ten times a second.
+func (p *progress) Add(n int) {
+	p.done += n
 	if p.enabled && time.Since(p.last) >= 100*time.Millisecond {
 		p.draw()
 		p.last = time.Now()
@@ -45,23 +37,17 @@ func (p *progress) Add(items int, bytes int64) {
 
 // Done draws the final state and ends the line.
 func (p *progress) Done() {
-	if p.enabled && p.items > 0 {
+	if p.enabled {
 		p.draw()
 		fmt.Fprintln(p.w)
 	}
 }
 
 func (p *progress) draw() {
-	if p.total <= 0 {
-		fmt.Fprintf(p.w, "\rchatq: %s %d items", p.label, p.items)
-		return
-	}
-	frac := float64(p.bytes) / float64(p.total)
-	if frac > 1 {
-		frac = 1
-	}
+	frac := float64(p.done) / float64(max(p.total, 1))
+	frac = min(frac, 1)
 	const width = 30
 	n := int(frac * width)
-	fmt.Fprintf(p.w, "\rchatq: %s [%s%s] %3.0f%% %d items", p.label,
-		strings.Repeat("#", n), strings.Repeat("-", width-n), frac*100, p.items)
+	fmt.Fprintf(p.w, "\rchatq: %s [%s%s] %3.0f%% %d/%d", p.label,
+		strings.Repeat("#", n), strings.Repeat("-", width-n), frac*100, p.done, p.total)
 }
