@@ -24,7 +24,6 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
 }
 
-
 // counted returns a store on b's server whose round trips are counted, with
 // jeff in k chats that each hold one message from joe.
 func counted(tb testing.TB, b redistest.Backend, k int) (*chat.Store, *roundTrips, *redis.Client) {
