@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
@@ -138,4 +139,36 @@ func BenchmarkPending(b *testing.B) {
 			}
 		}
 	}
+}
+
+// TestWatchSleepsWhileIdle: with nothing sent, Watch makes no requests
+// after its first read (a spinning loop would make thousands).
+func TestWatchSleepsWhileIdle(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		s, rt, _ := counted(t, b, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		reads := make(chan int, 10)
+		done := make(chan error, 1)
+		go func() {
+			done <- s.Watch(ctx, "jeff", chat.WatchOptions{Poll: time.Minute}, func(cs []chat.ChatMessages) error {
+				reads <- len(cs)
+				return nil
+			})
+		}()
+		select {
+		case <-reads:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no first read")
+		}
+		before := rt.n.Load()
+		time.Sleep(300 * time.Millisecond) // idle on purpose: counting what happens meanwhile
+		idle := rt.n.Load() - before
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if idle > 0 {
+			t.Fatalf("%d requests while idle", idle)
+		}
+	})
 }
