@@ -351,11 +351,15 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 	} else {
 		// One pipeline: the script on the {ID} slot first, then the index
 		// entry. A fetch in between cannot re-add the entry (ZADD XX).
+		var zrem *redis.IntCmd
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			res = leaveScript.Eval(ctx, p, keys, user, chatID)
-			p.ZRem(ctx, s.seenKey(user), chatID)
+			zrem = p.ZRem(ctx, s.seenKey(user), chatID)
 			return nil
 		})
+		if err := zrem.Err(); err != nil && res.Err() == nil {
+			return Left{}, err
+		}
 	}
 	code, err := res.Int64()
 	if err != nil {

@@ -544,3 +544,33 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleIndexEntryIsHarmless: a seen:{USER} entry for a chat the user is
+// not in (left behind by a join racing a leave on a cluster) is skipped by
+// every read and removed by leave.
+func TestStaleIndexEntryIsHarmless(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, Message: ptr("not for sam")}))(t)
+		b.Client.ZAdd(ctx, b.Prefix+"seen:{sam}", redis.Z{Score: 0, Member: "1"}, redis.Z{Score: 0, Member: "gone"})
+		if p := must(s.Pending(ctx, "sam", chat.PendingOptions{}))(t); len(p) != 0 {
+			t.Fatalf("pending = %q", summary(p))
+		}
+		if cs := must(s.Chats(ctx, "sam"))(t); len(cs) != 0 {
+			t.Fatalf("chats = %v", cs)
+		}
+		if _, err := s.Leave(ctx, "1", "sam"); !errors.Is(err, chat.ErrNotMember) {
+			t.Fatalf("leave: err = %v", err)
+		}
+		if _, err := s.Leave(ctx, "gone", "sam"); !errors.Is(err, chat.ErrChatNotFound) {
+			t.Fatalf("leave: err = %v", err)
+		}
+		if n := b.Client.Exists(ctx, b.Prefix+"seen:{sam}").Val(); n != 0 {
+			t.Fatal("stale entries not removed by leave")
+		}
+		if m := must(s.Members(ctx, "1"))(t); len(m) != 2 {
+			t.Fatalf("members = %v", m)
+		}
+	})
+}

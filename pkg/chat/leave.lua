@@ -6,11 +6,13 @@
 -- ARGV[1] user  ARGV[2] chat id
 -- Returns -1 when the chat does not exist, -2 when the user is not a
 -- member, 1 when the chat was deleted, else 0.
+-- The user's index entry goes in every case (also a stale one).
+if KEYS[4] then
+  redis.call('ZREM', KEYS[4], ARGV[2])
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  if KEYS[4] then redis.call('ZREM', KEYS[4], ARGV[2]) end
   return -1
 end
-if KEYS[4] then redis.call('ZREM', KEYS[4], ARGV[2]) end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
   return -2
 end
