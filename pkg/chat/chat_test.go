@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,11 +30,60 @@ func modes(t *testing.T, fn func(t *testing.T, b redistest.Backend, s *chat.Stor
 			}
 			t.Run(name, func(t *testing.T) {
 				p := fmt.Sprintf("%s%s:", b.Prefix, name)
+				c := b.Client
+				if cluster {
+					opt, err := redis.ParseURL(b.URL)
+					if err != nil {
+						t.Fatal(err)
+					}
+					c = redis.NewClient(opt)
+					t.Cleanup(func() { c.Close() })
+					c.AddHook(oneSlotScripts{t})
+				}
 				fn(t, redistest.Backend{Name: b.Name, URL: b.URL, Client: b.Client, Prefix: p},
-					chat.New(b.Client, chat.Options{Prefix: p, Cluster: cluster}))
+					chat.New(c, chat.Options{Prefix: p, Cluster: cluster}))
 			})
 		}
 	})
+}
+
+// oneSlotScripts fails the test when a script is given keys of different
+// hash tags, which a Redis Cluster would refuse (CROSSSLOT).
+type oneSlotScripts struct{ t testing.TB }
+
+func (h oneSlotScripts) check(cmd redis.Cmder) {
+	args := cmd.Args()
+	name := strings.ToLower(fmt.Sprint(args[0]))
+	if (name != "eval" && name != "evalsha") || len(args) < 3 {
+		return
+	}
+	n, _ := strconv.Atoi(fmt.Sprint(args[2]))
+	tags := map[string]bool{}
+	for _, k := range args[3 : 3+n] {
+		key := fmt.Sprint(k)
+		if i := strings.IndexByte(key, '{'); i >= 0 {
+			if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+				key = key[i+1 : i+1+j]
+			}
+		}
+		tags[key] = true
+	}
+	if len(tags) > 1 {
+		h.t.Errorf("script with keys in several slots: %v", args[3:3+n])
+	}
+}
+
+func (h oneSlotScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h oneSlotScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { h.check(cmd); return next(ctx, cmd) }
+}
+func (h oneSlotScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.check(c)
+		}
+		return next(ctx, cmds)
+	}
 }
 
 func ptr(s string) *string { return &s }
