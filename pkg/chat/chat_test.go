@@ -624,3 +624,25 @@ func TestStaleIndexEntryIsHarmless(t *testing.T) {
 		}
 	})
 }
+
+// TestPendingAfter: PendingOptions.After skips messages up to an id, unless
+// the chat was deleted and created again since (its ids restarted).
+func TestPendingAfter(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "a", Message: ptr("m1")}))(t)
+		must(s.Send(ctx, "a", "joe", "m2"))(t)
+		after := map[string]int64{"a": 1}
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true, After: after}))(t)); got != "a:2/joe/m2" {
+			t.Fatalf("after 1: %q", got)
+		}
+		must(s.Leave(ctx, "a", "joe"))(t)
+		must(s.Leave(ctx, "a", "jeff"))(t)
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "a", Message: ptr("new m1")}))(t)
+		after["a"] = 2
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true, After: after}))(t)); got != "a:1/joe/new m1" {
+			t.Fatalf("recreated chat: %q", got)
+		}
+	})
+}

@@ -1,8 +1,9 @@
 -- fetch: read a member's unseen messages of one chat and, in mark mode,
 -- mark them seen and delete the messages every member has seen.
--- KEYS[1] chat:{ID}  KEYS[2] msgs:{ID}
+-- KEYS[1] chat:{ID}  KEYS[2] msgs:{ID}  KEYS[3] ids:{ID}
 -- ARGV[1] user  ARGV[2] mode: 'peek', 'mark' or 'count'
 -- ARGV[3] read after this id when it is above the member's seen id ('0': no)
+--         and not above the chat's last id (else the chat was recreated)
 -- Returns nil when the user is not a member; in count mode {seen id,
 -- count}; else {seen id, last id returned or '', message, message, ...}.
 local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -10,7 +11,8 @@ if not seen then
   return false
 end
 local from = seen
-if tonumber(ARGV[3]) > tonumber(seen) then
+local after = tonumber(ARGV[3])
+if after > tonumber(seen) and after <= tonumber(redis.call('GET', KEYS[3]) or '0') then
   from = ARGV[3]
 end
 if ARGV[2] == 'count' then

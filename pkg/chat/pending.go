@@ -143,7 +143,7 @@ func (s *Store) fetch(ctx context.Context, user string, chats []string, mode str
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, id := range chats {
 				cmds[i] = fetchScript.EvalSha(ctx, p,
-					[]string{s.chatKey(id), s.msgsKey(id)},
+					[]string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)},
 					user, mode, strconv.FormatInt(after[id], 10))
 			}
 			return nil
