@@ -529,7 +529,8 @@ func TestWatch(t *testing.T) {
 }
 
 // TestSeenIDsOnlyMoveForward: readers racing each other on the same user
-// never move a seen id back, in chat:{ID} or in seen:{USER}.
+// never move a seen id back, in chat:{ID} or in seen:{USER}, and never get
+// the same message twice.
 func TestSeenIDsOnlyMoveForward(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
@@ -538,6 +539,8 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 		const n = 60
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		delivered := map[int64]int{}
 		for g := 0; g < 3; g++ {
 			wg.Add(1)
 			go func() {
@@ -548,10 +551,18 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 						return
 					default:
 					}
-					if _, err := s.Pending(ctx, "jeff", chat.PendingOptions{}); err != nil {
+					p, err := s.Pending(ctx, "jeff", chat.PendingOptions{})
+					if err != nil {
 						t.Error(err)
 						return
 					}
+					mu.Lock()
+					for _, c := range p {
+						for _, m := range c.Messages {
+							delivered[m.ID]++
+						}
+					}
+					mu.Unlock()
 				}
 			}()
 		}
@@ -585,6 +596,13 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 		wg.Wait()
 		if err := <-monitor; err != nil {
 			t.Fatal(err)
+		}
+		// Reading and marking is atomic: racing readers share the messages
+		// out, each exactly once.
+		for id := int64(1); id <= n; id++ {
+			if delivered[id] != 1 {
+				t.Fatalf("message %d delivered %d times", id, delivered[id])
+			}
 		}
 		if c := b.Client.ZScore(ctx, b.Prefix+"chat:{f}", "jeff").Val(); c != n {
 			t.Fatalf("chat:{f} jeff = %v, want %d", c, n)
