@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/chat"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runChatq runs one chatq command line in process against b.
+func runChatq(ctx context.Context, b redistest.Backend, stdin string, out, errOut *syncBuffer, args ...string) int {
+	io := &IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut}
+	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
+	return Run(ctx, full, io, func(string) string { return "" })
+}
+
+func TestChatSendStdinMiB(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef😀\n\"\\/", 1<<20/24) + "\n"
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		var out, errOut syncBuffer
+		if code := runChatq(ctx, b, "", &out, &errOut, "chat", "create", "--from", "joe", "--to", "jeff"); code != 0 {
+			t.Fatalf("create exited %d: %s", code, errOut.String())
+		}
+		if code := runChatq(ctx, b, body, &out, &errOut, "chat", "send", "1", "--from", "joe", "-"); code != 0 {
+			t.Fatalf("send exited %d: %s", code, errOut.String())
+		}
+		out = syncBuffer{}
+		if code := runChatq(ctx, b, "", &out, &errOut, "-o", "json", "chat", "pending", "jeff"); code != 0 {
+			t.Fatalf("pending exited %d: %s", code, errOut.String())
+		}
+		var got []chat.ChatMessages
+		if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || len(got[0].Messages) != 1 || got[0].Messages[0].Message != body {
+			t.Fatalf("the %d-byte message did not come back byte for byte", len(body))
+		}
+	})
+}
+
+// TestChatWatchInterrupted: interrupting watch (the context Main cancels on
+// Ctrl-C) exits 0 after printing what it has.
+func TestChatWatchInterrupted(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		var out, errOut syncBuffer
+		if code := runChatq(ctx, b, "", &out, &errOut, "chat", "create", "--from", "joe", "--to", "jeff", "one\ttab"); code != 0 {
+			t.Fatalf("create exited %d: %s", code, errOut.String())
+		}
+		out = syncBuffer{}
+		wctx, interrupt := context.WithCancel(ctx)
+		done := make(chan int, 1)
+		var wout syncBuffer
+		go func() { done <- runChatq(wctx, b, "", &wout, &errOut, "chat", "watch", "jeff") }()
+		if code := runChatq(ctx, b, "", &out, &errOut, "chat", "send", "1", "--from", "joe", "two\nlines"); code != 0 {
+			t.Fatalf("send exited %d: %s", code, errOut.String())
+		}
+		want := "1\t1\tjoe\tone\\ttab\n1\t2\tjoe\ttwo\\nlines\n"
+		deadline := time.Now().Add(10 * time.Second)
+		for wout.String() != want && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		interrupt()
+		if code := <-done; code != 0 {
+			t.Fatalf("watch exited %d after interrupt: %s", code, errOut.String())
+		}
+		if got := wout.String(); got != want {
+			t.Fatalf("watch printed %q, want %q", got, want)
+		}
+	})
+}

@@ -1,0 +1,445 @@
+// Package chat is group chat on Redis that works while recipients are
+// offline: the multiple-recipient pull messaging of "Redis in Action"
+// §6.5.2, made atomic with Lua scripts and safe under concurrency.
+//
+// # Keys
+//
+// Every key starts with Options.Prefix. ID is a chat id, USER a user name;
+// the braces are literal hash tags, so a chat's own keys share one Redis
+// Cluster slot.
+//
+//	chat:{ID}     ZSET  member -> highest message id the member has seen
+//	                    (the truth about membership and seen ids)
+//	msgs:{ID}     ZSET  message JSON -> message id
+//	ids:{ID}      STRING  last message id of the chat (INCR)
+//	seen:{USER}   ZSET  chat id -> seen id: the index of a user's chats
+//	ids:chat:     STRING  last automatic chat id (INCR), never deleted
+//
+// A stored message is the JSON object
+//
+//	{"id":5,"ts":1795266822.123,"sender":"joe","message":"…"}
+//
+// with the keys in that order. The sender and message part is encoded in Go
+// (encoding/json, no HTML escaping); the id and ts are spliced in by the
+// script that allocates the id, so Redis and the embedded server store the
+// same bytes. ts is the server's TIME, in seconds with milliseconds.
+//
+// # Round trips and atomicity
+//
+//   - Send: 1 round trip, one script on the {ID} slot (check the chat and
+//     the sender, INCR ids:{ID}, ZADD msgs:{ID}, PUBLISH). No lock.
+//   - Create: 1 round trip with --id, 2 without (INCR ids:chat: first). The
+//     script checks that none of the chat's keys exists, adds the members
+//     and sends the first message atomically.
+//   - Join, Leave: 1 round trip, one script.
+//   - Pending: 3 round trips whatever the number of chats K (ZRANGE
+//     seen:{USER}; one pipelined fetch script per chat; one ZADD
+//     seen:{USER} XX GT), 2 when peeking or when nothing was new, 2 with
+//     PendingOptions.Chat.
+//   - Members, History: 1 round trip. Chats: 2.
+//
+// chat:{ID} holds the authoritative seen ids, and the fetch script reads
+// and marks them on the {ID} slot; seen:{USER} is an index of the user's
+// chats. On a standalone server, create, join and leave also update
+// seen:{USER} inside their script (all or nothing). On a cluster
+// (Options.Cluster, set for a *redis.ClusterClient) seen:{USER} lives in
+// another slot, so the caller updates it after the script: create and join
+// take one more round trip, and write seen:{USER} only once the script has
+// succeeded, so a failed command writes nothing; leave pipelines its ZREM
+// after the script. A stale seen:{USER} entry (possible on a cluster when a
+// join races a leave of the same user) is harmless: reads skip chats the
+// user is not a member of.
+//
+// Seen ids only move forward (ZADD … GT) and a fetch never re-adds a
+// member who left (ZADD … XX), whatever order racing fetches and leaves run
+// in.
+package chat
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/redis/go-redis/v9"
+)
+
+// Errors returned by the operations; test for them with errors.Is.
+var (
+	ErrChatNotFound = errors.New("chat not found")
+	ErrChatExists   = errors.New("chat already exists")
+	ErrNotMember    = errors.New("not a member of the chat")
+	// ErrInvalidMessage is returned for a message that is not valid UTF-8,
+	// which JSON could not carry byte for byte.
+	ErrInvalidMessage = errors.New("message is not valid UTF-8")
+)
+
+var (
+	//go:embed create.lua
+	createSrc    string
+	createScript = redis.NewScript(createSrc)
+	//go:embed send.lua
+	sendSrc    string
+	sendScript = redis.NewScript(sendSrc)
+	//go:embed join.lua
+	joinSrc    string
+	joinScript = redis.NewScript(joinSrc)
+	//go:embed leave.lua
+	leaveSrc    string
+	leaveScript = redis.NewScript(leaveSrc)
+	//go:embed fetch.lua
+	fetchSrc    string
+	fetchScript = redis.NewScript(fetchSrc)
+)
+
+// Options configure a Store.
+type Options struct {
+	// Prefix is put in front of every key and of the notification channel.
+	Prefix string
+	// Cluster keeps every script on one slot, updating seen:{USER}
+	// separately. New sets it for a *redis.ClusterClient.
+	Cluster bool
+}
+
+// Store runs chat operations on a Redis server.
+type Store struct {
+	rdb     redis.UniversalClient
+	prefix  string
+	cluster bool
+}
+
+// New returns a Store that uses c.
+func New(c redis.UniversalClient, opts Options) *Store {
+	_, isCluster := c.(*redis.ClusterClient)
+	return &Store{rdb: c, prefix: opts.Prefix, cluster: opts.Cluster || isCluster}
+}
+
+func (s *Store) chatKey(id string) string   { return s.prefix + "chat:{" + id + "}" }
+func (s *Store) msgsKey(id string) string   { return s.prefix + "msgs:{" + id + "}" }
+func (s *Store) idsKey(id string) string    { return s.prefix + "ids:{" + id + "}" }
+func (s *Store) seenKey(user string) string { return s.prefix + "seen:{" + user + "}" }
+func (s *Store) chatIDsKey() string         { return s.prefix + "ids:chat:" }
+
+// Channel is the Pub/Sub channel every sent message is announced on (the
+// payload is the chat id), which Watch listens to.
+func (s *Store) Channel() string { return s.prefix + "chat:sent" }
+
+// Member is a user in a chat and the highest message id they have seen.
+type Member struct {
+	User   string `json:"user"`
+	SeenID int64  `json:"seen_id"`
+}
+
+// ChatMessages are the messages of one chat, oldest first.
+type ChatMessages struct {
+	ChatID   string    `json:"chat_id"`
+	Messages []Message `json:"messages"`
+}
+
+// CreateRequest describes a new chat.
+type CreateRequest struct {
+	From string   // the sender, a member too
+	To   []string // the other members
+	ID   string   // the chat id; "" takes the next from ids:chat:
+	// Message, when not nil, is sent by From as message 1.
+	Message *string
+}
+
+// Created is the result of Create.
+type Created struct {
+	ChatID    string
+	MessageID int64 // 0 when no message was sent
+}
+
+// Create makes a chat whose members are From and To, each with seen id 0,
+// and sends the first message when there is one. It fails with
+// ErrChatExists, writing nothing, when a chat with ID exists. Without ID
+// the chat id is the next value of ids:chat: (skipping ids taken by chats
+// created with an explicit id).
+func (s *Store) Create(ctx context.Context, req CreateRequest) (Created, error) {
+	if err := names.User(req.From); err != nil {
+		return Created{}, err
+	}
+	members := []string{req.From}
+	dup := map[string]bool{req.From: true}
+	for _, u := range req.To {
+		if err := names.User(u); err != nil {
+			return Created{}, err
+		}
+		if !dup[u] {
+			dup[u] = true
+			members = append(members, u)
+		}
+	}
+	tail := ""
+	if req.Message != nil {
+		var err error
+		if tail, err = messageTail(req.From, *req.Message); err != nil {
+			return Created{}, err
+		}
+	}
+	if req.ID != "" {
+		if err := names.Chat(req.ID); err != nil {
+			return Created{}, err
+		}
+		return s.create(ctx, req.ID, members, tail)
+	}
+	// An automatic id can collide with a chat created with an explicit
+	// id; take the next one then.
+	for range 100 {
+		n, err := s.rdb.Incr(ctx, s.chatIDsKey()).Result()
+		if err != nil {
+			return Created{}, err
+		}
+		c, err := s.create(ctx, strconv.FormatInt(n, 10), members, tail)
+		if !errors.Is(err, ErrChatExists) {
+			return c, err
+		}
+	}
+	return Created{}, fmt.Errorf("no free chat id after 100 tries of %s", s.chatIDsKey())
+}
+
+func (s *Store) create(ctx context.Context, id string, members []string, tail string) (Created, error) {
+	keys := []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)}
+	if !s.cluster {
+		for _, u := range members {
+			keys = append(keys, s.seenKey(u))
+		}
+	}
+	args := []any{id, s.Channel(), tail}
+	for _, u := range members {
+		args = append(args, u)
+	}
+	res, err := createScript.Run(ctx, s.rdb, keys, args...).Result()
+	if err != nil {
+		return Created{}, err
+	}
+	if code, ok := res.(int64); ok && code == -1 {
+		return Created{}, fmt.Errorf("chat %s: %w", id, ErrChatExists)
+	}
+	mid, _, err := idAndTS(res)
+	if err != nil {
+		return Created{}, err
+	}
+	if s.cluster {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, u := range members {
+				p.ZAddArgs(ctx, s.seenKey(u), redis.ZAddArgs{GT: true, Members: []redis.Z{{Score: 0, Member: id}}})
+			}
+			return nil
+		})
+		if err != nil {
+			return Created{ChatID: id, MessageID: mid}, err
+		}
+	}
+	return Created{ChatID: id, MessageID: mid}, nil
+}
+
+// Send appends message to the chat as sender and returns its id. It fails
+// with ErrChatNotFound or ErrNotMember, writing nothing.
+func (s *Store) Send(ctx context.Context, chatID, sender, message string) (int64, error) {
+	if err := names.Chat(chatID); err != nil {
+		return 0, err
+	}
+	if err := names.User(sender); err != nil {
+		return 0, err
+	}
+	tail, err := messageTail(sender, message)
+	if err != nil {
+		return 0, err
+	}
+	res, err := sendScript.Run(ctx, s.rdb,
+		[]string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)},
+		sender, tail, s.Channel(), chatID).Result()
+	if err != nil {
+		return 0, err
+	}
+	if code, ok := res.(int64); ok {
+		switch code {
+		case -1:
+			return 0, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+		case -2:
+			return 0, fmt.Errorf("%s in chat %s: %w", sender, chatID, ErrNotMember)
+		}
+	}
+	id, _, err := idAndTS(res)
+	return id, err
+}
+
+func idAndTS(res any) (int64, string, error) {
+	a, ok := res.([]any)
+	if !ok || len(a) != 2 {
+		return 0, "", fmt.Errorf("unexpected script reply %v", res)
+	}
+	id, _ := a[0].(int64)
+	ts, _ := a[1].(string)
+	return id, ts, nil
+}
+
+// Joined is the result of Join.
+type Joined struct {
+	Added  bool  // false when the user was already a member
+	SeenID int64 // the user sees messages after this id
+}
+
+// Join adds user to the chat; they see only messages sent after joining.
+// Joining again changes nothing. It fails with ErrChatNotFound, writing
+// nothing, when the chat does not exist.
+func (s *Store) Join(ctx context.Context, chatID, user string) (Joined, error) {
+	if err := names.Chat(chatID); err != nil {
+		return Joined{}, err
+	}
+	if err := names.User(user); err != nil {
+		return Joined{}, err
+	}
+	keys := []string{s.chatKey(chatID), s.idsKey(chatID)}
+	if !s.cluster {
+		keys = append(keys, s.seenKey(user))
+	}
+	res, err := joinScript.Run(ctx, s.rdb, keys, user, chatID).Result()
+	if err != nil {
+		return Joined{}, err
+	}
+	if code, ok := res.(int64); ok && code == -1 {
+		return Joined{}, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+	}
+	a, ok := res.([]any)
+	if !ok || len(a) != 2 {
+		return Joined{}, fmt.Errorf("unexpected join reply %v", res)
+	}
+	added, _ := a[0].(int64)
+	seenStr, _ := a[1].(string)
+	seen, err := strconv.ParseInt(seenStr, 10, 64)
+	if err != nil {
+		return Joined{}, fmt.Errorf("chat %s: bad seen id %q", chatID, seenStr)
+	}
+	if s.cluster {
+		// Only now that the member is in chat:{ID}: a failed join writes
+		// nothing, and a fetch in between simply does not list the chat yet.
+		err := s.rdb.ZAddArgs(ctx, s.seenKey(user), redis.ZAddArgs{GT: true,
+			Members: []redis.Z{{Score: float64(seen), Member: chatID}}}).Err()
+		if err != nil {
+			return Joined{}, err
+		}
+	}
+	return Joined{Added: added == 1, SeenID: seen}, nil
+}
+
+// Left is the result of Leave.
+type Left struct {
+	ChatDeleted bool // the user was the last member: the chat's keys are gone
+}
+
+// Leave removes user from the chat. The last member leaving deletes
+// chat:{ID}, msgs:{ID} and ids:{ID} (ids:chat: stays); otherwise the
+// messages every remaining member has seen are deleted. It fails with
+// ErrChatNotFound or ErrNotMember; the chat is removed from seen:{USER}
+// in any case.
+func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
+	if err := names.Chat(chatID); err != nil {
+		return Left{}, err
+	}
+	if err := names.User(user); err != nil {
+		return Left{}, err
+	}
+	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
+	var res *redis.Cmd
+	if !s.cluster {
+		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID)
+	} else {
+		// One pipeline: the script on the {ID} slot first, then the index
+		// entry. A fetch in between cannot re-add the entry (ZADD XX).
+		var zrem *redis.IntCmd
+		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			res = leaveScript.Eval(ctx, p, keys, user, chatID)
+			zrem = p.ZRem(ctx, s.seenKey(user), chatID)
+			return nil
+		})
+		if err := zrem.Err(); err != nil && res.Err() == nil {
+			return Left{}, err
+		}
+	}
+	code, err := res.Int64()
+	if err != nil {
+		return Left{}, err
+	}
+	switch code {
+	case -1:
+		return Left{}, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+	case -2:
+		return Left{}, fmt.Errorf("%s in chat %s: %w", user, chatID, ErrNotMember)
+	}
+	return Left{ChatDeleted: code == 1}, nil
+}
+
+// Members lists the chat's members and their seen ids, in seen id order.
+// It fails with ErrChatNotFound.
+func (s *Store) Members(ctx context.Context, chatID string) ([]Member, error) {
+	if err := names.Chat(chatID); err != nil {
+		return nil, err
+	}
+	zs, err := s.rdb.ZRangeWithScores(ctx, s.chatKey(chatID), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	if len(zs) == 0 {
+		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+	}
+	out := make([]Member, len(zs))
+	for i, z := range zs {
+		out[i] = Member{User: z.Member.(string), SeenID: int64(z.Score)}
+	}
+	return out, nil
+}
+
+// History returns the messages the chat still stores (those not yet seen
+// by every member), oldest first. It fails with ErrChatNotFound.
+func (s *Store) History(ctx context.Context, chatID string) ([]Message, error) {
+	if err := names.Chat(chatID); err != nil {
+		return nil, err
+	}
+	var exists *redis.IntCmd
+	var raw *redis.StringSliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, s.chatKey(chatID))
+		raw = p.ZRange(ctx, s.msgsKey(chatID), 0, -1)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if exists.Val() == 0 {
+		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+	}
+	return decodeAll(chatID, raw.Val())
+}
+
+func decodeAll(chatID string, raw []string) ([]Message, error) {
+	out := make([]Message, 0, len(raw))
+	for _, r := range raw {
+		m, err := DecodeMessage([]byte(r))
+		if err != nil {
+			return nil, fmt.Errorf("chat %s: %w", chatID, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// lessChatID orders chat ids numerically when both are numbers, else as
+// strings, numbers first.
+func lessChatID(a, b string) bool {
+	na, ea := strconv.ParseUint(a, 10, 64)
+	nb, eb := strconv.ParseUint(b, 10, 64)
+	switch {
+	case ea == nil && eb == nil:
+		return na < nb
+	case ea == nil:
+		return true
+	case eb == nil:
+		return false
+	}
+	return a < b
+}

@@ -1,0 +1,27 @@
+-- create: make a chat and, when given, send its first message, atomically.
+-- KEYS[1] chat:{ID}  KEYS[2] msgs:{ID}  KEYS[3] ids:{ID}
+-- KEYS[4..] seen:{USER}, one per member in ARGV order (standalone only;
+--           on a cluster the caller writes them after this script succeeds)
+-- ARGV[1] chat id  ARGV[2] notification channel
+-- ARGV[3] message JSON after the id and ts ('' = no message)  ARGV[4..] members
+-- Returns -1 when any of the chat's keys exists, else {message id or 0, ts or ''}.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3]) > 0 then
+  return -1
+end
+for i = 4, #ARGV do
+  redis.call('ZADD', KEYS[1], 0, ARGV[i])
+end
+for i = 4, #KEYS do
+  redis.call('ZADD', KEYS[i], 0, ARGV[1])
+end
+if ARGV[3] == '' then
+  return {0, ''}
+end
+-- The id and ts are formatted as strings so that both Redis and the
+-- embedded server store the same bytes (no float formatting, no 1e+06).
+local id = string.format('%d', redis.call('INCR', KEYS[3]))
+local t = redis.call('TIME')
+local ts = t[1] .. '.' .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+redis.call('ZADD', KEYS[2], id, '{"id":' .. id .. ',"ts":' .. ts .. ARGV[3])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
+return {tonumber(id), ts}

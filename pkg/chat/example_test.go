@@ -1,0 +1,50 @@
+package chat_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/redis/go-redis/v9"
+)
+
+// The book's scenario: joe starts a chat with jeff and jenny, and each
+// fetches what they have not seen.
+func Example() {
+	srv, err := embedded.Start("127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	s := chat.New(rdb, chat.Options{Prefix: "example:"})
+	first := "message 1"
+	c, err := s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, Message: &first})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.Send(ctx, c.ChatID, "joe", "message 2"); err != nil {
+		panic(err)
+	}
+	for _, user := range []string{"jeff", "jeff"} {
+		pending, err := s.Pending(ctx, user, chat.PendingOptions{})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s has %d chat(s) with news\n", user, len(pending))
+		for _, cm := range pending {
+			for _, m := range cm.Messages {
+				fmt.Printf("  chat %s #%d %s: %s\n", cm.ChatID, m.ID, m.Sender, m.Message)
+			}
+		}
+	}
+	// Output:
+	// jeff has 1 chat(s) with news
+	//   chat 1 #1 joe: message 1
+	//   chat 1 #2 joe: message 2
+	// jeff has 0 chat(s) with news
+}

@@ -1,0 +1,90 @@
+package chat
+
+import (
+	"context"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/names"
+)
+
+// WatchOptions change how Watch follows a user's chats.
+type WatchOptions struct {
+	// Mark marks what Watch delivers as seen, like Pending; by default it
+	// only reads, remembering in memory what it has delivered.
+	Mark bool
+	// Poll is how often Watch reads even without a notification, to catch
+	// anything a dropped connection missed (default 5s).
+	Poll time.Duration
+}
+
+// Watch delivers user's unseen messages to fn, then every new message as it
+// arrives, until ctx is done (it then returns nil) or fn or Redis fails.
+//
+// It subscribes to Channel, on which every send announces its chat id, and
+// reads (Pending) when a notification arrives, so it sleeps while the chats
+// are idle; a notification burst costs one read. It also reads every
+// opts.Poll in case a notification was lost. A read in flight when ctx ends
+// is finished and delivered, so nothing marked seen is lost.
+func (s *Store) Watch(ctx context.Context, user string, opts WatchOptions, fn func([]ChatMessages) error) error {
+	if err := names.User(user); err != nil {
+		return err
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 5 * time.Second
+	}
+	sub := s.rdb.Subscribe(ctx, s.Channel())
+	defer sub.Close()
+	// Wait for the subscription before the first read, so that nothing sent
+	// between the read and the subscription goes unnoticed.
+	if _, err := sub.Receive(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	notes := sub.Channel()
+	after := map[string]int64{}
+	read := func() error {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		got, err := s.Pending(rctx, user, PendingOptions{Peek: !opts.Mark, After: after})
+		if err != nil {
+			return err
+		}
+		for _, c := range got {
+			after[c.ChatID] = c.Messages[len(c.Messages)-1].ID
+		}
+		if len(got) > 0 {
+			return fn(got)
+		}
+		return nil
+	}
+	poll := time.NewTimer(opts.Poll)
+	defer poll.Stop()
+	for {
+		if err := read(); err != nil {
+			return err
+		}
+		if !poll.Stop() {
+			select {
+			case <-poll.C:
+			default:
+			}
+		}
+		poll.Reset(opts.Poll)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-poll.C:
+		case <-notes:
+			// Coalesce a burst of notifications into one read.
+			for drained := false; !drained; {
+				select {
+				case <-notes:
+				default:
+					drained = true
+				}
+			}
+		}
+	}
+}
