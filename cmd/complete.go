@@ -14,18 +14,17 @@ import (
 const completionTimeout = 500 * time.Millisecond
 
 // completeFromServer makes a cobra completion function that asks the server
-// for names with list. Completion runs without the root's PersistentPreRunE,
-// so it loads the configuration itself; any failure completes nothing.
+// for names with list; any failure completes nothing.
 func (f *Factory) completeFromServer(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if f.cfg == nil {
-			cfg, err := loadConfig(cmd.Root().PersistentFlags(), f.Getenv)
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			cfg.Timeout = min(cfg.Timeout, completionTimeout)
-			f.cfg = cfg
+		// The root's hook loaded a configuration for __complete itself, which
+		// has not seen the flags on the line being completed: load it again.
+		cfg, err := loadConfig(cmd.Flags(), f.Getenv)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		cfg.Timeout = min(cfg.Timeout, completionTimeout)
+		f.cfg = cfg
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
 		names, err := list(ctx, f, cmd)
