@@ -36,7 +36,7 @@ false when USER was already a member.`,
 		Example: `  chatq chat join 1 sam
   chatq chat join standup sam -o json`,
 		Args:              exactArgs(2),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := memberArgs(opts, args); err != nil {
 				return err
@@ -89,7 +89,7 @@ Fails (exit 1) when the chat does not exist or USER is not a member.
 JSON: {"chat_id":"1","user":"sam","chat_deleted":false}.`,
 		Example:           `  chatq chat leave 1 sam`,
 		Args:              exactArgs(2),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := memberArgs(opts, args); err != nil {
 				return err

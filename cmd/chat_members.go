@@ -24,7 +24,7 @@ Fails (exit 1) when the chat does not exist.
 JSON: [{"user":"joe","seen_id":4}].`,
 		Example:           `  chatq chat members 1`,
 		Args:              exactArgs(1),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.Chat(opts.name); err != nil {
@@ -67,7 +67,7 @@ with -o json) and exits 0, or 3 with -e.
 JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 		Example:           `  chatq chat ls jeff`,
 		Args:              exactArgs(1),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("seen:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.User(opts.name); err != nil {
@@ -121,7 +121,7 @@ Text: chat id, message id, sender, message per line. JSON:
 [{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}].`,
 		Example:           `  chatq chat history 1 -o json`,
 		Args:              exactArgs(1),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.Chat(opts.name); err != nil {

@@ -34,7 +34,7 @@ Whatever the number of chats, this costs 3 round trips to Redis.`,
   chatq chat pending jeff --peek -o json
   chatq chat pending jeff --chat 1`,
 		Args:              exactArgs(1),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("seen:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.user = args[0]
 			if err := names.User(opts.user); err != nil {

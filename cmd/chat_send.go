@@ -29,7 +29,7 @@ is written then. JSON: {"chat_id":"1","message_id":5}.`,
 		Example: `  chatq chat send 1 --from joe 'message 2'
   printf 'two\nlines' | chatq chat send 1 --from jeff -`,
 		Args:              exactArgs(2),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.chatID = args[0]
 			if err := names.Chat(opts.chatID); err != nil {

@@ -34,7 +34,7 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
 		Example: `  chatq chat watch jeff
   chatq chat watch jeff --mark -o json | jq .message`,
 		Args:              exactArgs(1),
-		ValidArgsFunction: completeNothing,
+		ValidArgsFunction: f.completeKeyArg("seen:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.user = args[0]
 			if err := names.User(opts.user); err != nil {
