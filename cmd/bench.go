@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,21 +26,24 @@ type benchOptions struct {
 	force    bool
 }
 
-// benchStep is one operation a benchmark times. do performs n operations,
-// as one pipeline when n > 1, from client w.
+// benchStep is one operation a benchmark times. worker binds the operation
+// to the client of bench goroutine g; each call of the returned function is
+// one operation.
 type benchStep struct {
-	name string
-	do   func(ctx context.Context, w, n int) error
+	name   string
+	worker func(c redis.UniversalClient, g int) func(ctx context.Context) error
 }
 
-// benchWorkload is what `chatq bench PATTERN` runs: setup (untimed), then
-// each step for --requests operations.
+// benchWorkload is what `chatq bench PATTERN` runs: setup on c (untimed),
+// then each step for --requests operations.
 type benchWorkload func(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error)
 
 // benchWorkloads maps a pattern to its workload.
 func benchWorkloads() map[string]benchWorkload {
 	return map[string]benchWorkload{
 		"ping": benchPing,
+		"chat": benchChat,
+		"list": benchList,
 	}
 }
 
@@ -139,12 +143,16 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
+	conns, err := benchConns(f, c, opts)
+	if err != nil {
+		return err
+	}
 	var results []benchResult
 	for _, s := range steps {
 		if f.IO.ErrTTY {
 			f.IO.Infof("bench %s %s: %d requests from %d clients...", opts.pattern, s.name, opts.requests, opts.clients)
 		}
-		r, err := runBenchStep(ctx, s, opts)
+		r, err := runBenchStep(ctx, s, conns, opts)
 		if err != nil {
 			return fmt.Errorf("bench %s %s: %w", opts.pattern, s.name, err)
 		}
@@ -164,37 +172,33 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 
 func ms3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
-// runBenchStep runs --requests operations of s from --clients goroutines,
-// taking --pipeline at a time, and records each operation's latency (in a
-// pipeline, each operation gets the whole round trip's).
-func runBenchStep(ctx context.Context, s benchStep, o *benchOptions) (benchResult, error) {
+// runBenchStep runs --requests operations of s from --clients connections
+// with --pipeline operations in flight on each, and records each one's
+// latency. With --pipeline above 1 each connection is a go-redis
+// autopipeliner, which batches the operations of its goroutines into
+// pipelines, as redis-benchmark -P does.
+func runBenchStep(ctx context.Context, s benchStep, conns []redis.UniversalClient, o *benchOptions) (benchResult, error) {
+	goroutines := o.clients * o.pipeline
 	var next atomic.Int64
-	lat := make([][]time.Duration, o.clients)
-	errs := make([]error, o.clients)
+	lat := make([][]time.Duration, goroutines)
+	errs := make([]error, goroutines)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range o.clients {
+	for g := range goroutines {
+		op := s.worker(conns[g/o.pipeline], g)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mine := make([]time.Duration, 0, o.requests/o.clients+o.pipeline)
-			for {
-				i := int(next.Add(int64(o.pipeline))) - o.pipeline
-				if i >= o.requests || ctx.Err() != nil {
-					break
-				}
-				n := min(o.pipeline, o.requests-i)
+			mine := make([]time.Duration, 0, o.requests/goroutines+1)
+			for next.Add(1) <= int64(o.requests) && ctx.Err() == nil {
 				t0 := time.Now()
-				if err := s.do(ctx, w, n); err != nil {
-					errs[w] = err
+				if err := op(ctx); err != nil {
+					errs[g] = err
 					break
 				}
-				d := time.Since(t0)
-				for range n {
-					mine = append(mine, d)
-				}
+				mine = append(mine, time.Since(t0))
 			}
-			lat[w] = mine
+			lat[g] = mine
 		}()
 	}
 	wg.Wait()
@@ -217,6 +221,34 @@ func runBenchStep(ctx context.Context, s benchStep, o *benchOptions) (benchResul
 	}, nil
 }
 
+// benchConns returns the connection of each bench client: the shared client
+// (its pool holds --clients connections) unpipelined, else one autopipelined
+// client of its own each.
+func benchConns(f *Factory, c redis.UniversalClient, o *benchOptions) ([]redis.UniversalClient, error) {
+	conns := make([]redis.UniversalClient, o.clients)
+	for i := range conns {
+		if o.pipeline == 1 {
+			conns[i] = c
+			continue
+		}
+		own, err := newClient(f.cfg, f.IO, 1)
+		if err != nil {
+			return nil, err
+		}
+		f.OnClose(func() { own.Close() })
+		rc, ok := own.(*redis.Client)
+		if !ok {
+			return nil, usageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
+		}
+		ap, err := rc.AutoPipeline()
+		if err != nil {
+			return nil, err
+		}
+		conns[i] = ap
+	}
+	return conns, nil
+}
+
 // percentileMs is the q-quantile of sorted durations, in milliseconds.
 func percentileMs(sorted []time.Duration, q float64) float64 {
 	if len(sorted) == 0 {
@@ -229,16 +261,10 @@ func percentileMs(sorted []time.Duration, q float64) float64 {
 
 // benchPing times PING: the round-trip floor of this client and server.
 func benchPing(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
-	return []benchStep{{name: "ping", do: func(ctx context.Context, w, n int) error {
-		if n == 1 {
-			return c.Ping(ctx).Err()
-		}
-		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for range n {
-				p.Ping(ctx)
-			}
-			return nil
-		})
-		return err
+	return []benchStep{{name: "ping", worker: func(c redis.UniversalClient, g int) func(ctx context.Context) error {
+		return func(ctx context.Context) error { return c.Ping(ctx).Err() }
 	}}}, nil
 }
+
+// benchPayload is a message or item of --size bytes.
+func benchPayload(size int) string { return strings.Repeat("x", size) }
