@@ -23,6 +23,7 @@ type benchOptions struct {
 	requests int
 	pipeline int
 	size     int
+	preload  int
 	force    bool
 }
 
@@ -64,12 +65,17 @@ throughput and latency percentiles are printed.
   queue  queue push, then queue poll + ack
   list   list push, then list pop
 
+--preload N stores data before the timed steps, to see how an operation
+scales with what is stored: N items in the list, N messages in the queue, or
+N chats each chat reader is a member of.
+
 It works under its own prefix (--prefix, default "chatq-bench:") and deletes
 its keys at the end. It refuses to start when keys exist under that prefix,
 unless --force, in which case those keys are deleted too.`,
 		Example: `  chatq bench ping --clients 50 --requests 100000
   chatq bench queue --clients 1 --requests 20000 -o json
-  chatq bench list --clients 50 --pipeline 16`,
+  chatq bench list --clients 50 --pipeline 16
+  chatq bench list --clients 1 --requests 10000 --preload 1000000`,
 		Args:      exactArgs(1),
 		ValidArgs: []string{"ping", "chat", "queue", "list"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,6 +88,7 @@ unless --force, in which case those keys are deleted too.`,
 	fl.IntVarP(&opts.requests, "requests", "n", 100000, "operations per step")
 	fl.IntVarP(&opts.pipeline, "pipeline", "P", 1, "operations sent per round trip")
 	fl.IntVarP(&opts.size, "size", "d", 16, "message or item size in bytes")
+	fl.IntVar(&opts.preload, "preload", 0, "stored before timing: items (list), messages (queue), or chats each reader is in (chat)")
 	fl.BoolVar(&opts.force, "force", false, "run even when keys exist under the prefix (they are deleted after)")
 	return cmd
 }
@@ -92,6 +99,7 @@ type benchResult struct {
 	Clients   int     `json:"clients"`
 	Pipeline  int     `json:"pipeline"`
 	Size      int     `json:"size"`
+	Preload   int     `json:"preload"`
 	Requests  int     `json:"requests"`
 	Seconds   float64 `json:"seconds"`
 	OpsPerSec float64 `json:"ops_per_sec"`
@@ -115,6 +123,8 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 		return usageErrorf("--pipeline must be at least 1")
 	case opts.size < 1:
 		return usageErrorf("--size must be at least 1")
+	case opts.preload < 0:
+		return usageErrorf("--preload must not be negative")
 	}
 	prefix := f.Prefix()
 	if prefix == "" {
@@ -162,9 +172,9 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 	if f.JSON() {
 		return f.writeJSON(results)
 	}
-	t := f.newTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
+	t := f.newTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
 	for _, r := range results {
-		t.Row(r.Pattern+" "+r.Step, r.Clients, r.Pipeline, r.Size, r.Requests,
+		t.Row(r.Pattern+" "+r.Step, r.Clients, r.Pipeline, r.Size, r.Preload, r.Requests,
 			fmt.Sprintf("%.0f", r.OpsPerSec), ms3(r.P50Ms), ms3(r.P99Ms), ms3(r.MaxMs))
 	}
 	return t.Flush()
@@ -212,7 +222,7 @@ func runBenchStep(ctx context.Context, s benchStep, conns []redis.UniversalClien
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	return benchResult{
-		Step: s.name, Clients: o.clients, Pipeline: o.pipeline, Size: o.size, Requests: len(all),
+		Step: s.name, Clients: o.clients, Pipeline: o.pipeline, Size: o.size, Preload: o.preload, Requests: len(all),
 		Seconds:   elapsed.Seconds(),
 		OpsPerSec: float64(len(all)) / elapsed.Seconds(),
 		P50Ms:     percentileMs(all, 0.50),
@@ -264,6 +274,42 @@ func benchPing(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 	return []benchStep{{name: "ping", worker: func(c redis.UniversalClient, g int) func(ctx context.Context) error {
 		return func(ctx context.Context) error { return c.Ping(ctx).Err() }
 	}}}, nil
+}
+
+// preloadParallel runs fn(i) for i in [0, n) from 64 goroutines over an
+// autopipelined connection, so that preloading a million of anything takes
+// seconds; it falls back to c itself on a cluster.
+func preloadParallel(ctx context.Context, c redis.UniversalClient, n int, fn func(ctx context.Context, c redis.UniversalClient, i int) error) error {
+	conn := c
+	if rc, ok := c.(*redis.Client); ok {
+		ap, err := rc.AutoPipeline()
+		if err != nil {
+			return err
+		}
+		// The client is closed with the command, and its autopipeliner
+		// with it.
+		conn = ap
+	}
+	var next atomic.Int64
+	errs := make([]error, 64)
+	var wg sync.WaitGroup
+	for g := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
+				if err := fn(ctx, conn, i); err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // benchPayload is a message or item of --size bytes.

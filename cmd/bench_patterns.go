@@ -19,6 +19,21 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 			return nil, err
 		}
 	}
+	// Each reader is also in --preload other chats, with one unseen
+	// message each, so that pending reads across that many chats.
+	err := preloadParallel(ctx, c, o.preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
+		members := make([]string, o.clients)
+		for r := range members {
+			members[r] = fmt.Sprint("reader", r+1)
+		}
+		m := "preloaded"
+		_, err := chat.New(c, chat.Options{Prefix: prefix}).Create(ctx,
+			chat.CreateRequest{From: "sender", To: members, ID: fmt.Sprint("p", i), Message: &m})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	msg := benchPayload(o.size)
 	chatOf := func(g int) string { return fmt.Sprint(g/o.pipeline + 1) }
 	return []benchStep{
@@ -46,7 +61,24 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 	list := func(c redis.UniversalClient) (*shardlist.List, error) {
 		return shardlist.New(c, "bench", shardlist.Options{Prefix: prefix})
 	}
-	if _, err := list(c); err != nil {
+	l, err := list(c)
+	if err != nil {
+		return nil, err
+	}
+	// Preloaded items are pushed at the right end, before the timed
+	// pushes; pops take from the left, so each push and pop runs with about
+	// --preload items stored.
+	const chunk = 5000
+	err = preloadParallel(ctx, c, (o.preload+chunk-1)/chunk, func(ctx context.Context, _ redis.UniversalClient, i int) error {
+		n := min(chunk, o.preload-i*chunk)
+		items := make([]string, n)
+		for j := range items {
+			items[j] = item
+		}
+		_, err := l.RPush(ctx, items...)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return []benchStep{
