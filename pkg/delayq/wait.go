@@ -1,0 +1,52 @@
+package delayq
+
+import (
+	"context"
+	"time"
+)
+
+// receiveWait claims messages, and when none is due sleeps until the next
+// one is (by the server's clock: the wait is the difference of two server
+// times) or a push is published on the queue's realtime channel, until
+// opt.Wait has passed. It subscribes before the first claim, so a push
+// between the claim and the sleep still wakes it. It never polls on a
+// fixed tick.
+func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
+	deadline := time.Now().Add(opt.Wait)
+	ps := c.rdb.Subscribe(ctx, c.Channel(q))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		return nil, err
+	}
+	pushes := ps.Channel()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for {
+		res, err := c.claim(ctx, q, opt)
+		if err != nil || len(res.Messages) > 0 {
+			return res, err
+		}
+		sleep := time.Until(deadline)
+		if sleep <= 0 {
+			return res, nil
+		}
+		if !res.NextVisible.IsZero() {
+			if d := res.NextVisible.Sub(res.Now); d < sleep {
+				// The script reads the time in whole ms, so the message is
+				// due at most 1ms after this sleep; it claims it then.
+				sleep = max(d, time.Millisecond)
+			}
+		}
+		timer.Reset(sleep)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-pushes:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
