@@ -24,7 +24,9 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 	<-timer.C
 	for {
 		res, err := c.claim(ctx, q, opt)
-		if err != nil || len(res.Messages) > 0 {
+		// A dead-letter move ends the wait too: the caller may want to
+		// know, and the queue changed.
+		if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
 			return res, err
 		}
 		sleep := time.Until(deadline)
