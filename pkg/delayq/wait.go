@@ -23,7 +23,9 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 	defer timer.Stop()
 	<-timer.C
 	for {
-		res, err := c.claim(ctx, q, opt)
+		// Cancelling ctx ends the sleep, never a claim in flight, whose
+		// messages would otherwise stay hidden for the vt unseen.
+		res, err := c.claim(context.WithoutCancel(ctx), q, opt)
 		// A dead-letter move ends the wait too: the caller may want to
 		// know, and the queue changed.
 		if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
