@@ -129,4 +129,3 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))
 	return nil
 }
-

@@ -61,7 +61,6 @@ they share its process group; SIGTERM to chatq alone lets them finish.)`,
 			return queueWorkRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().IntVar(&opts.concurrency, "concurrency", 1, "run up to N commands at once")
 	cmd.Flags().DurationVar(&opts.vt, "vt", 0, "visibility timeout (default: the queue's)")
 	return cmd
