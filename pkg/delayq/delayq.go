@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"math/big"
 	"strconv"
 	"sync"
 	"time"
@@ -188,18 +187,20 @@ func Len16(body string) int {
 
 const idChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// randomID returns the 22 random characters that end a message id.
+// randomID returns the 22 random characters that end a message id,
+// uniform over idChars (bytes of 248 and above are redrawn).
 func randomID() string {
-	b := make([]byte, 22)
-	max := big.NewInt(int64(len(idChars)))
-	for i := range b {
-		n, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			panic(err) // crypto/rand does not fail on supported platforms
+	out := make([]byte, 0, 22)
+	var buf [32]byte
+	for len(out) < 22 {
+		_, _ = rand.Read(buf[:]) // crypto/rand.Read never fails
+		for _, b := range buf {
+			if b < 248 && len(out) < 22 {
+				out = append(out, idChars[b%62])
+			}
 		}
-		b[i] = idChars[n.Int64()]
 	}
-	return string(b)
+	return string(out)
 }
 
 // SentAt is when a message was pushed, read from its id (RSMQ's "sent").

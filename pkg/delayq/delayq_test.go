@@ -266,15 +266,16 @@ func TestNeverBeforeDue(t *testing.T) {
 		ctx := context.Background()
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Config{})
+		mustPush(t, c, "q", "much later", delayq.PushOptions{Delay: time.Hour})
+		if r, _ := c.Receive(ctx, "q", delayq.ReceiveOptions{}); len(r.Messages) != 0 {
+			t.Fatal("received before due")
+		}
 		p, err := c.Push(ctx, "q", "later", delayq.PushOptions{Delay: 300 * time.Millisecond, HasDelay: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d := p.VisibleAt.Sub(p.Sent); d != 300*time.Millisecond {
 			t.Fatalf("visible after %v", d)
-		}
-		if r, _ := c.Receive(ctx, "q", delayq.ReceiveOptions{}); len(r.Messages) != 0 {
-			t.Fatal("received before due")
 		}
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
 		if err != nil || len(r.Messages) != 1 {
@@ -346,11 +347,7 @@ func TestConcurrentVisibilityAtLeastOnce(t *testing.T) {
 		// back after the 200ms vt.
 		drop := func(m delayq.Message) bool { return m.RC == 1 && atoi(m.Body)%100 == 47 }
 		counts := consume(t, c, 8, drop, delayq.ReceiveOptions{VT: 200 * time.Millisecond, HasVT: true, N: 5, Wait: 300 * time.Millisecond})
-		checkCounts(t, counts, total, false)
-		s, _ := c.Stats(context.Background(), "q")
-		if s.Messages != 0 || s.TotalRecv != int64(total+20) {
-			t.Fatalf("stats after = %+v (want %d receives)", s, total+20)
-		}
+		checkRedelivered(t, c, counts, total)
 	})
 }
 
@@ -418,6 +415,28 @@ func checkCounts(t *testing.T, counts map[string]int, total int, exactlyOnce boo
 		t.Fatalf("%d distinct messages, want %d", len(counts), total)
 	}
 	t.Logf("%d messages, %d redeliveries", total, extra)
+}
+
+// checkRedelivered checks a run with a vt: the queue is empty, the server
+// counted as many receives as the consumers did, and every message dropped
+// on its first receive was received again.
+func checkRedelivered(t *testing.T, c *delayq.Client, counts map[string]int, total int) {
+	t.Helper()
+	checkCounts(t, counts, total, false)
+	s, err := c.Stats(context.Background(), "q")
+	if err != nil || s.Messages != 0 {
+		t.Fatalf("left in the queue: %+v %v", s, err)
+	}
+	sum := 0
+	for body, n := range counts {
+		sum += n
+		if atoi(body)%100 == 47 && n < 2 {
+			t.Fatalf("message %s was not redelivered", body)
+		}
+	}
+	if s.TotalRecv != int64(sum) {
+		t.Fatalf("server counted %d receives, consumers %d", s.TotalRecv, sum)
+	}
 }
 
 func TestDeadLetter(t *testing.T) {
@@ -515,4 +534,28 @@ func summarize(ds []time.Duration) (median, worst time.Duration) {
 		}
 	}
 	return s[len(s)/2], s[len(s)-1]
+}
+
+// With HashTag (Redis Cluster) a queue's keys share a hash tag.
+func TestHashTag(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		c := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix, HashTag: true})
+		mustCreate(t, c, "q", delayq.Config{})
+		id := mustPush(t, c, "q", "tagged", delayq.PushOptions{})
+		if b.Client.ZScore(ctx, b.Prefix+"rsmq:{q}", id).Err() != nil || b.Client.HGet(ctx, b.Prefix+"rsmq:{q}:Q", id).Val() != "tagged" {
+			t.Fatal("the message is not under the hash-tagged keys")
+		}
+		if qs, _ := c.List(ctx); len(qs) != 1 || qs[0] != "q" {
+			t.Fatalf("list = %v", qs)
+		}
+		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
+		if err != nil || len(r.Messages) != 1 {
+			t.Fatalf("receive: %+v %v", r, err)
+		}
+		mustCreate(t, c, "dead", delayq.Config{})
+		if err := c.Create(ctx, "x", delayq.Config{MaxReceives: 1, DeadLetter: "dead"}); !errors.Is(err, delayq.ErrInvalid) {
+			t.Fatalf("dead letter with hash tags: %v", err)
+		}
+	})
 }

