@@ -49,7 +49,9 @@
 // queue yet (the script names only declared keys); the client remembers it.
 // Create, Delete and SetAttributes also update ns:QUEUES, in the same
 // pipeline (one round trip) but not atomically with the hash. Receive with
-// Wait subscribes to the realtime channel first, so no push is missed.
+// Wait takes one round trip when something is due; otherwise it subscribes
+// to the realtime channel and claims again before sleeping, so no push is
+// missed.
 //
 // # Delivery
 //

@@ -8,6 +8,11 @@
 -- ARGV[6] realtime channel <ns>:rt:<q>
 -- Returns {"ok", id, visible-at ms, now ms}, {"notfound"} or
 -- {"toolong", maxsize}. Nothing is written unless "ok".
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}

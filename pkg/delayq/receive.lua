@@ -12,6 +12,11 @@
 -- moved, visible-at ms of the claimed, id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
 -- "dlq" when a message must move to a dead-letter queue whose keys were not
 -- given: the messages claimed so far are returned, nothing else is written.
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}

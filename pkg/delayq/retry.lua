@@ -3,6 +3,11 @@
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
 -- ARGV[1] id, ARGV[2] delay ms, ARGV[3] realtime channel
 -- Returns {"ok", visible-at ms}, {"nomessage"} or {"notfound"}.
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}

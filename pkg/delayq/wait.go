@@ -8,11 +8,17 @@ import (
 // receiveWait claims messages, and when none is due sleeps until the next
 // one is (by the server's clock: the wait is the difference of two server
 // times) or a push is published on the queue's realtime channel, until
-// opt.Wait has passed. It subscribes before the first claim, so a push
-// between the claim and the sleep still wakes it. It never polls on a
+// opt.Wait has passed. It subscribes before the claim it sleeps after, so
+// a push between that claim and the sleep still wakes it. It never polls on a
 // fixed tick.
 func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
 	deadline := time.Now().Add(opt.Wait)
+	// When something is due, one round trip and no subscription (which
+	// costs a connection of its own).
+	res, err := c.claim(context.WithoutCancel(ctx), q, opt)
+	if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
+		return res, err
+	}
 	ps := c.rdb.Subscribe(ctx, c.Channel(q))
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
