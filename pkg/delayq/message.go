@@ -91,6 +91,7 @@ type Received struct {
 	// of what is left (zero when the queue is empty).
 	Now         time.Time
 	NextVisible time.Time
+	exactNow    time.Time // Now to the microsecond
 }
 
 func (o *ReceiveOptions) check() error {
@@ -156,9 +157,10 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 			return nil, notFound(q)
 		}
 		res.Now = msTime(str(a[1]))
+		res.exactNow = res.Now.Add(time.Duration(num(a[6])%1000) * time.Microsecond)
 		res.NextVisible = msTime(str(a[2]))
 		res.Moved += int(num(a[4]))
-		for i := 6; i+3 < len(a); i += 4 {
+		for i := 7; i+3 < len(a); i += 4 {
 			m := Message{ID: str(a[i]), Body: str(a[i+1]), RC: num(a[i+2]), FR: msTime(str(a[i+3]))}
 			m.Sent = SentAt(m.ID)
 			if !opt.Pop {

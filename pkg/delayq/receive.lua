@@ -9,7 +9,8 @@
 -- ARGV[4] the dead-letter queue's name that KEYS[3..4] belong to, or ""
 -- ARGV[5] the dead-letter queue's realtime channel
 -- Returns {status, now ms, next visible-at ms or "", dead-letter name,
--- moved, visible-at ms of the claimed, id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
+-- moved, visible-at ms of the claimed, microseconds of the server time,
+-- id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
 -- "dlq" when a message must move to a dead-letter queue whose keys were not
 -- given: the messages claimed so far are returned, nothing else is written.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
@@ -99,7 +100,8 @@ local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
 if #first > 0 then
   next = first[2]
 end
-local res = {status, nowstr, next, dlq, moved, visible}
+-- The microseconds let a waiting client sleep until the exact due time.
+local res = {status, nowstr, next, dlq, moved, visible, t[2]}
 for _, v in ipairs(out) do
   res[#res + 1] = v
 end

@@ -42,10 +42,11 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 			return res, nil
 		}
 		if !res.NextVisible.IsZero() {
-			if d := res.NextVisible.Sub(res.Now); d < sleep {
-				// The script reads the time in whole ms, so the message is
-				// due at most 1ms after this sleep; it claims it then.
-				sleep = max(d, time.Millisecond)
+			if d := res.NextVisible.Sub(res.exactNow); d < sleep {
+				// Due at the start of the NextVisible millisecond; should
+				// the timer fire early, the claim finds nothing and sleeps
+				// again, for at least 100µs.
+				sleep = max(d, 100*time.Microsecond)
 			}
 		}
 		timer.Reset(sleep)
