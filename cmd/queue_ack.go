@@ -42,10 +42,12 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
+	unique := map[string]bool{}
 	for _, id := range opts.ids {
 		if err := delayq.CheckID(id); err != nil {
 			return err
 		}
+		unique[id] = true
 	}
 	q, err := queueClient(opts.f, opts.cmd)
 	if err != nil {
@@ -59,7 +61,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 		if missing == nil {
 			missing = []string{}
 		}
-		if err := opts.f.writeJSON(queueAckJSON{Acked: len(opts.ids) - len(missing), Missing: missing}); err != nil {
+		if err := opts.f.writeJSON(queueAckJSON{Acked: len(unique) - len(missing), Missing: missing}); err != nil {
 			return err
 		}
 	}
@@ -69,7 +71,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "acked %s", plural(int64(len(opts.ids)), "message"))
+	infoTTY(opts.f, "acked %s", plural(int64(len(unique)), "message"))
 	return nil
 }
 

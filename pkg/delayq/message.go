@@ -186,12 +186,16 @@ func (c *Client) Ack(ctx context.Context, q string, ids ...string) ([]string, er
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
+	args := make([]any, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
 		if err := CheckID(id); err != nil {
 			return nil, err
 		}
-		args[i] = id
+		if !seen[id] { // an id given twice is acked once, not "missing"
+			seen[id] = true
+			args = append(args, id)
+		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
@@ -208,7 +212,7 @@ func (c *Client) Ack(ctx context.Context, q string, ids ...string) ([]string, er
 		missing = append(missing, str(v))
 	}
 	if len(missing) > 0 {
-		return missing, fmt.Errorf("%d of %d messages: %w", len(missing), len(ids), ErrMessageNotFound)
+		return missing, fmt.Errorf("%d of %d messages: %w", len(missing), len(args), ErrMessageNotFound)
 	}
 	return nil, nil
 }
