@@ -1,0 +1,17 @@
+-- ack: delete received messages (RSMQ deleteMessage, for many ids at once).
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
+-- ARGV: message ids
+-- Returns {"ok", missing id, ...} (the ids that were not in the queue) or
+-- {"notfound"} when the queue does not exist.
+local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
+if not a[1] or not a[2] or not a[3] then
+  return {"notfound"}
+end
+local res = {"ok"}
+for _, id in ipairs(ARGV) do
+  if redis.call("ZREM", KEYS[1], id) == 0 then
+    res[#res + 1] = id
+  end
+  redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+end
+return res

@@ -1,0 +1,51 @@
+package delayq_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+)
+
+func backends(b *testing.B, fn func(b *testing.B, be redistest.Backend)) {
+	b.Run("embedded", func(b *testing.B) { fn(b, redistest.Embedded(b)) })
+	b.Run("redis", func(b *testing.B) { fn(b, redistest.Real(b)) })
+}
+
+// BenchmarkPush: one push, one round trip.
+func BenchmarkPush(b *testing.B) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Config{})
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Push(ctx, "q", "a message of some 30 bytes....", delayq.PushOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkPollAck: receive one message and ack it, two round trips.
+func BenchmarkPollAck(b *testing.B) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Config{})
+		ctx := context.Background()
+		for i := 0; i < b.N; i++ {
+			mustPush(b, c, "q", "a message of some 30 bytes....", delayq.PushOptions{})
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
+			if err != nil || len(r.Messages) != 1 {
+				b.Fatalf("receive: %v %v", r, err)
+			}
+			if _, err := c.Ack(ctx, "q", r.Messages[0].ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

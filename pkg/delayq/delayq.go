@@ -1,0 +1,268 @@
+package delayq
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors. Errors wrapping ErrInvalid (bad names, values out of
+// range, a message over maxsize) are the caller's mistake and are detected
+// before anything is written.
+var (
+	ErrQueueNotFound   = errors.New("queue not found")
+	ErrQueueExists     = errors.New("queue exists")
+	ErrMessageNotFound = errors.New("message not found")
+	ErrInvalid         = names.ErrInvalid
+	ErrMessageTooLong  = fmt.Errorf("message too long: %w", ErrInvalid)
+	ErrInvalidValue    = fmt.Errorf("invalid value: %w", ErrInvalid)
+)
+
+// RSMQ's limits.
+const (
+	// MaxSeconds is the largest vt and delay RSMQ accepts, in seconds.
+	MaxSeconds = 9999999
+	// MinMaxSize and MaxMaxSize bound maxsize; Unlimited (-1) is allowed too.
+	MinMaxSize = 1024
+	MaxMaxSize = 65536
+	Unlimited  = -1
+
+	DefaultNamespace = "rsmq"
+	DefaultVT        = 30 * time.Second
+	DefaultMaxSize   = 65536
+)
+
+// Options configure a Client.
+type Options struct {
+	// Namespace is RSMQ's ns option; "" means "rsmq".
+	Namespace string
+	// Prefix is put in front of every key and channel (chatq's --prefix).
+	Prefix string
+	// HashTag wraps the queue name in a hash tag ({q}) so that a queue's
+	// keys share a cluster slot. Use it on Redis Cluster.
+	HashTag bool
+}
+
+// Client operates the queues of one namespace.
+type Client struct {
+	rdb  redis.UniversalClient
+	ns   string // prefix + namespace + ":"
+	tag  bool
+	mu   sync.Mutex
+	dead map[string]string // queue -> its dead-letter queue, as last seen
+}
+
+// New returns a Client for rdb.
+func New(rdb redis.UniversalClient, opt Options) *Client {
+	ns := opt.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	return &Client{rdb: rdb, ns: opt.Prefix + ns + ":", tag: opt.HashTag, dead: map[string]string{}}
+}
+
+// keys returns queue q's ZSET and HASH keys.
+func (c *Client) keys(q string) []string {
+	k := c.ns + q
+	if c.tag {
+		k = c.ns + "{" + q + "}"
+	}
+	return []string{k, k + ":Q"}
+}
+
+func (c *Client) queuesKey() string { return c.ns + "QUEUES" }
+
+// Channel is queue q's realtime channel, where every push publishes.
+func (c *Client) Channel(q string) string { return c.ns + "rt:" + q }
+
+var (
+	//go:embed create.lua
+	createLua    string
+	createScript = redis.NewScript(createLua)
+	//go:embed set.lua
+	setLua    string
+	setScript = redis.NewScript(setLua)
+	//go:embed push.lua
+	pushLua    string
+	pushScript = redis.NewScript(pushLua)
+	//go:embed receive.lua
+	receiveLua    string
+	receiveScript = redis.NewScript(receiveLua)
+	//go:embed ack.lua
+	ackLua    string
+	ackScript = redis.NewScript(ackLua)
+	//go:embed retry.lua
+	retryLua    string
+	retryScript = redis.NewScript(retryLua)
+	//go:embed stats.lua
+	statsLua    string
+	statsScript = redis.NewScript(statsLua)
+	//go:embed peek.lua
+	peekLua    string
+	peekScript = redis.NewScript(peekLua)
+	//go:embed purge.lua
+	purgeLua    string
+	purgeScript = redis.NewScript(purgeLua)
+)
+
+// notFound wraps ErrQueueNotFound with the queue's name.
+func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
+
+// CheckName checks a queue name against RSMQ's rule.
+func CheckName(q string) error { return names.Queue(q) }
+
+// CheckSeconds checks a vt or delay stored as a queue attribute: whole
+// seconds from 0 to MaxSeconds, as RSMQ stores them.
+func CheckSeconds(what string, d time.Duration) error {
+	if err := CheckDuration(what, d); err != nil {
+		return err
+	}
+	if d%time.Second != 0 {
+		return fmt.Errorf("%s %s: must be whole seconds, as RSMQ stores it: %w", what, d, ErrInvalidValue)
+	}
+	return nil
+}
+
+// CheckDuration checks a vt or delay given for one message or receive:
+// from 0 to MaxSeconds seconds, at millisecond precision.
+func CheckDuration(what string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s %s: must not be negative: %w", what, d, ErrInvalidValue)
+	}
+	if d > MaxSeconds*time.Second {
+		return fmt.Errorf("%s %s: must be at most %ds (RSMQ's limit): %w", what, d, MaxSeconds, ErrInvalidValue)
+	}
+	if d%time.Millisecond != 0 {
+		return fmt.Errorf("%s %s: must be whole milliseconds: %w", what, d, ErrInvalidValue)
+	}
+	return nil
+}
+
+// CheckMaxSize checks maxsize: MinMaxSize to MaxMaxSize, or Unlimited.
+func CheckMaxSize(n int) error {
+	if n == Unlimited || n >= MinMaxSize && n <= MaxMaxSize {
+		return nil
+	}
+	return fmt.Errorf("maxsize %d: must be from %d to %d, or -1 for unlimited: %w", n, MinMaxSize, MaxMaxSize, ErrInvalidValue)
+}
+
+// CheckID checks a message id against RSMQ's format.
+func CheckID(id string) error {
+	if len(id) != 32 {
+		return fmt.Errorf("message id %q: must be 32 characters: %w", id, ErrInvalidValue)
+	}
+	for i := 0; i < len(id); i++ {
+		b := id[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == ':') {
+			return fmt.Errorf("message id %q: may only contain letters, digits and ':': %w", id, ErrInvalidValue)
+		}
+	}
+	return nil
+}
+
+// Len16 is the length of body in UTF-16 code units, what RSMQ's maxsize
+// counts (JavaScript's String length). Invalid UTF-8 counts one per byte,
+// as Node decodes each such byte to U+FFFD.
+func Len16(body string) int {
+	n := 0
+	for _, r := range body {
+		if r == utf8.RuneError {
+			n++
+			continue
+		}
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+const idChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomID returns the 22 random characters that end a message id,
+// uniform over idChars (bytes of 248 and above are redrawn).
+func randomID() string {
+	out := make([]byte, 0, 22)
+	var buf [32]byte
+	for len(out) < 22 {
+		_, _ = rand.Read(buf[:]) // crypto/rand.Read never fails
+		for _, b := range buf {
+			if b < 248 && len(out) < 22 {
+				out = append(out, idChars[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
+// SentAt is when a message was pushed, read from its id (RSMQ's "sent").
+func SentAt(id string) time.Time {
+	if len(id) < 10 {
+		return time.Time{}
+	}
+	us, err := strconv.ParseInt(id[:10], 36, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
+}
+
+func msTime(s string) time.Time {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || s == "" {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+func secTime(s string) time.Time {
+	sec, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0)
+}
+
+// reply helpers: the scripts return flat arrays of strings and integers.
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func num(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func run(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, args ...any) ([]any, error) {
+	v, err := s.Run(ctx, c, keys, args...).Result()
+	if err != nil {
+		return nil, err
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) == 0 {
+		return nil, fmt.Errorf("unexpected reply %v", v)
+	}
+	return a, nil
+}

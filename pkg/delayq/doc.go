@@ -1,0 +1,65 @@
+// Package delayq is a delayed message queue with visibility timeouts, stored
+// in the layout of RSMQ (the rsmq npm package, 0.12.4), so that Go programs,
+// chatq and Node services using rsmq share queues.
+//
+// # Keys
+//
+// With namespace ns (default "rsmq") and the caller's prefix p, queue q owns:
+//
+//	p ns:QUEUES   SET   names of all queues (shared by the namespace)
+//	p ns:q        ZSET  message id -> visible-at time, Unix ms
+//	p ns:q:Q      HASH  attributes vt, delay (seconds), maxsize (UTF-16
+//	                    units, -1 unlimited), totalrecv, totalsent, created,
+//	                    modified (Unix seconds); maxreceives and deadletter
+//	                    (chatq's dead-letter policy, ignored by rsmq); per
+//	                    message <id> (body), <id>:rc (receive count) and
+//	                    <id>:fr (first receive, Unix ms)
+//
+// Realtime notifications go to channel "p ns:rt:q" (RSMQ's realtime
+// channel): every push publishes the queue's message count there, and
+// Receive with Wait subscribes to it. With HashTag (Redis Cluster) the
+// queue part is wrapped in a hash tag, "p ns:{q}" and "p ns:{q}:Q", which
+// rsmq cannot read (it does not run on Cluster anyway).
+//
+// A message id is 32 characters: the Redis server time in microseconds in
+// base 36 (10 characters) followed by 22 random characters from [A-Za-z0-9].
+//
+// # Time
+//
+// Every time is read from the Redis server (TIME inside the scripts), never
+// from the client's clock. A message is due when its visible-at time is at
+// or before the server's current millisecond, and is never received before.
+//
+// # Round trips and atomicity
+//
+// Each operation on messages is one Lua script on the queue's two keys (one
+// cluster slot), so it is atomic and takes one round trip:
+//
+//	Push      push.lua     id, score, body, totalsent, PUBLISH
+//	Receive   receive.lua  claim up to N due messages (hide for the vt, or
+//	                       delete with Pop); dead-letter moves
+//	Ack       ack.lua      delete any number of messages
+//	Retry     retry.lua    make a message visible again after a delay
+//	Stats     stats.lua    attributes and ready/delayed/in-flight counts
+//	Peek      peek.lua     read messages without receiving them
+//	Purge     purge.lua    delete every message, keep the attributes
+//
+// Receive with a dead-letter policy takes a second round trip the first
+// time a message must move and the client does not know the dead-letter
+// queue yet (the script names only declared keys); the client remembers it.
+// Create, Delete and SetAttributes also update ns:QUEUES, in the same
+// pipeline (one round trip) but not atomically with the hash. Receive with
+// Wait takes one round trip when something is due; otherwise it subscribes
+// to the realtime channel and claims again before sleeping, so no push is
+// missed.
+//
+// # Delivery
+//
+// Receive hides each message for the visibility timeout and increments its
+// receive count; unless acked it becomes due again (at-least-once). With
+// Pop it is deleted as it is received (at-most-once). With a dead-letter
+// policy (MaxReceives N, DeadLetter Q2) a message that has been received N
+// times is not delivered an N+1th time: the receive that would exceed the
+// limit moves it, atomically and under the same id, to Q2, visible there at
+// once with a fresh receive count.
+package delayq

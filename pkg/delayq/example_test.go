@@ -1,0 +1,43 @@
+package delayq_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/redis/go-redis/v9"
+)
+
+// A delayed message is received once it is due, then acked.
+func Example() {
+	s, _ := embedded.Start("127.0.0.1:0")
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{}) // namespace "rsmq", as rsmq's default
+	if err := q.Create(ctx, "jobs", delayq.Config{VT: time.Minute}); err != nil {
+		panic(err)
+	}
+	p, _ := q.Push(ctx, "jobs", "resize photo 42", delayq.PushOptions{Delay: 200 * time.Millisecond})
+
+	// Sleeps until the message is due (or a push arrives), up to 10s.
+	r, _ := q.Receive(ctx, "jobs", delayq.ReceiveOptions{Wait: 10 * time.Second})
+	m := r.Messages[0]
+	fmt.Println(m.Body, m.RC, m.ID == p.ID, "received after due:", !r.Now.Before(p.VisibleAt))
+
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println("in flight:", st.InFlight)
+	if _, err := q.Ack(ctx, "jobs", m.ID); err != nil {
+		panic(err)
+	}
+	st, _ = q.Stats(ctx, "jobs")
+	fmt.Println("messages:", st.Messages)
+	// Output:
+	// resize photo 42 1 true received after due: true
+	// in flight: 1
+	// messages: 0
+}

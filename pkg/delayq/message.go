@@ -1,0 +1,292 @@
+package delayq
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// PushOptions say when a pushed message becomes due. At and Delay exclude
+// each other; with neither, the queue's delay applies.
+type PushOptions struct {
+	At    time.Time     // due at this time (rounded up to the millisecond)
+	Delay time.Duration // due this long after the server's now
+	// HasDelay marks Delay as given, so that 0 overrides the queue's delay.
+	HasDelay bool
+}
+
+// Pushed is the result of a push.
+type Pushed struct {
+	ID        string
+	VisibleAt time.Time // when it becomes due
+	Sent      time.Time // server time of the push
+}
+
+// Push adds a message to queue q and returns its id. The body's length in
+// UTF-16 units must not exceed the queue's maxsize (ErrMessageTooLong).
+// One round trip; the script also publishes on the realtime channel.
+func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pushed, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	mode, value := "default", int64(0)
+	switch {
+	case !opt.At.IsZero() && (opt.HasDelay || opt.Delay != 0):
+		return nil, fmt.Errorf("give a time or a delay, not both: %w", ErrInvalidValue)
+	case !opt.At.IsZero():
+		ms := opt.At.UnixMilli()
+		if opt.At.After(time.UnixMilli(ms)) {
+			ms++ // never due before the time asked for
+		}
+		if ms < 0 {
+			return nil, fmt.Errorf("time %s: before 1970: %w", opt.At, ErrInvalidValue)
+		}
+		mode, value = "at", ms
+	case opt.HasDelay || opt.Delay != 0:
+		if err := CheckDuration("delay", opt.Delay); err != nil {
+			return nil, err
+		}
+		mode, value = "delay", opt.Delay.Milliseconds()
+	}
+	n16 := Len16(body)
+	a, err := run(ctx, c.rdb, pushScript, c.keys(q), randomID(), mode, value, n16, body, c.Channel(q))
+	if err != nil {
+		return nil, err
+	}
+	switch str(a[0]) {
+	case "notfound":
+		return nil, notFound(q)
+	case "toolong":
+		return nil, fmt.Errorf("queue %q: %d UTF-16 units, maxsize is %s: %w", q, n16, str(a[1]), ErrMessageTooLong)
+	}
+	return &Pushed{ID: str(a[1]), VisibleAt: msTime(str(a[2])), Sent: msTime(str(a[3]))}, nil
+}
+
+// Message is a received message, with RSMQ's fields.
+type Message struct {
+	ID        string
+	Body      string
+	RC        int64     // how many times it has been received, this time included
+	FR        time.Time // first receive (ms)
+	Sent      time.Time // when it was pushed (from the id)
+	VisibleAt time.Time // when it becomes due again unless acked (zero with Pop)
+}
+
+// ReceiveOptions control a receive.
+type ReceiveOptions struct {
+	N  int           // at most this many messages (default 1)
+	VT time.Duration // visibility timeout; 0 means the queue's vt
+	// HasVT marks VT as given, so that 0 overrides the queue's vt.
+	HasVT bool
+	Pop   bool          // delete on receive instead of hiding
+	Wait  time.Duration // when none is due, wait up to this long
+}
+
+// Received is the result of a receive.
+type Received struct {
+	Messages []Message
+	// Moved counts messages moved to the dead-letter queue by this receive.
+	Moved int
+	// Now is the server time of the claim; NextVisible the earliest due time
+	// of what is left (zero when the queue is empty).
+	Now         time.Time
+	NextVisible time.Time
+	exactNow    time.Time // Now to the microsecond
+}
+
+func (o *ReceiveOptions) check() error {
+	if o.N == 0 {
+		o.N = 1
+	}
+	if o.N < 0 {
+		return fmt.Errorf("count %d: must be positive: %w", o.N, ErrInvalidValue)
+	}
+	if o.HasVT || o.VT != 0 {
+		if err := CheckDuration("vt", o.VT); err != nil {
+			return err
+		}
+	}
+	if o.Wait < 0 {
+		return fmt.Errorf("wait %s: must not be negative: %w", o.Wait, ErrInvalidValue)
+	}
+	return nil
+}
+
+// Receive claims up to opt.N due messages of queue q in one atomic script:
+// each is hidden for the visibility timeout with its receive count
+// incremented, or deleted with Pop. With Wait and nothing due it sleeps
+// until the next message is due or a push arrives, up to Wait. An empty
+// result is not an error.
+func (c *Client) Receive(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	if opt.Wait > 0 {
+		return c.receiveWait(ctx, q, opt)
+	}
+	return c.claim(ctx, q, opt)
+}
+
+// claim runs the receive script once, and once more if a dead-letter move
+// needs keys the client did not know.
+func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
+	res := &Received{}
+	vt := ""
+	if opt.HasVT || opt.VT != 0 {
+		vt = fmt.Sprint(opt.VT.Milliseconds())
+	}
+	pop := "0"
+	if opt.Pop {
+		pop = "1"
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		keys := c.keys(q)
+		dead := c.deadLetter(q)
+		if dead != "" {
+			keys = append(keys, c.keys(dead)...)
+		}
+		a, err := run(ctx, c.rdb, receiveScript, keys, opt.N-len(res.Messages), vt, pop, dead, c.Channel(dead))
+		if err != nil {
+			return nil, err
+		}
+		status := str(a[0])
+		if status == "notfound" {
+			return nil, notFound(q)
+		}
+		res.Now = msTime(str(a[1]))
+		res.exactNow = res.Now.Add(time.Duration(num(a[6])%1000) * time.Microsecond)
+		res.NextVisible = msTime(str(a[2]))
+		res.Moved += int(num(a[4]))
+		for i := 7; i+3 < len(a); i += 4 {
+			m := Message{ID: str(a[i]), Body: str(a[i+1]), RC: num(a[i+2]), FR: msTime(str(a[i+3]))}
+			m.Sent = SentAt(m.ID)
+			if !opt.Pop {
+				m.VisibleAt = msTime(str(a[5]))
+			}
+			res.Messages = append(res.Messages, m)
+		}
+		if status != "dlq" {
+			return res, nil
+		}
+		c.remember(q, str(a[3]))
+		if len(res.Messages) >= opt.N {
+			return res, nil
+		}
+	}
+	return res, nil
+}
+
+// Ack deletes messages of queue q (RSMQ deleteMessage), in one round trip.
+// It returns the ids that were not in the queue (already acked, popped, or
+// never there) along with ErrMessageNotFound if there are any.
+func (c *Client) Ack(ctx context.Context, q string, ids ...string) ([]string, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if err := CheckID(id); err != nil {
+			return nil, err
+		}
+		if !seen[id] { // an id given twice is acked once, not "missing"
+			seen[id] = true
+			args = append(args, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	a, err := run(ctx, c.rdb, ackScript, c.keys(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	if str(a[0]) == "notfound" {
+		return nil, notFound(q)
+	}
+	var missing []string
+	for _, v := range a[1:] {
+		missing = append(missing, str(v))
+	}
+	if len(missing) > 0 {
+		return missing, fmt.Errorf("%d of %d messages: %w", len(missing), len(args), ErrMessageNotFound)
+	}
+	return nil, nil
+}
+
+// Retry makes message id of queue q due again after delay (0: now), as
+// RSMQ's changeMessageVisibility does, and returns when it becomes due.
+func (c *Client) Retry(ctx context.Context, q, id string, delay time.Duration) (time.Time, error) {
+	if err := CheckName(q); err != nil {
+		return time.Time{}, err
+	}
+	if err := CheckID(id); err != nil {
+		return time.Time{}, err
+	}
+	if err := CheckDuration("delay", delay); err != nil {
+		return time.Time{}, err
+	}
+	a, err := run(ctx, c.rdb, retryScript, c.keys(q), id, delay.Milliseconds(), c.Channel(q))
+	if err != nil {
+		return time.Time{}, err
+	}
+	switch str(a[0]) {
+	case "notfound":
+		return time.Time{}, notFound(q)
+	case "nomessage":
+		return time.Time{}, fmt.Errorf("message %s in queue %q: %w", id, q, ErrMessageNotFound)
+	}
+	return msTime(str(a[1])), nil
+}
+
+// State is where a message stands.
+type State string
+
+const (
+	Ready    State = "ready"
+	Delayed  State = "delayed"
+	InFlight State = "inflight"
+)
+
+// Peeked is a message seen without receiving it.
+type Peeked struct {
+	Message
+	State State
+}
+
+// Peek returns the first n messages of queue q by visible-at time, without
+// receiving them. Read only, one round trip.
+func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("count %d: must be positive: %w", n, ErrInvalidValue)
+	}
+	a, err := run(ctx, c.rdb, peekScript, c.keys(q), n)
+	if err != nil {
+		return nil, err
+	}
+	if str(a[0]) == "notfound" {
+		return nil, notFound(q)
+	}
+	now := msTime(str(a[1]))
+	var out []Peeked
+	for i := 2; i+4 < len(a); i += 5 {
+		p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
+		p.Sent = SentAt(p.ID)
+		switch {
+		case !p.VisibleAt.After(now):
+			p.State = Ready
+		case p.RC > 0 || !p.FR.IsZero():
+			p.State = InFlight
+		default:
+			p.State = Delayed
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

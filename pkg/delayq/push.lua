@@ -1,0 +1,49 @@
+-- push: store a message and schedule it (RSMQ sendMessage), one round trip.
+-- KEYS[1] <ns>:<q> (ZSET id -> visible-at ms), KEYS[2] <ns>:<q>:Q (HASH)
+-- ARGV[1] 22 random id characters
+-- ARGV[2] "at" | "delay" | "default": how ARGV[3] is read
+-- ARGV[3] visible-at ms ("at") or delay ms ("delay")
+-- ARGV[4] body length in UTF-16 code units (what RSMQ's maxsize counts)
+-- ARGV[5] body
+-- ARGV[6] realtime channel <ns>:rt:<q>
+-- Returns {"ok", id, visible-at ms, now ms}, {"notfound"} or
+-- {"toolong", maxsize}. Nothing is written unless "ok".
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
+if not a[1] or not a[2] or not a[3] then
+  return {"notfound"}
+end
+local maxsize = tonumber(a[3])
+if maxsize ~= -1 and tonumber(ARGV[4]) > maxsize then
+  return {"toolong", a[3]}
+end
+local t = redis.call("TIME")
+-- The id starts with the server time in microseconds in base 36, as RSMQ's.
+local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+local id = ""
+while us > 0 do
+  local r = us % 36
+  id = string.sub(digits, r + 1, r + 1) .. id
+  us = (us - r) / 36
+end
+id = id .. ARGV[1]
+local visible
+if ARGV[2] == "at" then
+  visible = tonumber(ARGV[3])
+elseif ARGV[2] == "delay" then
+  visible = now + tonumber(ARGV[3])
+else
+  visible = now + tonumber(a[2]) * 1000
+end
+visible = string.format("%.0f", visible)
+redis.call("ZADD", KEYS[1], visible, id)
+redis.call("HSET", KEYS[2], id, ARGV[5])
+redis.call("HINCRBY", KEYS[2], "totalsent", 1)
+redis.call("PUBLISH", ARGV[6], redis.call("ZCARD", KEYS[1]))
+return {"ok", id, visible, string.format("%.0f", now)}

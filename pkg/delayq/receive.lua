@@ -1,0 +1,108 @@
+-- receive: claim up to N due messages in one atomic step (RSMQ
+-- receiveMessage / popMessage, for N messages and with the time read here).
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
+-- KEYS[3], KEYS[4]: the dead-letter queue's <ns>:<dlq> and <ns>:<dlq>:Q,
+-- when the caller knows them (otherwise absent)
+-- ARGV[1] N
+-- ARGV[2] visibility timeout ms, or "" for the queue's vt
+-- ARGV[3] "1" to pop (delete on receive), "0" to hide for the vt
+-- ARGV[4] the dead-letter queue's name that KEYS[3..4] belong to, or ""
+-- ARGV[5] the dead-letter queue's realtime channel
+-- Returns {status, now ms, next visible-at ms or "", dead-letter name,
+-- moved, visible-at ms of the claimed, microseconds of the server time,
+-- id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
+-- "dlq" when a message must move to a dead-letter queue whose keys were not
+-- given: the messages claimed so far are returned, nothing else is written.
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter")
+if not a[1] or not a[2] or not a[3] then
+  return {"notfound"}
+end
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowstr = string.format("%.0f", now)
+local vt = tonumber(a[1]) * 1000
+if ARGV[2] ~= "" then
+  vt = tonumber(ARGV[2])
+end
+local visible = string.format("%.0f", now + vt)
+local pop = ARGV[3] == "1"
+local maxrc = tonumber(a[4] or "0") or 0
+local dlq = a[5] or ""
+if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
+  -- A dead-letter queue deleted since the policy was set turns it off.
+  if redis.call("HEXISTS", KEYS[4], "vt") == 0 then
+    maxrc = 0
+  end
+end
+local want = tonumber(ARGV[1])
+local out = {}
+local got = 0
+local moved = 0
+local status = "ok"
+while got < want and status == "ok" do
+  local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", nowstr, "LIMIT", 0, want - got)
+  if #ids == 0 then
+    break
+  end
+  for _, id in ipairs(ids) do
+    local m = redis.call("HMGET", KEYS[2], id, id .. ":rc", id .. ":fr")
+    local rc = tonumber(m[2] or "0") or 0
+    if not m[1] then
+      -- An id without a body cannot be delivered: drop it.
+      redis.call("ZREM", KEYS[1], id)
+      redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr")
+    elseif maxrc > 0 and dlq ~= "" and rc >= maxrc then
+      if ARGV[4] ~= dlq then
+        status = "dlq"
+        break
+      end
+      -- Received maxreceives times already: this receive would exceed the
+      -- limit, so the message moves to the dead-letter queue instead, under
+      -- the same id, visible there now.
+      redis.call("ZADD", KEYS[3], nowstr, id)
+      redis.call("HSET", KEYS[4], id, m[1])
+      redis.call("HINCRBY", KEYS[4], "totalsent", 1)
+      redis.call("ZREM", KEYS[1], id)
+      redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+      redis.call("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[3]))
+      moved = moved + 1
+    else
+      redis.call("HINCRBY", KEYS[2], "totalrecv", 1)
+      rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
+      local fr = m[3]
+      if rc == 1 or not fr then
+        fr = nowstr
+      end
+      if pop then
+        redis.call("ZREM", KEYS[1], id)
+        redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+      else
+        redis.call("ZADD", KEYS[1], visible, id)
+        if rc == 1 then
+          redis.call("HSET", KEYS[2], id .. ":fr", fr)
+        end
+      end
+      out[#out + 1] = id
+      out[#out + 1] = m[1]
+      out[#out + 1] = rc
+      out[#out + 1] = fr
+      got = got + 1
+    end
+  end
+end
+local next = ""
+local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+if #first > 0 then
+  next = first[2]
+end
+-- The microseconds let a waiting client sleep until the exact due time.
+local res = {status, nowstr, next, dlq, moved, visible, t[2]}
+for _, v in ipairs(out) do
+  res[#res + 1] = v
+end
+return res

@@ -1,0 +1,23 @@
+-- retry: make a message visible again after a delay (RSMQ
+-- changeMessageVisibility, with the time read here).
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
+-- ARGV[1] id, ARGV[2] delay ms, ARGV[3] realtime channel
+-- Returns {"ok", visible-at ms}, {"nomessage"} or {"notfound"}.
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
+if not a[1] or not a[2] or not a[3] then
+  return {"notfound"}
+end
+if not redis.call("ZSCORE", KEYS[1], ARGV[1]) then
+  return {"nomessage"}
+end
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local visible = string.format("%.0f", now + tonumber(ARGV[2]))
+redis.call("ZADD", KEYS[1], visible, ARGV[1])
+redis.call("PUBLISH", ARGV[3], redis.call("ZCARD", KEYS[1]))
+return {"ok", visible}

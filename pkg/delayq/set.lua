@@ -1,0 +1,24 @@
+-- set: change a queue's attributes and its "modified" time (RSMQ
+-- setQueueAttributes), in one step.
+-- KEYS[1] <ns>:<q>:Q
+-- ARGV: field, value pairs; an empty value deletes the field (used for the
+-- dead-letter policy, which RSMQ does not know).
+-- Returns 1, or 0 when the queue does not exist.
+-- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
+-- unless told to replicate effects (the default since Redis 5).
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+local a = redis.call("HMGET", KEYS[1], "vt", "delay", "maxsize")
+if not a[1] or not a[2] or not a[3] then
+  return 0
+end
+for i = 1, #ARGV, 2 do
+  if ARGV[i + 1] == "" then
+    redis.call("HDEL", KEYS[1], ARGV[i])
+  else
+    redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+end
+redis.call("HSET", KEYS[1], "modified", redis.call("TIME")[1])
+return 1

@@ -1,0 +1,70 @@
+package delayq_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+)
+
+// Work acks what the handler handles, leaves failures for retry, and on
+// cancellation stops taking messages and waits for running handlers.
+func TestWork(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		c := newClient(t, b)
+		mustCreate(t, c, "q", delayq.Config{})
+		const total = 50
+		pushMany(t, c, "q", total)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mu sync.Mutex
+		seen := map[string]int{}
+		acked := 0
+		done := make(chan error, 1)
+		go func() {
+			done <- c.Work(ctx, "q", delayq.WorkOptions{
+				Concurrency: 4, VT: 300 * time.Millisecond, HasVT: true,
+				Report: func(o delayq.Outcome) {
+					mu.Lock()
+					defer mu.Unlock()
+					if o.Err == nil && o.AckErr == nil {
+						acked++
+						if acked == total {
+							cancel()
+						}
+					}
+				},
+			}, func(ctx context.Context, m delayq.Message) error {
+				mu.Lock()
+				seen[m.Body]++
+				mu.Unlock()
+				if m.Body == "7" && m.RC == 1 {
+					return errors.New("fails once")
+				}
+				return nil
+			})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("work did not finish")
+		}
+		// 7 failed once and came back; a slow handler may see others twice.
+		if len(seen) != total || seen["7"] < 2 {
+			t.Fatalf("seen %d distinct, message 7 %d times", len(seen), seen["7"])
+		}
+		if s, _ := c.Stats(context.Background(), "q"); s.Messages != 0 {
+			t.Fatalf("left: %+v", s)
+		}
+		if err := c.Work(context.Background(), "nope", delayq.WorkOptions{}, nil); !errors.Is(err, delayq.ErrQueueNotFound) {
+			t.Fatalf("work on missing queue: %v", err)
+		}
+	})
+}
