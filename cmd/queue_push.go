@@ -18,6 +18,7 @@ type queuePushOptions struct {
 	body  string
 	at    string
 	delay time.Duration
+	lines bool
 }
 
 func newQueuePushCmd(f *Factory) *cobra.Command {
@@ -31,11 +32,17 @@ queue's delay, after --delay, or --at TIME (RFC 3339, or Unix seconds);
 both are measured on the Redis server's clock. A message longer than the
 queue's maxsize (in UTF-16 code units, as RSMQ counts) is refused (exit 2)
 before anything is written. The push is published on RSMQ's realtime
-channel <ns>:rt:<queue>, which wakes waiting polls.`,
+channel <ns>:rt:<queue>, which wakes waiting polls.
+
+With --lines and -, each line of stdin is a message of its own: every line is
+checked against maxsize before the first is pushed, they are pushed in order
+(one round trip each), and their ids are printed one per line (a JSON array
+with -o json). A terminal shows a progress bar for long inputs.`,
 		Example: `  chatq queue push jobs 'resize image 42'
   chatq queue push jobs --delay 90s 'send reminder'
   chatq queue push jobs --at 2026-05-01T09:00:00Z 'open the gates'
-  jq -c . task.json | chatq queue push jobs -`,
+  jq -c . task.json | chatq queue push jobs -
+  chatq queue push jobs --lines - < tasks.txt`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue, opts.body = cmd, args[0], args[1]
@@ -44,6 +51,7 @@ channel <ns>:rt:<queue>, which wakes waiting polls.`,
 	}
 	cmd.Flags().StringVar(&opts.at, "at", "", "due at this time: RFC 3339 or Unix seconds")
 	cmd.Flags().DurationVar(&opts.delay, "delay", 0, "due after this delay (default: the queue's delay)")
+	cmd.Flags().BoolVar(&opts.lines, "lines", false, "with -, push each line of stdin as a message")
 	cmd.MarkFlagsMutuallyExclusive("at", "delay")
 	return cmd
 }
@@ -72,6 +80,12 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
+	if opts.lines {
+		if opts.body != "-" {
+			return usageErrorf("--lines reads stdin: give - as the message")
+		}
+		return queuePushLines(ctx, opts, po)
+	}
 	body := opts.body
 	if body == "-" {
 		b, err := io.ReadAll(opts.f.IO.In)
@@ -94,6 +108,48 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	fmt.Fprintln(opts.f.IO.Out, p.ID)
 	if p.VisibleAt.After(p.Sent) {
 		infoTTY(opts.f, "due at %s (in %s)", stamp(p.VisibleAt), p.VisibleAt.Sub(p.Sent))
+	}
+	return nil
+}
+
+// queuePushLines pushes each line of stdin as a message, after checking
+// every line against the queue's maxsize, so that a bad line writes nothing.
+func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushOptions) error {
+	lines, err := readLines(opts.f.IO.In)
+	if err != nil {
+		return fmt.Errorf("reading messages from stdin: %w", err)
+	}
+	q, err := queueClient(opts.f, opts.cmd)
+	if err != nil {
+		return err
+	}
+	st, err := q.Stats(ctx, opts.queue)
+	if err != nil {
+		return queueErr(err)
+	}
+	if st.MaxSize >= 0 {
+		for i, l := range lines {
+			if n := delayq.Len16(l); n > st.MaxSize {
+				return queueErr(fmt.Errorf("line %d: %w (%d > maxsize %d)", i+1, delayq.ErrMessageTooLong, n, st.MaxSize))
+			}
+		}
+	}
+	prog := opts.f.newProgress("pushing", len(lines))
+	defer prog.Done()
+	ids := make([]queuePushJSON, 0, len(lines))
+	for _, l := range lines {
+		p, err := q.Push(ctx, opts.queue, l, po)
+		if err != nil {
+			return queueErr(fmt.Errorf("after %d of %d messages: %w", len(ids), len(lines), err))
+		}
+		ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
+		if !opts.f.JSON() {
+			fmt.Fprintln(opts.f.IO.Out, p.ID)
+		}
+		prog.Add(1)
+	}
+	if opts.f.JSON() {
+		return opts.f.writeJSON(ids)
 	}
 	return nil
 }

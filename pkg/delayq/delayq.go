@@ -24,9 +24,16 @@ var (
 	ErrQueueExists     = errors.New("queue exists")
 	ErrMessageNotFound = errors.New("message not found")
 	ErrInvalid         = names.ErrInvalid
-	ErrMessageTooLong  = fmt.Errorf("message too long: %w", ErrInvalid)
-	ErrInvalidValue    = fmt.Errorf("invalid value: %w", ErrInvalid)
+	ErrMessageTooLong  error = invalidError("message too long")
+	ErrInvalidValue    error = invalidError("invalid value")
 )
+
+// invalidError is a kind of bad input: it matches ErrInvalid without
+// repeating its text in every message.
+type invalidError string
+
+func (e invalidError) Error() string        { return string(e) }
+func (e invalidError) Is(target error) bool { return target == ErrInvalid }
 
 // RSMQ's limits.
 const (
