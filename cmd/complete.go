@@ -67,9 +67,15 @@ func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error
 // completeKeyArg completes a command's first argument with the names of the
 // keys matching pattern (see scanNames), and nothing after it.
 func (f *Factory) completeKeyArg(pattern string) cobra.CompletionFunc {
-	fromServer := f.completeFromServer(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+	return f.completeFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
 		return scanNames(ctx, f, pattern)
 	})
+}
+
+// completeFirstArg completes a command's first argument with the names list
+// returns, and nothing after it.
+func (f *Factory) completeFirstArg(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
+	fromServer := f.completeFromServer(list)
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -42,6 +43,18 @@ func newQueueCmd(f *Factory) *cobra.Command {
 		newQueuePeekCmd(f),
 		newQueueWorkCmd(f),
 	)
+	queueNames := f.completeFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		q, err := queueClient(f, cmd)
+		if err != nil {
+			return nil, err
+		}
+		return q.List(ctx)
+	})
+	for _, sub := range cmd.Commands() {
+		if sub.Name() != "ls" {
+			sub.ValidArgsFunction = queueNames
+		}
+	}
 	return cmd
 }
 
