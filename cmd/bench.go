@@ -42,9 +42,10 @@ type benchWorkload func(ctx context.Context, c redis.UniversalClient, prefix str
 // benchWorkloads maps a pattern to its workload.
 func benchWorkloads() map[string]benchWorkload {
 	return map[string]benchWorkload{
-		"ping": benchPing,
-		"chat": benchChat,
-		"list": benchList,
+		"ping":  benchPing,
+		"chat":  benchChat,
+		"list":  benchList,
+		"queue": benchQueue,
 	}
 }
 

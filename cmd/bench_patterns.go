@@ -3,8 +3,10 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 )
@@ -93,6 +95,59 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 			l, _ := list(c)
 			return func(ctx context.Context) error {
 				_, err := l.LPop(ctx, 1)
+				return err
+			}
+		}},
+	}, nil
+}
+
+// benchQueue: "push" pushes --size byte messages due now, "poll" receives
+// one at a time with a visibility timeout, "ack" acks what poll received.
+func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
+	queue := func(c redis.UniversalClient) *delayq.Client {
+		return delayq.New(c, delayq.Options{Prefix: prefix})
+	}
+	if err := queue(c).Create(ctx, "bench", delayq.Config{}); err != nil {
+		return nil, err
+	}
+	msg := benchPayload(o.size)
+	push := func(ctx context.Context, q *delayq.Client) error {
+		_, err := q.Push(ctx, "bench", msg, delayq.PushOptions{})
+		return err
+	}
+	// Preloaded messages are due in an hour, so they are stored but never
+	// received: poll runs with --preload messages in the queue.
+	err := preloadParallel(ctx, c, o.preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
+		_, err := queue(c).Push(ctx, "bench", msg, delayq.PushOptions{Delay: time.Hour, HasDelay: true})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	received := make(chan string, o.requests)
+	return []benchStep{
+		{name: "push", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
+			q := queue(c)
+			return func(ctx context.Context) error { return push(ctx, q) }
+		}},
+		{name: "poll", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
+			q := queue(c)
+			return func(ctx context.Context) error {
+				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true})
+				if err != nil {
+					return err
+				}
+				if len(r.Messages) != 1 {
+					return fmt.Errorf("poll received %d messages, want 1", len(r.Messages))
+				}
+				received <- r.Messages[0].ID
+				return nil
+			}
+		}},
+		{name: "ack", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
+			q := queue(c)
+			return func(ctx context.Context) error {
+				_, err := q.Ack(ctx, "bench", <-received)
 				return err
 			}
 		}},

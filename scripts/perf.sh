@@ -55,21 +55,86 @@ send_sha=$(sha pkg/chat/send.lua)
 fetch_sha=$(sha pkg/chat/fetch.lua)
 push_sha=$(sha pkg/shardlist/push.lua)
 pop_sha=$(sha pkg/shardlist/pop.lua)
+qpush_sha=$(sha pkg/delayq/push.lua)
+qrecv_sha=$(sha pkg/delayq/receive.lua)
+qack_sha=$(sha pkg/delayq/ack.lua)
+chatq --prefix rb: queue create bench --vt 1h >/dev/null
 declare -A ref=(
   [ping ping]="PING"
   [chat send]="EVALSHA $send_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} sender ,\"sender\":\"sender\",\"message\":\"$payload\"} rb:chat:sent 1"
   [chat pending]="EVALSHA $fetch_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} reader mark 0"
   [list push]="EVALSHA $push_sha 2 rb:{bench}:first rb:{bench}:last right 512 MARKER $payload"
   [list pop]="EVALSHA $pop_sha 2 rb:{bench}:first rb:{bench}:last left 1 MARKER"
+  [queue push]="EVALSHA $qpush_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__ default 0 16 $payload rb:rsmq:rt:bench"
+  [queue poll]="EVALSHA $qrecv_sha 2 rb:rsmq:bench rb:rsmq:bench:Q 1 3600000 0 none none"
+  [queue ack]="EVALSHA $qack_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__"
 )
-for op in "ping ping" "chat send" "chat pending" "list push" "list pop"; do
+for op in "ping ping" "chat send" "chat pending" "list push" "list pop" "queue push" "queue poll" "queue ack"; do
   for cp in "1 1" "50 1" "50 16"; do
     read -r clients pipeline <<<"$cp"
     read -r pattern step <<<"$op"
     ours=$(bench_ops "$pattern" "$step" "$clients" "$pipeline")
     # shellcheck disable=SC2086 # the reference command is split on purpose
-    theirs=$(rb_ops "$clients" "$pipeline" ${ref[$op]})
+    theirs=$(rb_ops "$clients" "$pipeline" -r 1000000 ${ref[$op]})
     echo "| $op | $clients | $pipeline | $ours | $theirs | $(ratio "$ours" "$theirs") |"
   done
 done
 rcli --scan --pattern 'rb:*' | xargs -r redis-cli -p "$port" DEL >/dev/null
+
+echo
+echo "The redis-benchmark queue ack acks an id that is not there (it cannot know"
+echo "the ids its polls received), which costs the server a little less."
+
+if [ -d testdata/interop/rsmq/node_modules ]; then
+  echo
+  echo "## queue: chatq against the rsmq npm client"
+  echo
+  echo "| step | clients | chatq ops/s | rsmq ops/s | ratio |"
+  echo "| --- | --: | --: | --: | --: |"
+  for clients in 1 50; do
+    n=$((REQUESTS / 5))
+    node testdata/interop/rsmq/bench.js "$url" rsmqbench "$clients" "$n" 16 >"$tmp/rsmq.jsonl"
+    chatq bench queue -c "$clients" -n "$n" >"$tmp/chatq.tsv"
+    for step in push poll ack; do
+      ours=$(awk -F'\t' -v s="queue $step" '$1 == s { printf "%.0f", $7 }' "$tmp/chatq.tsv")
+      theirs=$(grep "\"step\":\"$step\"" "$tmp/rsmq.jsonl" | sed 's/.*"ops_per_sec":\([0-9.]*\).*/\1/' | awk '{ printf "%.0f", $1 }')
+      echo "| $step | $clients | $ours | $theirs | $(ratio "$ours" "$theirs") |"
+    done
+  done
+fi
+
+if command -v hyperfine >/dev/null; then
+  echo
+  echo "## One command, one process: chatq against redis-cli (median wall time)"
+  echo
+  echo "| command | chatq ms | redis-cli ms | ratio |"
+  echo "| --- | --: | --: | --: |"
+  chatq --prefix hf: chat create --from joe --to jeff --id 1 >/dev/null
+  chatq --prefix hf: queue create hf >/dev/null
+  rows=(
+    "ping|$tmp/chatq --url $url ping|redis-cli -p $port PING"
+    "list rpush|$tmp/chatq --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 2 hf:{k}:first hf:{k}:last right 512 MARKER x"
+    "chat send|$tmp/chatq --url $url --prefix hf: chat send 1 --from joe hi|redis-cli -p $port EVALSHA $send_sha 3 hf:chat:{1} hf:msgs:{1} hf:ids:{1} joe ,\"sender\":\"joe\",\"message\":\"hi\"} hf:chat:sent 1"
+    "queue push|$tmp/chatq --url $url --prefix hf: queue push hf x|redis-cli -p $port EVALSHA $qpush_sha 2 hf:rsmq:hf hf:rsmq:hf:Q abcdefghijabcdefghijab default 0 1 x hf:rsmq:rt:hf"
+  )
+  for row in "${rows[@]}"; do
+    IFS='|' read -r name ours theirs <<<"$row"
+    hyperfine -N --warmup 10 --runs 200 --export-json "$tmp/hf.json" "$ours" "$theirs" >/dev/null 2>&1
+    read -r a b < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(r[0]["median"]*1000, r[1]["median"]*1000)' "$tmp/hf.json")
+    printf '| %s | %.2f | %.2f | %s |\n' "$name" "$a" "$b" "$(ratio "$a" "$b")"
+  done
+fi
+
+echo
+echo "## Scaling with stored data (one client, median latency)"
+echo
+echo "| operation | stored | p50 ms | p99 ms |"
+echo "| --- | --: | --: | --: |"
+scale() { # pattern step preload requests
+  chatq bench "$1" -c 1 -n "$4" --preload "$3" |
+    awk -F'\t' -v s="$1 $2" -v n="$3" '$1 == s { printf "| %s | %s | %s | %s |\n", s, n, $8, $9 }'
+}
+for k in 1 100 1000 10000; do scale chat pending "$k" 200; done
+for n in 1000 10000 100000 1000000; do scale queue poll "$n" 5000; done
+for n in 1000 10000 100000 1000000; do scale list pop "$n" 5000; done
+for n in 1000 10000 100000 1000000; do scale list push "$n" 5000; done
