@@ -20,10 +20,10 @@ import (
 // range, a message over maxsize) are the caller's mistake and are detected
 // before anything is written.
 var (
-	ErrQueueNotFound   = errors.New("queue not found")
-	ErrQueueExists     = errors.New("queue exists")
-	ErrMessageNotFound = errors.New("message not found")
-	ErrInvalid         = names.ErrInvalid
+	ErrQueueNotFound         = errors.New("queue not found")
+	ErrQueueExists           = errors.New("queue exists")
+	ErrMessageNotFound       = errors.New("message not found")
+	ErrInvalid               = names.ErrInvalid
 	ErrMessageTooLong  error = invalidError("message too long")
 	ErrInvalidValue    error = invalidError("invalid value")
 )
