@@ -33,6 +33,45 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, p)
 }
 
+// TestClusterScripts runs testdata/cluster/*.txtar against the Redis Cluster
+// named by CHATQ_TEST_CLUSTER_URL (a --cluster seed URL), each under a prefix
+// of its own. CI starts a three-node cluster for it.
+func TestClusterScripts(t *testing.T) {
+	url := os.Getenv("CHATQ_TEST_CLUSTER_URL")
+	if url == "" {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_CLUSTER_URL is not set")
+		}
+		t.Skip("CHATQ_TEST_CLUSTER_URL not set: no Redis Cluster to test against")
+	}
+	opt, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scriptParams(t)
+	p.Dir = "testdata/cluster"
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
+		c := redis.NewClusterClient(opt)
+		prefix := keyspace.UniquePrefix("chatqtest:cluster:" + filepath.Base(env.WorkDir))
+		env.Defer(func() {
+			if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
+				env.T().Fatal("cleanup: ", err)
+			}
+			c.Close()
+		})
+		env.Setenv("CHATQ_URL", url)
+		env.Setenv("CHATQ_CLUSTER", "true")
+		env.Setenv("CHATQ_PREFIX", prefix)
+		env.Setenv("BACKEND", "cluster")
+		return nil
+	}
+	testscript.Run(t, p)
+}
+
 // scriptParams sets up each script with its own server and the custom
 // commands.
 func scriptParams(t *testing.T) testscript.Params {

@@ -126,6 +126,8 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 		return usageErrorf("--size must be at least 1")
 	case opts.preload < 0:
 		return usageErrorf("--preload must not be negative")
+	case opts.pipeline > 1 && f.Config().Cluster:
+		return usageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
 	}
 	prefix := f.Prefix()
 	if prefix == "" {
@@ -247,11 +249,7 @@ func benchConns(f *Factory, c redis.UniversalClient, o *benchOptions) ([]redis.U
 			return nil, err
 		}
 		f.OnClose(func() { own.Close() })
-		rc, ok := own.(*redis.Client)
-		if !ok {
-			return nil, usageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
-		}
-		ap, err := rc.AutoPipeline()
+		ap, err := own.(*redis.Client).AutoPipeline()
 		if err != nil {
 			return nil, err
 		}

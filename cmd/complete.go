@@ -42,26 +42,26 @@ func (f *Factory) completeFromServer(list func(ctx context.Context, f *Factory, 
 }
 
 // scanNames returns the hash tags (the part between '{' and '}') of the keys
-// under the prefix that match pattern, at most 1000 of them: the chat ids of
-// "chat:{*}", the list keys of "{*}:*".
+// under the prefix that match pattern, on every cluster master, at most 1000
+// of them: the chat ids of "chat:{*}", the list keys of "{*}:*".
 func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
 	c, err := f.Client()
 	if err != nil {
 		return nil, err
 	}
-	iter := c.Scan(ctx, 0, keyspace.Quote(f.Prefix())+pattern, 1000).Iterator()
+	keys, err := keyspace.Scan(ctx, c, keyspace.Quote(f.Prefix())+pattern, 10000)
 	seen := map[string]bool{}
 	var out []string
-	for iter.Next(ctx) && len(out) < 1000 {
-		k := strings.TrimPrefix(iter.Val(), f.Prefix())
+	for _, key := range keys {
+		k := strings.TrimPrefix(key, f.Prefix())
 		_, rest, ok := strings.Cut(k, "{")
 		name, _, ok2 := strings.Cut(rest, "}")
-		if ok && ok2 && name != "" && !seen[name] {
+		if ok && ok2 && name != "" && !seen[name] && len(out) < 1000 {
 			seen[name] = true
 			out = append(out, name)
 		}
 	}
-	return out, iter.Err()
+	return out, err
 }
 
 // completeKeyArg completes a command's first argument with the names of the

@@ -7,7 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -65,15 +65,8 @@ func DeletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) e
 
 // AnyWithPrefix reports whether some key starts with prefix.
 func AnyWithPrefix(ctx context.Context, c redis.UniversalClient, prefix string) (bool, error) {
-	var found atomic.Bool // ForEachMaster runs fn concurrently
-	err := forEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
-		iter := n.Scan(ctx, 0, Pattern(prefix), 1000).Iterator()
-		if iter.Next(ctx) {
-			found.Store(true)
-		}
-		return iter.Err()
-	})
-	return found.Load(), err
+	keys, err := Scan(ctx, c, Pattern(prefix), 1)
+	return len(keys) > 0, err
 }
 
 // UniquePrefix returns a prefix no other run uses: name, cleaned to
@@ -91,4 +84,27 @@ func UniquePrefix(name string) string {
 		clean = clean[:20] + clean[len(clean)-40:]
 	}
 	return clean + ":" + hex.EncodeToString(b[:]) + ":"
+}
+
+// Scan returns up to limit keys matching the SCAN MATCH pattern, from every
+// master of a cluster or from c itself.
+func Scan(ctx context.Context, c redis.UniversalClient, match string, limit int) ([]string, error) {
+	var mu sync.Mutex
+	var out []string
+	err := forEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
+		iter := n.Scan(ctx, 0, match, 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			full := len(out) >= limit
+			if !full {
+				out = append(out, iter.Val())
+			}
+			mu.Unlock()
+			if full {
+				break
+			}
+		}
+		return iter.Err()
+	})
+	return out, err
 }

@@ -56,7 +56,7 @@ type Options struct {
 	// Prefix is put in front of every key and channel (chatq's --prefix).
 	Prefix string
 	// HashTag wraps the queue name in a hash tag ({q}) so that a queue's
-	// keys share a cluster slot. Use it on Redis Cluster.
+	// keys share a cluster slot. New sets it for a *redis.ClusterClient.
 	HashTag bool
 }
 
@@ -75,7 +75,10 @@ func New(rdb redis.UniversalClient, opt Options) *Client {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	return &Client{rdb: rdb, ns: opt.Prefix + ns + ":", tag: opt.HashTag, dead: map[string]string{}}
+	// A cluster client always needs the hash tag: without it a queue's two
+	// keys land in different slots and every script fails with CROSSSLOT.
+	_, cluster := rdb.(*redis.ClusterClient)
+	return &Client{rdb: rdb, ns: opt.Prefix + ns + ":", tag: opt.HashTag || cluster, dead: map[string]string{}}
 }
 
 // keys returns queue q's ZSET and HASH keys.
