@@ -35,12 +35,13 @@ func TestScripts(t *testing.T) {
 
 // TestClusterScripts runs testdata/cluster/*.txtar against the Redis Cluster
 // named by CHATQ_TEST_CLUSTER_URL (a --cluster seed URL), each under a prefix
-// of its own. CI starts a three-node cluster for it.
+// of its own. CI starts a three-node cluster for it and sets
+// CHATQ_REQUIRE_CLUSTER=1, so that a missing cluster fails rather than skips.
 func TestClusterScripts(t *testing.T) {
 	url := os.Getenv("CHATQ_TEST_CLUSTER_URL")
 	if url == "" {
-		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
-			t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_CLUSTER_URL is not set")
+		if os.Getenv("CHATQ_REQUIRE_CLUSTER") == "1" {
+			t.Fatal("CHATQ_REQUIRE_CLUSTER=1 but CHATQ_TEST_CLUSTER_URL is not set")
 		}
 		t.Skip("CHATQ_TEST_CLUSTER_URL not set: no Redis Cluster to test against")
 	}
