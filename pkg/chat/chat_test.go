@@ -623,6 +623,20 @@ func TestPendingNeverAddsIndexEntries(t *testing.T) {
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "b", Message: ptr("m1")}))(t)
 		b.Client.ZRem(ctx, b.Prefix+"seen:{jeff}", "b")
 		must(s.Send(ctx, "b", "joe", "m2"))(t)
+		// Peeking writes nothing at all.
+		state := func() string {
+			var out []string
+			for _, k := range []string{"seen:{jeff}", "chat:{a}", "chat:{b}", "msgs:{a}", "msgs:{b}"} {
+				out = append(out, fmt.Sprint(k, b.Client.ZRangeWithScores(ctx, b.Prefix+k, 0, -1).Val()))
+			}
+			return strings.Join(out, " ")
+		}
+		before := state()
+		must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}))(t)
+		must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true, Chat: "b"}))(t)
+		if after := state(); after != before {
+			t.Fatalf("peek wrote:\n%s\n%s", before, after)
+		}
 		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "b"}))(t)); got != "b:1/joe/m1 b:2/joe/m2" {
 			t.Fatalf("pending --chat b = %q", got)
 		}
