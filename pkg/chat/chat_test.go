@@ -653,6 +653,27 @@ func TestPendingNeverAddsIndexEntries(t *testing.T) {
 	})
 }
 
+// TestFailedIndexUpdateMarksNothing: on a standalone server the fetch
+// script writes seen:{USER} before anything else, so when that fails (here
+// a key of the wrong type) no message is marked seen or deleted unread.
+func TestFailedIndexUpdateMarksNothing(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "w", Message: ptr("m1")}))(t)
+		must(s.Pending(ctx, "joe", chat.PendingOptions{}))(t)
+		b.Client.Del(ctx, b.Prefix+"seen:{jeff}")
+		b.Client.Set(ctx, b.Prefix+"seen:{jeff}", "not a zset", 0)
+		if _, err := s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "w"}); err == nil {
+			t.Fatal("pending with a broken index: no error")
+		}
+		b.Client.Del(ctx, b.Prefix+"seen:{jeff}")
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "w"}))(t)); got != "w:1/joe/m1" {
+			t.Fatalf("pending after the failure = %q, want the message again", got)
+		}
+	})
+}
+
 // TestStaleIndexEntryIsHarmless: a seen:{USER} entry for a chat the user is
 // not in (left behind by a join racing a leave on a cluster) is skipped by
 // every read and removed by leave.

@@ -31,17 +31,18 @@ local last = ''
 if #rows > 0 then
   last = rows[#rows]
   if ARGV[2] == 'mark' then
+    if KEYS[4] then
+      -- The index follows chat:{ID} in the same atomic step. XX: a chat
+      -- that leave removed from the index is never put back; GT: the
+      -- entry only moves forward. It is the first write, so should it
+      -- fail (a key of the wrong type) nothing has been marked.
+      redis.call('ZADD', KEYS[4], 'XX', 'GT', last, ARGV[4])
+    end
     -- XX: never re-add a member who left meanwhile; GT: seen ids only
     -- move forward, whatever order racing fetches run in.
     redis.call('ZADD', KEYS[1], 'XX', 'GT', last, ARGV[1])
     local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', low[2])
-    if KEYS[4] then
-      -- The index follows chat:{ID} in the same atomic step. XX: a chat
-      -- that leave removed from the index is never put back; GT: the
-      -- entry only moves forward.
-      redis.call('ZADD', KEYS[4], 'XX', 'GT', last, ARGV[4])
-    end
   end
 end
 local out = {seen, last}
