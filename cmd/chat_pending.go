@@ -29,7 +29,8 @@ newlines in the message escaped as \t and \n). JSON:
 [{"chat_id":"1","messages":[{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}]}]
 
 Nothing pending prints nothing ([] with -o json) and exits 0, or 3 with -e.
-Whatever the number of chats, this costs 3 round trips to Redis.`,
+Whatever the number of chats, this costs 2 round trips to Redis (3 when
+marking on a cluster; one fewer with --chat).`,
 		Example: `  chatq chat pending jeff
   chatq chat pending jeff --peek -o json
   chatq chat pending jeff --chat 1`,

@@ -32,27 +32,32 @@
 //     script checks that none of the chat's keys exists, adds the members
 //     and sends the first message atomically.
 //   - Join, Leave: 1 round trip, one script.
-//   - Pending: 3 round trips whatever the number of chats K (ZRANGE
-//     seen:{USER}; one pipelined fetch script per chat; one ZADD
-//     seen:{USER} XX GT), 2 when peeking or when nothing was new, 2 with
-//     PendingOptions.Chat.
+//   - Pending: 2 round trips whatever the number of chats K (ZRANGE
+//     seen:{USER}; one pipelined fetch script per chat, which on a
+//     standalone server also moves the chat's seen:{USER} entry), peeking
+//     or marking. On a cluster marking takes a third (one ZADD seen:{USER}
+//     XX GT for the chats that had news). With PendingOptions.Chat there is
+//     no ZRANGE: 1 round trip (2 when marking news on a cluster), errors
+//     included.
 //   - Members, History: 1 round trip. Chats: 2.
 //
 // chat:{ID} holds the authoritative seen ids, and the fetch script reads
 // and marks them on the {ID} slot; seen:{USER} is an index of the user's
-// chats. On a standalone server, create, join and leave also update
-// seen:{USER} inside their script (all or nothing). On a cluster
-// (Options.Cluster, set for a *redis.ClusterClient) seen:{USER} lives in
-// another slot, so the caller updates it after the script: create and join
-// take one more round trip, and write seen:{USER} only once the script has
-// succeeded, so a failed command writes nothing; leave pipelines its ZREM
-// after the script. A stale seen:{USER} entry (possible on a cluster when a
-// join races a leave of the same user) is harmless: reads skip chats the
-// user is not a member of.
+// chats. On a standalone server, create, join, leave and a marking fetch
+// also update seen:{USER} inside their script (all or nothing). On a
+// cluster (Options.Cluster, set for a *redis.ClusterClient) seen:{USER}
+// lives in another slot, so the caller updates it after the script: create
+// and join take one more round trip, and write seen:{USER} only once the
+// script has succeeded, so a failed command writes nothing; leave
+// pipelines its ZREM after the script; pending sends one ZADD after its
+// fetches. A stale seen:{USER} entry (possible on a cluster when a join
+// races a leave of the same user) is harmless: reads skip chats the user
+// is not a member of.
 //
 // Seen ids only move forward (ZADD … GT) and a fetch never re-adds a
-// member who left (ZADD … XX), whatever order racing fetches and leaves run
-// in.
+// member who left, to chat:{ID} or to seen:{USER} (ZADD … XX: a fetch
+// moves existing entries, never creates one), whatever order racing
+// fetches and leaves run in.
 package chat
 
 import (

@@ -532,9 +532,8 @@ func TestWatch(t *testing.T) {
 // never move a seen id back, in chat:{ID} or in seen:{USER}, and never get
 // the same message twice.
 func TestSeenIDsOnlyMoveForward(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
 		ctx := context.Background()
-		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "f"}))(t)
 		const n = 60
 		stop := make(chan struct{})
@@ -609,6 +608,68 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 		}
 		if u := b.Client.ZScore(ctx, b.Prefix+"seen:{jeff}", "f").Val(); u != n {
 			t.Fatalf("seen:{jeff} f = %v, want %d", u, n)
+		}
+	})
+}
+
+// TestPendingNeverAddsIndexEntries: marking moves an existing seen:{USER}
+// entry forward but never creates one (ZADD XX), so a chat that leave took
+// out of the index is not put back by a fetch that ran just before it, or
+// by any other.
+func TestPendingNeverAddsIndexEntries(t *testing.T) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+		ctx := context.Background()
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "a", Message: ptr("m1")}))(t)
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "b", Message: ptr("m1")}))(t)
+		b.Client.ZRem(ctx, b.Prefix+"seen:{jeff}", "b")
+		must(s.Send(ctx, "b", "joe", "m2"))(t)
+		// Peeking writes nothing at all.
+		state := func() string {
+			var out []string
+			for _, k := range []string{"seen:{jeff}", "chat:{a}", "chat:{b}", "msgs:{a}", "msgs:{b}"} {
+				out = append(out, fmt.Sprint(k, b.Client.ZRangeWithScores(ctx, b.Prefix+k, 0, -1).Val()))
+			}
+			return strings.Join(out, " ")
+		}
+		before := state()
+		must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}))(t)
+		must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true, Chat: "b"}))(t)
+		if after := state(); after != before {
+			t.Fatalf("peek wrote:\n%s\n%s", before, after)
+		}
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "b"}))(t)); got != "b:1/joe/m1 b:2/joe/m2" {
+			t.Fatalf("pending --chat b = %q", got)
+		}
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t)); got != "a:1/joe/m1" {
+			t.Fatalf("pending = %q", got)
+		}
+		zs := b.Client.ZRangeWithScores(ctx, b.Prefix+"seen:{jeff}", 0, -1).Val()
+		if fmt.Sprint(zs) != "[{1 a}]" {
+			t.Fatalf("seen:{jeff} = %v, want only a at 1", zs)
+		}
+		if m := must(s.Members(ctx, "b"))(t); fmt.Sprint(m) != "[{joe 0} {jeff 2}]" {
+			t.Fatalf("members of b = %v", m)
+		}
+	})
+}
+
+// TestFailedIndexUpdateMarksNothing: on a standalone server the fetch
+// script writes seen:{USER} before anything else, so when that fails (here
+// a key of the wrong type) no message is marked seen or deleted unread.
+func TestFailedIndexUpdateMarksNothing(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "w", Message: ptr("m1")}))(t)
+		must(s.Pending(ctx, "joe", chat.PendingOptions{}))(t)
+		b.Client.Del(ctx, b.Prefix+"seen:{jeff}")
+		b.Client.Set(ctx, b.Prefix+"seen:{jeff}", "not a zset", 0)
+		if _, err := s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "w"}); err == nil {
+			t.Fatal("pending with a broken index: no error")
+		}
+		b.Client.Del(ctx, b.Prefix+"seen:{jeff}")
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "w"}))(t)); got != "w:1/joe/m1" {
+			t.Fatalf("pending after the failure = %q, want the message again", got)
 		}
 	})
 }

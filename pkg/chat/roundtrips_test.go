@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -26,8 +27,9 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 // counted returns a store on b's server whose round trips are counted, with
-// jeff in k chats that each hold one message from joe.
-func counted(tb testing.TB, b redistest.Backend, k int) (*chat.Store, *roundTrips, *redis.Client) {
+// jeff in k chats that each hold one message from joe. With cluster the
+// store keeps every script on one slot, as on a Redis Cluster (checked).
+func counted(tb testing.TB, b redistest.Backend, k int, cluster bool) (*chat.Store, *roundTrips, *redis.Client) {
 	tb.Helper()
 	opt, err := redis.ParseURL(b.URL)
 	if err != nil {
@@ -37,7 +39,10 @@ func counted(tb testing.TB, b redistest.Backend, k int) (*chat.Store, *roundTrip
 	tb.Cleanup(func() { c.Close() })
 	rt := &roundTrips{}
 	c.AddHook(rt)
-	s := chat.New(c, chat.Options{Prefix: b.Prefix})
+	if cluster {
+		c.AddHook(oneSlotScripts{tb})
+	}
+	s := chat.New(c, chat.Options{Prefix: b.Prefix, Cluster: cluster})
 	ctx := context.Background()
 	msg := "hello"
 	for i := 0; i < k; i++ {
@@ -66,32 +71,67 @@ func unsee(tb testing.TB, c *redis.Client, prefix string, k int) {
 func TestPendingRoundTripsDoNotGrowWithChats(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		for _, k := range []int{1, 50} {
-			b := b
-			b.Prefix += fmt.Sprintf("k%d:", k)
-			s, rt, _ := counted(t, b, k)
-			// Warm the script cache so the count has no NOSCRIPT retry.
-			must(s.Pending(ctx, "nobody", chat.PendingOptions{}))(t)
-			must(s.Pending(ctx, "joe", chat.PendingOptions{Peek: true}))(t)
-			for _, tc := range []struct {
-				opts chat.PendingOptions
-				want int64
-			}{
-				{chat.PendingOptions{Peek: true}, 2},
-				{chat.PendingOptions{}, 3},
-				{chat.PendingOptions{}, 2}, // nothing new: no seen update
-				{chat.PendingOptions{Chat: "1"}, 1},
-			} {
+		for _, cluster := range []bool{false, true} {
+			// On a standalone server the fetch script also moves
+			// seen:{USER}; on a cluster that is one more round trip.
+			mark := int64(2)
+			name := "standalone"
+			if cluster {
+				mark, name = 3, "cluster"
+			}
+			for _, k := range []int{1, 50} {
+				b := b
+				b.Prefix += fmt.Sprintf("%s:k%d:", name, k)
+				s, rt, c := counted(t, b, k, cluster)
+				// Warm the script cache so the count has no NOSCRIPT retry.
+				must(s.Pending(ctx, "nobody", chat.PendingOptions{}))(t)
+				must(s.Pending(ctx, "joe", chat.PendingOptions{Peek: true}))(t)
+				for i, tc := range []struct {
+					opts  chat.PendingOptions
+					want  int64
+					chats int   // chats returned
+					err   error // wanted error
+				}{
+					{chat.PendingOptions{Peek: true}, 2, k, nil},
+					{chat.PendingOptions{}, mark, k, nil},
+					{chat.PendingOptions{}, 2, 0, nil}, // nothing new: no seen update
+					{chat.PendingOptions{Chat: "1"}, 1, 0, nil},
+					{chat.PendingOptions{Chat: "1", Peek: true}, 1, 0, nil},
+					{chat.PendingOptions{Chat: "nope"}, 1, 0, chat.ErrChatNotFound},
+				} {
+					before := rt.n.Load()
+					got, err := s.Pending(ctx, "jeff", tc.opts)
+					if n := rt.n.Load() - before; n != tc.want {
+						t.Errorf("%s k=%d case %d %+v: %d round trips, want %d", name, k, i, tc.opts, n, tc.want)
+					}
+					if !errors.Is(err, tc.err) || len(got) != tc.chats {
+						t.Errorf("%s k=%d case %d %+v: %d chats, err %v; want %d, %v", name, k, i, tc.opts, len(got), err, tc.chats, tc.err)
+					}
+				}
+				// One chat with news, restricted: the seen update is part of
+				// the fetch script on a standalone server.
+				must(s.Send(ctx, "1", "joe", "again"))(t)
 				before := rt.n.Load()
-				got := must(s.Pending(ctx, "jeff", tc.opts))(t)
-				if n := rt.n.Load() - before; n != tc.want {
-					t.Errorf("k=%d %+v: %d round trips, want %d", k, tc.opts, n, tc.want)
+				if got := must(s.Pending(ctx, "jeff", chat.PendingOptions{Chat: "1"}))(t); len(got) != 1 {
+					t.Errorf("%s k=%d: --chat 1 returned %d chats", name, k, len(got))
 				}
-				if tc.want == 2 && !tc.opts.Peek && len(got) != 0 {
-					t.Errorf("k=%d: second pending returned %d chats", k, len(got))
+				if n, want := rt.n.Load()-before, mark-1; n != want {
+					t.Errorf("%s k=%d: --chat 1 with news: %d round trips, want %d", name, k, n, want)
 				}
-				if tc.opts.Peek && len(got) != k {
-					t.Errorf("k=%d: peek returned %d chats", k, len(got))
+				// Fewer round trips, same index: every entry moved to its
+				// chat's last message.
+				zs := must(c.ZRangeWithScores(ctx, b.Prefix+"seen:{jeff}", 0, -1).Result())(t)
+				for _, z := range zs {
+					want := 1.0
+					if z.Member == "1" {
+						want = 2
+					}
+					if z.Score != want {
+						t.Errorf("%s k=%d: seen:{jeff} %v = %v, want %v", name, k, z.Member, z.Score, want)
+					}
+				}
+				if len(zs) != k {
+					t.Errorf("%s k=%d: seen:{jeff} has %d entries", name, k, len(zs))
 				}
 			}
 		}
@@ -99,20 +139,21 @@ func TestPendingRoundTripsDoNotGrowWithChats(t *testing.T) {
 }
 
 // BenchmarkPending measures Pending for a user in K chats with one new
-// message each, and reports its round trips per call.
+// message each, and reports its round trips per call: peeking, marking,
+// and marking in cluster mode (seen:{USER} updated after the scripts).
 func BenchmarkPending(b *testing.B) {
 	for _, backend := range []struct {
 		name  string
 		start func(testing.TB) redistest.Backend
 	}{{"embedded", redistest.Embedded}, {"redis", redistest.Real}} {
 		for _, k := range []int{1, 100, 1000} {
-			for _, peek := range []bool{true, false} {
-				mode := "mark"
-				if peek {
-					mode = "peek"
-				}
-				b.Run(fmt.Sprintf("%s/K=%d/%s", backend.name, k, mode), func(b *testing.B) {
-					s, rt, c := counted(b, backend.start(b), k)
+			for _, m := range []struct {
+				name          string
+				peek, cluster bool
+			}{{"peek", true, false}, {"mark", false, false}, {"mark-cluster", false, true}} {
+				peek := m.peek
+				b.Run(fmt.Sprintf("%s/K=%d/%s", backend.name, k, m.name), func(b *testing.B) {
+					s, rt, c := counted(b, backend.start(b), k, m.cluster)
 					prefix := s.Channel()[:len(s.Channel())-len("chat:sent")]
 					ctx := context.Background()
 					// Load the script first: the timed calls find it cached.
@@ -145,7 +186,7 @@ func BenchmarkPending(b *testing.B) {
 // after its first read (a spinning loop would make thousands).
 func TestWatchSleepsWhileIdle(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
-		s, rt, _ := counted(t, b, 1)
+		s, rt, _ := counted(t, b, 1, false)
 		ctx, cancel := context.WithCancel(context.Background())
 		reads := make(chan int, 10)
 		done := make(chan error, 1)
