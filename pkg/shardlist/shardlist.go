@@ -93,12 +93,15 @@ var (
 	layoutSrc string
 	//go:embed range.lua
 	rangeSrc string
+	//go:embed len.lua
+	lenSrc string
 
 	pushScript   = redis.NewScript(pushSrc)
 	popScript    = redis.NewScript(popSrc)
 	wakeScript   = redis.NewScript(wakeSrc)
 	layoutScript = redis.NewScript(layoutSrc)
 	rangeScript  = redis.NewScript(rangeSrc)
+	lenScript    = redis.NewScript(lenSrc)
 )
 
 // Side is the end of the list an operation works on.
@@ -135,7 +138,7 @@ type Options struct {
 type List struct {
 	c     redis.UniversalClient
 	key   string
-	keys  []string // first, last
+	keys  []string // first, last, mid
 	base  string   // shard keys are base + number
 	size  int
 	batch int
@@ -168,7 +171,7 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	}
 	base := opt.Prefix + "{" + key + "}:"
 	return &List{
-		c: c, key: key, keys: []string{base + "first", base + "last"}, base: base,
+		c: c, key: key, keys: []string{base + "first", base + "last", base + "mid"}, base: base,
 		size: opt.ShardSize, batch: opt.BatchSize, slice: opt.WaitSlice,
 	}, nil
 }
@@ -202,6 +205,13 @@ func (l *List) ShardKey(n int64) string { return l.base + strconv.FormatInt(n, 1
 
 // EndpointKeys are the Redis keys of the first and last shard numbers.
 func (l *List) EndpointKeys() (first, last string) { return l.keys[0], l.keys[1] }
+
+// MidKey is the Redis key of the count of items in the shards strictly
+// between the endpoints.
+func (l *List) MidKey() string { return l.keys[2] }
+
+// endpoints are the keys of the scripts that read only the endpoints.
+func (l *List) endpoints() []string { return l.keys[:2] }
 
 // LPush pushes items onto the head, as LPUSH: the last item ends up first.
 // It returns the list's length after the push.
@@ -270,8 +280,9 @@ func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) 
 	return items, nil
 }
 
-// pop runs the pop script; extra carries an item a blocking pop took and
-// the shard it came from. It returns the items and the end shard.
+// pop runs the pop script; extra is a shard into which this caller's wake
+// script pushed the marker, to remove it from. It returns the items and the
+// end shard.
 func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, int64, error) {
 	args := append([]any{side.String(), count, WakeMarker}, extra...)
 	res, err := popScript.Run(ctx, l.c, l.keys, args...).Slice()
@@ -311,11 +322,13 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, shard, err := l.pop(ctx, side, 1)
+		items, shard, err := l.pop(ctx, side, 1, marked...)
 		if err != nil {
 			return "", err
 		}
+		marked = nil
 		if len(items) > 0 {
 			return items[0], nil
 		}
@@ -331,65 +344,55 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 		if err != nil {
 			return "", err
 		}
-		if !ok || item == WakeMarker {
-			continue
+		if ok && item == WakeMarker {
+			marked = []any{shard}
 		}
-		// Settle the item: it is the answer only if its shard is still
-		// the end; otherwise it goes back and the end item comes out.
-		items, _, err = l.pop(ctx, side, 1, shard, item)
-		if err != nil {
-			return "", fmt.Errorf("%w (an item taken from shard %d may be lost)", err, shard)
-		}
-		if len(items) > 0 {
-			return items[0], nil
-		}
+		// Woken (or timed out): the wait took nothing, so look again.
 	}
 }
 
-// wait pipelines the wake script with one BLPOP/BRPOP of at most wait on
-// shard. ok is false when the wait timed out.
+// wait pipelines the wake script with one wait of at most wait on shard:
+// BLMOVE of the shard onto itself, from and to this end, which blocks like
+// BLPOP/BRPOP but puts the element straight back where it was, in the same
+// atomic step, so the shard is unchanged. It returns that element (an item,
+// or WakeMarker); ok is false when the wait timed out.
 func (l *List) wait(ctx context.Context, side Side, shard int64, wait time.Duration) (item string, ok bool, err error) {
-	cmd := "blpop"
-	if side == Right {
-		cmd = "brpop"
-	}
-	// go-redis's BLPop rounds timeouts to whole seconds; Redis takes
+	// go-redis rounds blocking timeouts to whole seconds; Redis takes
 	// fractions, so the command is sent as is. 0 would mean forever.
 	secs := strconv.FormatFloat(max(wait, time.Millisecond).Seconds(), 'f', 3, 64)
+	key := l.ShardKey(shard)
 	pipe := l.c.Pipeline()
-	wake := wakeScript.Eval(ctx, pipe, l.keys, side.String(), shard, WakeMarker)
-	pop := pipe.Do(ctx, cmd, l.ShardKey(shard), secs)
+	wake := wakeScript.Eval(ctx, pipe, l.endpoints(), side.String(), shard, WakeMarker)
+	move := pipe.Do(ctx, "blmove", key, key, side.String(), side.String(), secs)
 	_, _ = pipe.Exec(ctx)
 	if err := wake.Err(); err != nil {
 		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
 	}
-	res, err := pop.StringSlice()
+	item, err = move.Text()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
 	}
-	if len(res) != 2 {
-		return "", false, fmt.Errorf("wait on list %s: unexpected %s reply %q", l.key, cmd, res)
-	}
-	return res[1], true, nil
+	return item, true, nil
 }
 
-// Len is the number of items, as LLEN: the sum of the shard lengths between
-// the endpoints, so an emptied end shard not yet stepped over counts 0.
+// Len is the number of items, as LLEN, in one script call whose cost does
+// not depend on the length: LLEN of the two end shards plus the count kept
+// in MidKey for the shards between them.
 func (l *List) Len(ctx context.Context) (int64, error) {
-	lay, err := l.Layout(ctx)
+	n, err := lenScript.Run(ctx, l.c, l.keys).Int64()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("length of list %s: %w", l.key, err)
 	}
-	return lay.Length, nil
+	return n, nil
 }
 
 // Range returns the items from index start to stop inclusive, negative
 // indexes counting from the tail, as LRANGE.
 func (l *List) Range(ctx context.Context, start, stop int64) ([]string, error) {
-	items, err := rangeScript.Run(ctx, l.c, l.keys, start, stop, WakeMarker).StringSlice()
+	items, err := rangeScript.Run(ctx, l.c, l.endpoints(), start, stop, WakeMarker).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("range of list %s: %w", l.key, err)
 	}
@@ -403,6 +406,9 @@ type Layout struct {
 	Last   int64   `json:"last"`   // number of the right end shard
 	Length int64   `json:"length"` // items in all shards
 	Shards []Shard `json:"shards"` // first to last
+	// Mid is the count kept in MidKey: the items in the shards strictly
+	// between First and Last. It equals the sum of those shards' lengths.
+	Mid int64 `json:"mid"`
 }
 
 // Shard is one shard of a Layout.
@@ -412,17 +418,18 @@ type Shard struct {
 	Length int64  `json:"length"`
 }
 
-// Layout returns the endpoints and every shard's length, in one script call.
+// Layout returns the endpoints, the mid count and every shard's length, in
+// one script call (its cost grows with the number of shards).
 func (l *List) Layout(ctx context.Context) (Layout, error) {
 	res, err := layoutScript.Run(ctx, l.c, l.keys).Int64Slice()
 	if err != nil {
 		return Layout{}, fmt.Errorf("layout of list %s: %w", l.key, err)
 	}
-	if len(res) < 2 {
+	if len(res) < 3 {
 		return Layout{}, fmt.Errorf("layout of list %s: short script reply", l.key)
 	}
-	lay := Layout{Key: l.key, First: res[0], Last: res[1], Shards: []Shard{}}
-	for i, n := range res[2:] {
+	lay := Layout{Key: l.key, First: res[0], Last: res[1], Mid: res[2], Shards: []Shard{}}
+	for i, n := range res[3:] {
 		idx := lay.First + int64(i)
 		lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.ShardKey(idx), Length: n})
 		lay.Length += n
