@@ -183,16 +183,16 @@ func clearList(tb testing.TB, be redistest.Backend, l *List) {
 		tb.Fatal(err)
 	}
 	first, last := l.EndpointKeys()
-	keys := []string{first, last}
+	keys := []string{first, last, l.MidKey()}
 	for _, s := range lay.Shards {
 		keys = append(keys, s.Key)
 	}
 	be.Client.Del(context.Background(), keys...)
 }
 
-// TestMemoryUsage compares MEMORY USAGE of a sharded list (shards and
-// endpoints summed) with a plain LIST holding the same items, on real Redis
-// (the embedded server has no MEMORY command). It logs the table that
+// TestMemoryUsage compares MEMORY USAGE of a sharded list (shards, endpoint
+// and mid keys summed) with a plain LIST holding the same items, on real
+// Redis (the embedded server has no MEMORY command). It logs the table that
 // docs/shardlist.md quotes; run with -v to see it.
 func TestMemoryUsage(t *testing.T) {
 	if testing.Short() {
@@ -228,7 +228,7 @@ func TestMemoryUsage(t *testing.T) {
 				t.Fatalf("layout: %d items, %v", lay.Length, err)
 			}
 			first, last := l.EndpointKeys()
-			keys := []string{first, last}
+			keys := []string{first, last, l.MidKey()}
 			for _, s := range lay.Shards {
 				keys = append(keys, s.Key)
 			}
@@ -249,7 +249,7 @@ func memoryUsage(t *testing.T, c *redis.Client, key string) int64 {
 	t.Helper()
 	n, err := c.MemoryUsage(context.Background(), key, 0).Result()
 	if errors.Is(err, redis.Nil) {
-		return 0 // an endpoint never moved has no key
+		return 0 // an endpoint never moved, or a mid count of 0, has no key
 	}
 	if err != nil {
 		t.Fatalf("MEMORY USAGE %s: %v", key, err)

@@ -8,13 +8,36 @@
 //
 //	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
 //	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
+//	<prefix>{KEY}:mid    STRING  items in the shards strictly between first
+//	                             and last (absent = 0)
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis
-// Cluster slot; scripts build shard names from the declared endpoint key.
-// A shard holds at most ShardSize-1 items (the book's LIST_CHUNK_SIZE rule).
-// LPUSH opens shards toward negative numbers, RPUSH toward positive ones.
-// Emptied lists keep their two endpoint keys (as in the book).
+// Cluster slot; scripts declare the keys they read or write and build shard
+// names from KEYS[1]. A shard holds at most ShardSize-1 items (the book's
+// LIST_CHUNK_SIZE rule). LPUSH opens shards toward negative numbers, RPUSH
+// toward positive ones. Emptied lists keep their two endpoint keys (as in
+// the book); the mid key is deleted whenever its count drops to 0.
+//
+// # The mid count
+//
+// Invariant, after every script: mid = the sum of LLEN over the shards n
+// with first < n < last. Only the push and pop scripts change a shard that
+// is (or becomes) part of the list, and only at an end:
+//
+//   - push fills the end shard, then moves the endpoint outward; each shard
+//     it leaves is now strictly inside (unless it is the other end) and its
+//     length, known to the script, is added;
+//   - pop takes from the end shard; when the endpoint steps inward onto a
+//     shard strictly before the other end, that shard's LLEN is subtracted
+//     (it is an end shard now, read live);
+//   - the wake script only writes shards outside first..last, and the wait
+//     of a blocking pop changes nothing (see below).
+//
+// So the length is LLEN(first) + LLEN(last) (when they differ) + mid: push
+// (which returns the new length) and Len cost O(1) in the number of items.
+// Middle shards are never empty (a shard is left behind with at least one
+// item). Layout and Range still read every shard's LLEN.
 //
 // # Round trips and atomicity
 //
@@ -22,23 +45,21 @@
 //     each batch is atomic, a push of several batches is not.
 //   - Pop (with a count), Len, Range, Layout: one atomic script call.
 //   - BLPop/BRPop: one pop script call; when the list is empty, one pipeline
-//     of [wake script, BLPOP/BRPOP on the end shard] per wait slice of at
-//     most one second, then one pop script call to settle the item taken.
-//
-// Push (which returns the new length), Len and Layout read every shard's
-// LLEN: their cost grows with the number of shards (one per ShardSize-1
-// items). Pop works only the end shards.
+//     of [wake script, wait on the end shard] per wait slice of at most one
+//     second, then one pop script call again.
 //
 // # Blocking pops
 //
-// As in the book, a blocking pop waits with BLPOP/BRPOP on the end shard.
-// Just before it, a script checks whether the endpoint has moved so that
-// the shard is no longer part of the list; if so it pushes WakeMarker into
-// that shard, and the BLPOP returns at once and the caller looks again.
-// WakeMarker is one fixed value: every pop filters it and no push accepts
-// it. An item taken by BLPOP is settled by the pop script: returned if its
-// shard was still the end, else put back and the real end item popped, so a
-// blocking pop returns what a plain list's would.
+// As in the book, a blocking pop waits on the end shard. Just before it, a
+// script checks whether the endpoint has moved so that the shard is no
+// longer part of the list; if so it pushes WakeMarker into that shard, the
+// wait returns at once and the caller looks again (its next pop removes the
+// marker). WakeMarker is one fixed value: every pop filters it and no push
+// accepts it. Unlike the book's BLPOP, the wait is BLMOVE of the shard onto
+// itself (LEFT LEFT or RIGHT RIGHT): it blocks the same way but puts the
+// element back in the same atomic step, so it takes nothing. The item is
+// then popped by the pop script, which returns what a plain list's
+// BLPOP/BRPOP would. BLMOVE needs Redis >= 6.2.
 //
 // The book reads shard sizes with CONFIG from Lua; Redis >= 5 forbids that,
 // so the size is an argument here.
@@ -313,7 +334,7 @@ func (l *List) BRPop(ctx context.Context, timeout time.Duration) (string, error)
 }
 
 // BPop is the blocking pop of "Redis in Action" §11.4.4, with sub-second
-// timeouts: see the package documentation.
+// timeouts and a wait that takes nothing: see the package documentation.
 func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)
