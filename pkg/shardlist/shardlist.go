@@ -148,7 +148,7 @@ type Options struct {
 	ShardSize int
 	// BatchSize is the number of items pushed per script call; 0 means 500.
 	BatchSize int
-	// WaitSlice is the longest single BLPOP/BRPOP of a blocking pop; 0 means
+	// WaitSlice is the longest single wait (BLMOVE) of a blocking pop; 0 means
 	// one second. It is also kept 150 ms under the client's read timeout
 	// (or at a quarter of it), since the wait is pipelined with the wake
 	// script and read with the client's read timeout.
@@ -187,7 +187,7 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	}
 	if rt := readTimeout(c); rt > 0 {
 		// The pipelined wait must be answered within the read timeout,
-		// and Redis ends a BLPOP up to 1000/hz ms (100 ms) late.
+		// and Redis ends a blocking wait up to 1000/hz ms (100 ms) late.
 		opt.WaitSlice = max(min(opt.WaitSlice, max(rt-150*time.Millisecond, rt/4)), time.Millisecond)
 	}
 	base := opt.Prefix + "{" + key + "}:"

@@ -466,7 +466,7 @@ func TestWakeMarker(t *testing.T) {
 		}
 
 		// The wake script pushes the marker into a shard the list has
-		// left, and the BLPOP that follows returns at once.
+		// left, and the wait that follows returns at once.
 		l.RPush(ctx, "c", "d", "e") // shards 0: [c d], 1: [e]
 		l.LPop(ctx, 2)              // first moves to 1
 		start := time.Now()
@@ -578,7 +578,7 @@ func TestBlockingPop(t *testing.T) {
 
 // waitBlocked polls until n clients are blocked on a real server. The
 // embedded server does not report blocked clients: there the waiter may
-// still be before its BLPOP, and the result is checked all the same.
+// still be before its wait, and the result is checked all the same.
 func waitBlocked(t *testing.T, b redistest.Backend, n int) {
 	t.Helper()
 	if !b.Real() {
