@@ -17,11 +17,18 @@ local marker = ARGV[3]
 local base = string.sub(KEYS[1], 1, -6)
 local first = tonumber(redis.call('get', KEYS[1]) or '0')
 local last = tonumber(redis.call('get', KEYS[2]) or '0')
-local mid = tonumber(redis.call('get', KEYS[3]) or '0')
+local stored = redis.call('get', KEYS[3])
+local mid = tonumber(stored or '0')
+if not stored then
+  -- Absent means 0, as no middle shard is ever empty; a list written before
+  -- the mid count existed has none yet: count its middle shards once (the
+  -- count is stored below).
+  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
+end
 local skey = left and KEYS[1] or KEYS[2]
 local shard = left and first or last
 local other = left and last or first
-local start, startmid = shard, mid
+local start, startmid = shard, tonumber(stored or '0')
 local step = left and 1 or -1
 -- before(a, b): a is strictly on the outer side of b, seen from this end.
 local function before(a, b)

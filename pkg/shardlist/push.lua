@@ -18,7 +18,14 @@ end
 local base = string.sub(KEYS[1], 1, -6)
 local first = tonumber(redis.call('get', KEYS[1]) or '0')
 local last = tonumber(redis.call('get', KEYS[2]) or '0')
-local mid = tonumber(redis.call('get', KEYS[3]) or '0')
+local stored = redis.call('get', KEYS[3])
+local mid = tonumber(stored or '0')
+if not stored then
+  -- Absent means 0, as no middle shard is ever empty; a list written before
+  -- the mid count existed has none yet: count its middle shards once (the
+  -- count is stored below).
+  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
+end
 local shard = left and first or last
 local other = left and last or first
 local step = left and -1 or 1
@@ -53,8 +60,8 @@ elseif not left and shard ~= last then
   last = shard
   redis.call('set', KEYS[2], shard)
 end
-if added > 0 then
-  mid = mid + added
+mid = mid + added
+if mid ~= tonumber(stored or '0') then
   redis.call('set', KEYS[3], mid)
 end
 

@@ -37,7 +37,10 @@
 // So the length is LLEN(first) + LLEN(last) (when they differ) + mid: push
 // (which returns the new length) and Len cost O(1) in the number of items.
 // Middle shards are never empty (a shard is left behind with at least one
-// item). Layout and Range still read every shard's LLEN.
+// item), so the mid key is absent only when no shard lies between the
+// endpoints; a list written before the mid count existed has middle shards
+// and no key, and the scripts then count them (push and pop store the
+// count). Layout and Range still read every shard's LLEN.
 //
 // # Round trips and atomicity
 //

@@ -375,6 +375,42 @@ func TestMidCountExact(t *testing.T) {
 	})
 }
 
+// TestListWithoutMidKey covers a list written before the mid count existed
+// (simulated by deleting the key): it is counted from the shards, and the
+// next push or pop stores the count.
+func TestListWithoutMidKey(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		l := newList(t, b, "legacy", 3)
+		l.RPush(ctx, "a", "b", "c", "d", "e", "f", "g") // 0: [a b], 1: [c d], 2: [e f], 3: [g]
+		l.LPush(ctx, "z", "y", "x")                     // -2: [x], -1: [y z]
+		b.Client.Del(ctx, l.MidKey())
+		if n, err := l.Len(ctx); err != nil || n != 10 {
+			t.Fatalf("Len = %d, %v; want 10", n, err)
+		}
+		checkShards(t, l, 3)
+		if got, err := l.LPop(ctx, 2); err != nil || !slices.Equal(got, []string{"x", "y"}) {
+			t.Fatalf("LPop = %q, %v", got, err)
+		}
+		if m, err := b.Client.Get(ctx, l.MidKey()).Int64(); err != nil || m != 6 {
+			t.Fatalf("mid key after the pop: %d, %v; want 6 (shards 0..2)", m, err)
+		}
+		b.Client.Del(ctx, l.MidKey())
+		if n, err := l.RPush(ctx, "h", "i"); err != nil || n != 10 {
+			t.Fatalf("RPush = %d, %v; want 10", n, err)
+		}
+		if n := rawLen(t, b, l); n != 10 {
+			t.Fatalf("shards hold %d items", n)
+		}
+		if got, err := l.LPop(ctx, 20); err != nil || len(got) != 10 {
+			t.Fatalf("LPop = %q, %v", got, err)
+		}
+		if n := rawLen(t, b, l); n != 0 {
+			t.Fatalf("shards hold %d items", n)
+		}
+	})
+}
+
 func toAny(items []string) []any {
 	out := make([]any, len(items))
 	for i, s := range items {
