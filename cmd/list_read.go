@@ -20,8 +20,10 @@ func newListLenCmd(lo *listOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "llen KEY",
 		Short: "Print the number of items in a sharded list, as LLEN",
-		Long: `Print the number of items in a sharded list: the sum of its shards' lengths,
-read in one atomic script call. A list that does not exist has length 0.`,
+		Long: `Print the number of items in a sharded list: the lengths of its two end
+shards plus the count kept for the shards between them, read in one atomic
+script call whose cost does not grow with the list. A list that does not
+exist has length 0.`,
 		Example: `  chatq list llen jobs
   chatq list llen jobs -o json`,
 		Args: exactArgs(1),
@@ -124,7 +126,8 @@ func newListShardsCmd(lo *listOptions) *cobra.Command {
 		Long: `Show how a sharded list is stored: every shard from the first endpoint to the
 last, with its number, Redis key, length, and which endpoint it is. On a
 terminal this is a table; piped, tab-separated lines without the header;
--o json prints {"key","first","last","length","shards":[{"index","key","length"}]}.`,
+-o json prints {"key","first","last","length","shards":[{"index","key","length"}],"mid"},
+where mid is the count kept for the shards strictly between the endpoints.`,
 		Example: `  chatq list shards jobs
   chatq list shards jobs -o json`,
 		Args: exactArgs(1),

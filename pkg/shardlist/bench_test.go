@@ -66,6 +66,56 @@ func BenchmarkPush(b *testing.B) {
 	})
 }
 
+// BenchmarkPushStored pushes batches of 10 items onto a list already
+// holding stored items (default shard size 512), popping the surplus back
+// off outside the timer every 50 batches, so the list stays within 500 items
+// of its starting size. Push cost must not grow with stored items. The large
+// sizes run on real Redis only (filling the embedded server is slow).
+func BenchmarkPushStored(b *testing.B) {
+	be := benchBackend(b)
+	ctx := context.Background()
+	const batch = 10
+	items := make([]string, batch)
+	for i := range items {
+		items[i] = fmt.Sprintf("item%04d", i)
+	}
+	for _, stored := range []int{0, 20000, 200000} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			if stored > 20000 && !be.Real() {
+				b.Skip("large list: real Redis only")
+			}
+			l, _ := New(be.Client, fmt.Sprint("bstored", stored), Options{Prefix: be.Prefix, BatchSize: 1000})
+			fill := make([]string, 1000)
+			for i := range fill {
+				fill[i] = fmt.Sprintf("fill%06d", i)
+			}
+			for n := 0; n < stored; n += len(fill) {
+				if _, err := l.RPush(ctx, fill[:min(len(fill), stored-n)]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := 0; b.Loop(); i++ {
+				if i%50 == 49 {
+					b.StopTimer()
+					if _, err := l.RPop(ctx, 50*batch); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				n, err := l.RPush(ctx, items...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n < int64(stored) {
+					b.Fatalf("length %d after push onto %d items", n, stored)
+				}
+			}
+			b.StopTimer()
+			clearList(b, be, l)
+		})
+	}
+}
+
 // BenchmarkPop pops one item per call from a sharded list (one script call)
 // against LPOP on a plain list.
 func BenchmarkPop(b *testing.B) {
@@ -133,16 +183,16 @@ func clearList(tb testing.TB, be redistest.Backend, l *List) {
 		tb.Fatal(err)
 	}
 	first, last := l.EndpointKeys()
-	keys := []string{first, last}
+	keys := []string{first, last, l.MidKey()}
 	for _, s := range lay.Shards {
 		keys = append(keys, s.Key)
 	}
 	be.Client.Del(context.Background(), keys...)
 }
 
-// TestMemoryUsage compares MEMORY USAGE of a sharded list (shards and
-// endpoints summed) with a plain LIST holding the same items, on real Redis
-// (the embedded server has no MEMORY command). It logs the table that
+// TestMemoryUsage compares MEMORY USAGE of a sharded list (shards, endpoint
+// and mid keys summed) with a plain LIST holding the same items, on real
+// Redis (the embedded server has no MEMORY command). It logs the table that
 // docs/shardlist.md quotes; run with -v to see it.
 func TestMemoryUsage(t *testing.T) {
 	if testing.Short() {
@@ -178,7 +228,7 @@ func TestMemoryUsage(t *testing.T) {
 				t.Fatalf("layout: %d items, %v", lay.Length, err)
 			}
 			first, last := l.EndpointKeys()
-			keys := []string{first, last}
+			keys := []string{first, last, l.MidKey()}
 			for _, s := range lay.Shards {
 				keys = append(keys, s.Key)
 			}
@@ -199,7 +249,7 @@ func memoryUsage(t *testing.T, c *redis.Client, key string) int64 {
 	t.Helper()
 	n, err := c.MemoryUsage(context.Background(), key, 0).Result()
 	if errors.Is(err, redis.Nil) {
-		return 0 // an endpoint never moved has no key
+		return 0 // an endpoint never moved, or a mid count of 0, has no key
 	}
 	if err != nil {
 		t.Fatalf("MEMORY USAGE %s: %v", key, err)

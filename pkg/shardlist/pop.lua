@@ -1,15 +1,15 @@
 -- pop: remove up to ARGV[2] items from one end of a sharded list, in the
 -- order LPOP/RPOP with a count would return them. Empty shards at the end
--- (emptied by the other end, or by a blocking pop that took their last item)
 -- are stepped over, and the endpoint is left on a non-empty shard unless it
 -- meets the other endpoint. The wake-up marker is never returned.
 --
--- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last; shard keys
--- are built from KEYS[1] (same hash tag, same slot).
+-- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last,
+-- KEYS[3] = <prefix>{KEY}:mid (items in the shards strictly between the
+-- endpoints; absent = 0); shard keys are built from KEYS[1] (same hash tag,
+-- same slot).
 -- ARGV[1] = "left" | "right", ARGV[2] = count, ARGV[3] = wake-up marker.
--- Optional ARGV[4] = shard number, ARGV[5] = item a blocking pop took from
--- that shard: returned if that shard was at (or beyond) this end, else put
--- back where it was before popping the real end item.
+-- Optional ARGV[4] = a shard into which this caller's wake script pushed the
+-- marker: one marker is removed from it if it is still outside the list.
 -- Returns {endpoint shard after the pop, item, item, ...}.
 local left = ARGV[1] == 'left'
 local want = tonumber(ARGV[2])
@@ -17,41 +17,42 @@ local marker = ARGV[3]
 local base = string.sub(KEYS[1], 1, -6)
 local first = tonumber(redis.call('get', KEYS[1]) or '0')
 local last = tonumber(redis.call('get', KEYS[2]) or '0')
+local stored = redis.call('get', KEYS[3])
+local mid = tonumber(stored or '0')
+if not stored then
+  -- Absent means 0, as no middle shard is ever empty; a list written before
+  -- the mid count existed has none yet: count its middle shards once (the
+  -- count is stored below).
+  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
+end
 local skey = left and KEYS[1] or KEYS[2]
-local okey = left and KEYS[2] or KEYS[1]
 local shard = left and first or last
 local other = left and last or first
-local start = shard
+local start, startmid = shard, tonumber(stored or '0')
 local step = left and 1 or -1
 -- before(a, b): a is strictly on the outer side of b, seen from this end.
 local function before(a, b)
   if left then return a < b end
   return a > b
 end
-
-local out = {}
-if ARGV[4] then
-  local from = tonumber(ARGV[4])
-  local item = ARGV[5]
-  if not before(shard, from) then
-    -- Taken from the end shard, or from a shard the end has since stepped
-    -- over: it was the end item.
-    out[1] = item
-  else
-    if before(other, from) then
-      -- The other end moved past the shard while its item was out: reach
-      -- out to it again; shards in between hold no items.
-      for s = other + step, from - step, step do
-        redis.call('del', base .. s)
-      end
-      redis.call('lrem', base .. from, 0, marker)
-      redis.call('set', okey, from)
-      other = from
-    end
-    redis.call(left and 'lpush' or 'rpush', base .. from, item)
+-- advance moves this endpoint one shard inward. A shard strictly before the
+-- other end was between the endpoints: it is an end shard now, read with
+-- LLEN from here on, so its items leave mid.
+local function advance()
+  shard = shard + step
+  if before(shard, other) then
+    mid = mid - redis.call('llen', base .. shard)
   end
 end
 
+if ARGV[4] then
+  local s = tonumber(ARGV[4])
+  if s < first or s > last then
+    redis.call('lrem', base .. s, 1, marker)
+  end
+end
+
+local out = {}
 while #out < want do
   local k = base .. shard
   local n = want - #out
@@ -71,15 +72,22 @@ while #out < want do
   end
   if #got < n then
     if not before(shard, other) then break end
-    shard = shard + step
+    advance()
   end
 end
 
 while before(shard, other) and redis.call('llen', base .. shard) == 0 do
-  shard = shard + step
+  advance()
 end
 if shard ~= start then
   redis.call('set', skey, shard)
+end
+if mid ~= startmid then
+  if mid == 0 then
+    redis.call('del', KEYS[3])
+  else
+    redis.call('set', KEYS[3], mid)
+  end
 end
 
 local ret = {shard}

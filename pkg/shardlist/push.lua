@@ -2,12 +2,14 @@
 -- RPUSH would. The end shard is filled up to shard size - 1 items; when it
 -- is full the endpoint moves outward to a fresh shard.
 --
--- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last (endpoints).
--- Shard keys are KEYS[1] with "first" replaced by the shard number, so every
--- key touched shares KEYS[1]'s hash tag and slot.
+-- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last (endpoints),
+-- KEYS[3] = <prefix>{KEY}:mid (items in the shards strictly between the
+-- endpoints; absent = 0). Shard keys are KEYS[1] with "first" replaced by the
+-- shard number, so every key touched shares KEYS[1]'s hash tag and slot.
 -- ARGV[1] = "left" | "right", ARGV[2] = shard size (>= 2; the size is an
 -- argument because scripts cannot call CONFIG), ARGV[3] = wake-up marker.
--- Returns the list's length after the push.
+-- Returns the list's length after the push, in O(1) of the items stored:
+-- LLEN of the two end shards plus KEYS[3].
 local left = ARGV[1] == 'left'
 local size = tonumber(ARGV[2])
 if not size or size < 2 then
@@ -16,19 +18,34 @@ end
 local base = string.sub(KEYS[1], 1, -6)
 local first = tonumber(redis.call('get', KEYS[1]) or '0')
 local last = tonumber(redis.call('get', KEYS[2]) or '0')
+local stored = redis.call('get', KEYS[3])
+local mid = tonumber(stored or '0')
+if not stored then
+  -- Absent means 0, as no middle shard is ever empty; a list written before
+  -- the mid count existed has none yet: count its middle shards once (the
+  -- count is stored below).
+  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
+end
 local shard = left and first or last
+local other = left and last or first
 local step = left and -1 or 1
 local push = left and 'lpush' or 'rpush'
 
 local i, n = 4, #ARGV
+local added = 0
 while i <= n do
-  local room = size - 1 - redis.call('llen', base .. shard)
+  local len = redis.call('llen', base .. shard)
+  local room = size - 1 - len
   if room > 0 then
     local j = math.min(n, i + room - 1)
     redis.call(push, base .. shard, unpack(ARGV, i, j))
+    len = len + j - i + 1
     i = j + 1
   end
   if i <= n then
+    -- The endpoint leaves this shard: unless it is the other end, it is
+    -- now strictly between the endpoints and its items count in mid.
+    if shard ~= other then added = added + len end
     shard = shard + step
     -- A shard outside the endpoints holds no items, at most a wake-up
     -- marker left by a blocking pop: start it clean.
@@ -43,9 +60,13 @@ elseif not left and shard ~= last then
   last = shard
   redis.call('set', KEYS[2], shard)
 end
+mid = mid + added
+if mid ~= tonumber(stored or '0') then
+  redis.call('set', KEYS[3], mid)
+end
 
-local total = 0
-for s = first, last do
-  total = total + redis.call('llen', base .. s)
+local total = redis.call('llen', base .. first) + mid
+if first ~= last then
+  total = total + redis.call('llen', base .. last)
 end
 return total

@@ -8,13 +8,39 @@
 //
 //	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
 //	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
+//	<prefix>{KEY}:mid    STRING  items in the shards strictly between first
+//	                             and last (absent = 0)
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis
-// Cluster slot; scripts build shard names from the declared endpoint key.
-// A shard holds at most ShardSize-1 items (the book's LIST_CHUNK_SIZE rule).
-// LPUSH opens shards toward negative numbers, RPUSH toward positive ones.
-// Emptied lists keep their two endpoint keys (as in the book).
+// Cluster slot; scripts declare the keys they read or write and build shard
+// names from KEYS[1]. A shard holds at most ShardSize-1 items (the book's
+// LIST_CHUNK_SIZE rule). LPUSH opens shards toward negative numbers, RPUSH
+// toward positive ones. Emptied lists keep their two endpoint keys (as in
+// the book); the mid key is deleted whenever its count drops to 0.
+//
+// # The mid count
+//
+// Invariant, after every script: mid = the sum of LLEN over the shards n
+// with first < n < last. Only the push and pop scripts change a shard that
+// is (or becomes) part of the list, and only at an end:
+//
+//   - push fills the end shard, then moves the endpoint outward; each shard
+//     it leaves is now strictly inside (unless it is the other end) and its
+//     length, known to the script, is added;
+//   - pop takes from the end shard; when the endpoint steps inward onto a
+//     shard strictly before the other end, that shard's LLEN is subtracted
+//     (it is an end shard now, read live);
+//   - the wake script only writes shards outside first..last, and the wait
+//     of a blocking pop changes nothing (see below).
+//
+// So the length is LLEN(first) + LLEN(last) (when they differ) + mid: push
+// (which returns the new length) and Len cost O(1) in the number of items.
+// Middle shards are never empty (a shard is left behind with at least one
+// item), so the mid key is absent only when no shard lies between the
+// endpoints; a list written before the mid count existed has middle shards
+// and no key, and the scripts then count them (push and pop store the
+// count). Layout and Range still read every shard's LLEN.
 //
 // # Round trips and atomicity
 //
@@ -22,23 +48,21 @@
 //     each batch is atomic, a push of several batches is not.
 //   - Pop (with a count), Len, Range, Layout: one atomic script call.
 //   - BLPop/BRPop: one pop script call; when the list is empty, one pipeline
-//     of [wake script, BLPOP/BRPOP on the end shard] per wait slice of at
-//     most one second, then one pop script call to settle the item taken.
-//
-// Push (which returns the new length), Len and Layout read every shard's
-// LLEN: their cost grows with the number of shards (one per ShardSize-1
-// items). Pop works only the end shards.
+//     of [wake script, wait on the end shard] per wait slice of at most one
+//     second, then one pop script call again.
 //
 // # Blocking pops
 //
-// As in the book, a blocking pop waits with BLPOP/BRPOP on the end shard.
-// Just before it, a script checks whether the endpoint has moved so that
-// the shard is no longer part of the list; if so it pushes WakeMarker into
-// that shard, and the BLPOP returns at once and the caller looks again.
-// WakeMarker is one fixed value: every pop filters it and no push accepts
-// it. An item taken by BLPOP is settled by the pop script: returned if its
-// shard was still the end, else put back and the real end item popped, so a
-// blocking pop returns what a plain list's would.
+// As in the book, a blocking pop waits on the end shard. Just before it, a
+// script checks whether the endpoint has moved so that the shard is no
+// longer part of the list; if so it pushes WakeMarker into that shard, the
+// wait returns at once and the caller looks again (its next pop removes the
+// marker). WakeMarker is one fixed value: every pop filters it and no push
+// accepts it. Unlike the book's BLPOP, the wait is BLMOVE of the shard onto
+// itself (LEFT LEFT or RIGHT RIGHT): it blocks the same way but puts the
+// element back in the same atomic step, so it takes nothing. The item is
+// then popped by the pop script, which returns what a plain list's
+// BLPOP/BRPOP would. BLMOVE needs Redis >= 6.2.
 //
 // The book reads shard sizes with CONFIG from Lua; Redis >= 5 forbids that,
 // so the size is an argument here.
@@ -93,12 +117,15 @@ var (
 	layoutSrc string
 	//go:embed range.lua
 	rangeSrc string
+	//go:embed len.lua
+	lenSrc string
 
 	pushScript   = redis.NewScript(pushSrc)
 	popScript    = redis.NewScript(popSrc)
 	wakeScript   = redis.NewScript(wakeSrc)
 	layoutScript = redis.NewScript(layoutSrc)
 	rangeScript  = redis.NewScript(rangeSrc)
+	lenScript    = redis.NewScript(lenSrc)
 )
 
 // Side is the end of the list an operation works on.
@@ -124,7 +151,7 @@ type Options struct {
 	ShardSize int
 	// BatchSize is the number of items pushed per script call; 0 means 500.
 	BatchSize int
-	// WaitSlice is the longest single BLPOP/BRPOP of a blocking pop; 0 means
+	// WaitSlice is the longest single wait (BLMOVE) of a blocking pop; 0 means
 	// one second. It is also kept 150 ms under the client's read timeout
 	// (or at a quarter of it), since the wait is pipelined with the wake
 	// script and read with the client's read timeout.
@@ -135,7 +162,7 @@ type Options struct {
 type List struct {
 	c     redis.UniversalClient
 	key   string
-	keys  []string // first, last
+	keys  []string // first, last, mid
 	base  string   // shard keys are base + number
 	size  int
 	batch int
@@ -163,12 +190,12 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	}
 	if rt := readTimeout(c); rt > 0 {
 		// The pipelined wait must be answered within the read timeout,
-		// and Redis ends a BLPOP up to 1000/hz ms (100 ms) late.
+		// and Redis ends a blocking wait up to 1000/hz ms (100 ms) late.
 		opt.WaitSlice = max(min(opt.WaitSlice, max(rt-150*time.Millisecond, rt/4)), time.Millisecond)
 	}
 	base := opt.Prefix + "{" + key + "}:"
 	return &List{
-		c: c, key: key, keys: []string{base + "first", base + "last"}, base: base,
+		c: c, key: key, keys: []string{base + "first", base + "last", base + "mid"}, base: base,
 		size: opt.ShardSize, batch: opt.BatchSize, slice: opt.WaitSlice,
 	}, nil
 }
@@ -202,6 +229,13 @@ func (l *List) ShardKey(n int64) string { return l.base + strconv.FormatInt(n, 1
 
 // EndpointKeys are the Redis keys of the first and last shard numbers.
 func (l *List) EndpointKeys() (first, last string) { return l.keys[0], l.keys[1] }
+
+// MidKey is the Redis key of the count of items in the shards strictly
+// between the endpoints.
+func (l *List) MidKey() string { return l.keys[2] }
+
+// endpoints are the keys of the scripts that read only the endpoints.
+func (l *List) endpoints() []string { return l.keys[:2] }
 
 // LPush pushes items onto the head, as LPUSH: the last item ends up first.
 // It returns the list's length after the push.
@@ -270,8 +304,9 @@ func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) 
 	return items, nil
 }
 
-// pop runs the pop script; extra carries an item a blocking pop took and
-// the shard it came from. It returns the items and the end shard.
+// pop runs the pop script; extra is a shard into which this caller's wake
+// script pushed the marker, to remove it from. It returns the items and the
+// end shard.
 func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, int64, error) {
 	args := append([]any{side.String(), count, WakeMarker}, extra...)
 	res, err := popScript.Run(ctx, l.c, l.keys, args...).Slice()
@@ -302,7 +337,7 @@ func (l *List) BRPop(ctx context.Context, timeout time.Duration) (string, error)
 }
 
 // BPop is the blocking pop of "Redis in Action" §11.4.4, with sub-second
-// timeouts: see the package documentation.
+// timeouts and a wait that takes nothing: see the package documentation.
 func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)
@@ -311,11 +346,13 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, shard, err := l.pop(ctx, side, 1)
+		items, shard, err := l.pop(ctx, side, 1, marked...)
 		if err != nil {
 			return "", err
 		}
+		marked = nil
 		if len(items) > 0 {
 			return items[0], nil
 		}
@@ -331,65 +368,55 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 		if err != nil {
 			return "", err
 		}
-		if !ok || item == WakeMarker {
-			continue
+		if ok && item == WakeMarker {
+			marked = []any{shard}
 		}
-		// Settle the item: it is the answer only if its shard is still
-		// the end; otherwise it goes back and the end item comes out.
-		items, _, err = l.pop(ctx, side, 1, shard, item)
-		if err != nil {
-			return "", fmt.Errorf("%w (an item taken from shard %d may be lost)", err, shard)
-		}
-		if len(items) > 0 {
-			return items[0], nil
-		}
+		// Woken (or timed out): the wait took nothing, so look again.
 	}
 }
 
-// wait pipelines the wake script with one BLPOP/BRPOP of at most wait on
-// shard. ok is false when the wait timed out.
+// wait pipelines the wake script with one wait of at most wait on shard:
+// BLMOVE of the shard onto itself, from and to this end, which blocks like
+// BLPOP/BRPOP but puts the element straight back where it was, in the same
+// atomic step, so the shard is unchanged. It returns that element (an item,
+// or WakeMarker); ok is false when the wait timed out.
 func (l *List) wait(ctx context.Context, side Side, shard int64, wait time.Duration) (item string, ok bool, err error) {
-	cmd := "blpop"
-	if side == Right {
-		cmd = "brpop"
-	}
-	// go-redis's BLPop rounds timeouts to whole seconds; Redis takes
+	// go-redis rounds blocking timeouts to whole seconds; Redis takes
 	// fractions, so the command is sent as is. 0 would mean forever.
 	secs := strconv.FormatFloat(max(wait, time.Millisecond).Seconds(), 'f', 3, 64)
+	key := l.ShardKey(shard)
 	pipe := l.c.Pipeline()
-	wake := wakeScript.Eval(ctx, pipe, l.keys, side.String(), shard, WakeMarker)
-	pop := pipe.Do(ctx, cmd, l.ShardKey(shard), secs)
+	wake := wakeScript.Eval(ctx, pipe, l.endpoints(), side.String(), shard, WakeMarker)
+	move := pipe.Do(ctx, "blmove", key, key, side.String(), side.String(), secs)
 	_, _ = pipe.Exec(ctx)
 	if err := wake.Err(); err != nil {
 		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
 	}
-	res, err := pop.StringSlice()
+	item, err = move.Text()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
 	}
-	if len(res) != 2 {
-		return "", false, fmt.Errorf("wait on list %s: unexpected %s reply %q", l.key, cmd, res)
-	}
-	return res[1], true, nil
+	return item, true, nil
 }
 
-// Len is the number of items, as LLEN: the sum of the shard lengths between
-// the endpoints, so an emptied end shard not yet stepped over counts 0.
+// Len is the number of items, as LLEN, in one script call whose cost does
+// not depend on the length: LLEN of the two end shards plus the count kept
+// in MidKey for the shards between them.
 func (l *List) Len(ctx context.Context) (int64, error) {
-	lay, err := l.Layout(ctx)
+	n, err := lenScript.Run(ctx, l.c, l.keys).Int64()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("length of list %s: %w", l.key, err)
 	}
-	return lay.Length, nil
+	return n, nil
 }
 
 // Range returns the items from index start to stop inclusive, negative
 // indexes counting from the tail, as LRANGE.
 func (l *List) Range(ctx context.Context, start, stop int64) ([]string, error) {
-	items, err := rangeScript.Run(ctx, l.c, l.keys, start, stop, WakeMarker).StringSlice()
+	items, err := rangeScript.Run(ctx, l.c, l.endpoints(), start, stop, WakeMarker).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("range of list %s: %w", l.key, err)
 	}
@@ -403,6 +430,9 @@ type Layout struct {
 	Last   int64   `json:"last"`   // number of the right end shard
 	Length int64   `json:"length"` // items in all shards
 	Shards []Shard `json:"shards"` // first to last
+	// Mid is the count kept in MidKey: the items in the shards strictly
+	// between First and Last. It equals the sum of those shards' lengths.
+	Mid int64 `json:"mid"`
 }
 
 // Shard is one shard of a Layout.
@@ -412,17 +442,18 @@ type Shard struct {
 	Length int64  `json:"length"`
 }
 
-// Layout returns the endpoints and every shard's length, in one script call.
+// Layout returns the endpoints, the mid count and every shard's length, in
+// one script call (its cost grows with the number of shards).
 func (l *List) Layout(ctx context.Context) (Layout, error) {
 	res, err := layoutScript.Run(ctx, l.c, l.keys).Int64Slice()
 	if err != nil {
 		return Layout{}, fmt.Errorf("layout of list %s: %w", l.key, err)
 	}
-	if len(res) < 2 {
+	if len(res) < 3 {
 		return Layout{}, fmt.Errorf("layout of list %s: short script reply", l.key)
 	}
-	lay := Layout{Key: l.key, First: res[0], Last: res[1], Shards: []Shard{}}
-	for i, n := range res[2:] {
+	lay := Layout{Key: l.key, First: res[0], Last: res[1], Mid: res[2], Shards: []Shard{}}
+	for i, n := range res[3:] {
 		idx := lay.First + int64(i)
 		lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.ShardKey(idx), Length: n})
 		lay.Length += n

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,29 +132,37 @@ func TestMatchesPlainList(t *testing.T) {
 							t.Fatalf("op %d lrange %d %d: %q, %v; plain %q", op, start, stop, got, err, want)
 						}
 					default:
-						got, err := l.Len(ctx)
-						want := b.Client.LLen(ctx, plain).Val()
-						if err != nil || got != want {
-							t.Fatalf("op %d llen: %d, %v; plain %d", op, got, err, want)
-						}
-						if want == 0 {
-							break
-						}
-						// a blocking pop on a non-empty list: no wait
+						// a blocking pop: no wait on a non-empty list, a
+						// short one (that must leave no trace) on an empty one
 						side := Side(rng.IntN(2))
-						item, err := l.BPop(ctx, side, time.Second)
-						var plainPop []string
-						if side == Left {
-							plainPop = b.Client.BLPop(ctx, time.Second, plain).Val()
-						} else {
-							plainPop = b.Client.BRPop(ctx, time.Second, plain).Val()
+						timeout := time.Second
+						if b.Client.LLen(ctx, plain).Val() == 0 {
+							timeout = 10 * time.Millisecond
+						}
+						item, err := l.BPop(ctx, side, timeout)
+						// go-redis's BLPop rounds timeouts up to 1s: send it as is
+						cmd := map[Side]string{Left: "blpop", Right: "brpop"}[side]
+						plainPop, _ := b.Client.Do(ctx, cmd, plain, timeout.Seconds()).StringSlice()
+						if len(plainPop) == 0 {
+							if !errors.Is(err, ErrEmpty) {
+								t.Fatalf("op %d bpop %s: %q, %v; plain is empty", op, side, item, err)
+							}
+							break
 						}
 						if err != nil || len(plainPop) != 2 || item != plainPop[1] {
 							t.Fatalf("op %d bpop %s: %q, %v; plain %q", op, side, item, err, plainPop)
 						}
 					}
-					if op%5 == 0 {
-						checkShards(t, l, size)
+					// after every operation: Len as LLEN, and the stored
+					// shards and mid count consistent
+					got, err := l.Len(ctx)
+					want := b.Client.LLen(ctx, plain).Val()
+					if err != nil || got != want {
+						t.Fatalf("op %d llen: %d, %v; plain %d", op, got, err, want)
+					}
+					checkShards(t, l, size)
+					if raw := rawLen(t, b, l); raw != want {
+						t.Fatalf("op %d: shards hold %d items; plain %d", op, raw, want)
 					}
 				}
 				got, _ := l.Range(ctx, 0, -1)
@@ -166,21 +176,239 @@ func TestMatchesPlainList(t *testing.T) {
 }
 
 // checkShards checks the layout's invariants: no shard over size-1 items,
-// lengths summing to Len.
+// no empty shard strictly between the endpoints, the mid count equal to the
+// sum of those shards' lengths, and Len equal to the sum of all.
 func checkShards(t *testing.T, l *List, size int) {
 	t.Helper()
-	lay, err := l.Layout(context.Background())
+	ctx := context.Background()
+	lay, err := l.Layout(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lay.First > lay.Last {
 		t.Fatalf("first %d > last %d", lay.First, lay.Last)
 	}
+	var mid int64
 	for _, s := range lay.Shards {
 		if s.Length > int64(size-1) {
 			t.Fatalf("shard %d holds %d items, more than %d", s.Index, s.Length, size-1)
 		}
+		if s.Index > lay.First && s.Index < lay.Last {
+			if s.Length == 0 {
+				t.Fatalf("middle shard %d is empty: %+v", s.Index, lay)
+			}
+			mid += s.Length
+		}
 	}
+	if lay.Mid != mid {
+		t.Fatalf("mid count %d, middle shards hold %d: %+v", lay.Mid, mid, lay)
+	}
+	if n, err := l.Len(ctx); err != nil || n != lay.Length {
+		t.Fatalf("Len %d, %v; shards hold %d: %+v", n, err, lay.Length, lay)
+	}
+}
+
+// rawLen counts the list's items with plain commands, independently of the
+// package: GET of the endpoints and LLEN of every shard key that exists
+// (found with SCAN). It fails the test if a shard outside the endpoints holds
+// anything, or if the mid key holds 0 or the wrong count.
+func rawLen(t *testing.T, b redistest.Backend, l *List) int64 {
+	t.Helper()
+	ctx := context.Background()
+	fk, lk := l.EndpointKeys()
+	first, _ := b.Client.Get(ctx, fk).Int64() // absent = 0
+	last, _ := b.Client.Get(ctx, lk).Int64()
+	base := strings.TrimSuffix(fk, "first")
+	var keys []string
+	iter := b.Client.Scan(ctx, 0, base+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if k := iter.Val(); k != fk && k != lk && k != l.MidKey() {
+			keys = append(keys, k)
+		}
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	pipe := b.Client.Pipeline()
+	lens := map[string]*redis.IntCmd{}
+	for _, k := range keys {
+		lens[k] = pipe.LLen(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && len(keys) > 0 {
+		t.Fatal(err)
+	}
+	var total, mid int64
+	for _, k := range keys {
+		n, err := strconv.ParseInt(strings.TrimPrefix(k, base), 10, 64)
+		if err != nil {
+			t.Fatalf("unexpected key %q", k)
+		}
+		length := lens[k].Val()
+		if n < first || n > last {
+			t.Fatalf("shard %d outside %d..%d holds %q", n, first, last, b.Client.LRange(ctx, k, 0, -1).Val())
+		}
+		total += length
+		if n > first && n < last {
+			mid += length
+		}
+	}
+	stored, err := b.Client.Get(ctx, l.MidKey()).Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		if mid != 0 {
+			t.Fatalf("mid key absent, middle shards hold %d", mid)
+		}
+	case err != nil:
+		t.Fatal(err)
+	case stored != mid || stored == 0:
+		t.Fatalf("mid key %d, middle shards hold %d", stored, mid)
+	}
+	return total
+}
+
+// TestMidCountExact runs a long random sequence of pushes and pops (both
+// ends, counts and batches spanning many shards) on a list of one-item
+// shards, then 4 goroutines doing the same at once with blocking pops, and
+// checks Len, the pushes' returned lengths and the mid count against the
+// shards read independently (rawLen) and against the items counted.
+func TestMidCountExact(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		l := newList(t, b, "midcount", 2)
+		rng := rand.New(rand.NewPCG(3, 9))
+		check := func(what string, want int64) {
+			t.Helper()
+			if n, err := l.Len(ctx); err != nil || n != want {
+				t.Fatalf("%s: Len %d, %v; want %d", what, n, err, want)
+			}
+			if n := rawLen(t, b, l); n != want {
+				t.Fatalf("%s: shards hold %d items, want %d", what, n, want)
+			}
+			checkShards(t, l, 2)
+		}
+		var want int64
+		next := 0
+		for op := 0; op < 1200; op++ {
+			side := Side(rng.IntN(2))
+			pushPct := 70 // grow for 200 operations, then shrink for 200
+			if op/200%2 == 1 {
+				pushPct = 30
+			}
+			if rng.IntN(100) < pushPct {
+				items := make([]string, 1+rng.IntN(12))
+				for i := range items {
+					next++
+					items[i] = fmt.Sprint(next)
+				}
+				n, err := l.Push(ctx, side, items)
+				want += int64(len(items))
+				if err != nil || n != want {
+					t.Fatalf("op %d push %d: length %d, %v; want %d", op, len(items), n, err, want)
+				}
+			} else {
+				got, err := l.Pop(ctx, side, 1+rng.IntN(12))
+				if err != nil && !errors.Is(err, ErrEmpty) {
+					t.Fatal(err)
+				}
+				want -= int64(len(got))
+			}
+			if op%20 == 0 {
+				check(fmt.Sprint("op ", op), want)
+			}
+		}
+		check("after the sequence", want)
+
+		// concurrently, with blocking pops
+		l.RPush(ctx, "x", "y", "z")
+		want += 3
+		var pushed, popped [4]int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(w), 11))
+				for op := 0; op < 150; op++ {
+					side := Side(rng.IntN(2))
+					switch k := rng.IntN(10); {
+					case k < 5:
+						items := make([]string, 1+rng.IntN(6))
+						for i := range items {
+							items[i] = fmt.Sprintf("w%d-%d-%d", w, op, i)
+						}
+						if _, err := l.Push(ctx, side, items); err != nil {
+							errs <- err
+							return
+						}
+						pushed[w] += int64(len(items))
+					case k < 8:
+						got, err := l.Pop(ctx, side, 1+rng.IntN(6))
+						if err != nil && !errors.Is(err, ErrEmpty) {
+							errs <- err
+							return
+						}
+						popped[w] += int64(len(got))
+					default:
+						_, err := l.BPop(ctx, side, 10*time.Millisecond)
+						if errors.Is(err, ErrEmpty) {
+							break
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						popped[w]++
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		for w := range pushed {
+			want += pushed[w] - popped[w]
+		}
+		check("after the concurrent phase", want)
+	})
+}
+
+// TestListWithoutMidKey covers a list written before the mid count existed
+// (simulated by deleting the key): it is counted from the shards, and the
+// next push or pop stores the count.
+func TestListWithoutMidKey(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		l := newList(t, b, "legacy", 3)
+		l.RPush(ctx, "a", "b", "c", "d", "e", "f", "g") // 0: [a b], 1: [c d], 2: [e f], 3: [g]
+		l.LPush(ctx, "z", "y", "x")                     // -2: [x], -1: [y z]
+		b.Client.Del(ctx, l.MidKey())
+		if n, err := l.Len(ctx); err != nil || n != 10 {
+			t.Fatalf("Len = %d, %v; want 10", n, err)
+		}
+		checkShards(t, l, 3)
+		if got, err := l.LPop(ctx, 2); err != nil || !slices.Equal(got, []string{"x", "y"}) {
+			t.Fatalf("LPop = %q, %v", got, err)
+		}
+		if m, err := b.Client.Get(ctx, l.MidKey()).Int64(); err != nil || m != 6 {
+			t.Fatalf("mid key after the pop: %d, %v; want 6 (shards 0..2)", m, err)
+		}
+		b.Client.Del(ctx, l.MidKey())
+		if n, err := l.RPush(ctx, "h", "i"); err != nil || n != 10 {
+			t.Fatalf("RPush = %d, %v; want 10", n, err)
+		}
+		if n := rawLen(t, b, l); n != 10 {
+			t.Fatalf("shards hold %d items", n)
+		}
+		if got, err := l.LPop(ctx, 20); err != nil || len(got) != 10 {
+			t.Fatalf("LPop = %q, %v", got, err)
+		}
+		if n := rawLen(t, b, l); n != 0 {
+			t.Fatalf("shards hold %d items", n)
+		}
+	})
 }
 
 func toAny(items []string) []any {
@@ -274,7 +502,7 @@ func TestWakeMarker(t *testing.T) {
 		}
 
 		// The wake script pushes the marker into a shard the list has
-		// left, and the BLPOP that follows returns at once.
+		// left, and the wait that follows returns at once.
 		l.RPush(ctx, "c", "d", "e") // shards 0: [c d], 1: [e]
 		l.LPop(ctx, 2)              // first moves to 1
 		start := time.Now()
@@ -282,48 +510,51 @@ func TestWakeMarker(t *testing.T) {
 		if err != nil || !ok || item != WakeMarker || time.Since(start) > 2*time.Second {
 			t.Fatalf("wait on a stale shard: %q, %v, %v after %s", item, ok, err, time.Since(start))
 		}
-		if got, err := l.BLPop(ctx, time.Second); err != nil || got != "e" {
-			t.Fatalf("BLPop = %q, %v", got, err)
+		// The wait left the marker; the next pop of the same caller
+		// removes it (the shard is outside the list).
+		if n := b.Client.LLen(ctx, l.ShardKey(0)).Val(); n != 1 {
+			t.Fatalf("stale shard holds %d elements, want the marker", n)
+		}
+		if got, _, err := l.pop(ctx, Left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
+			t.Fatalf("pop = %q, %v", got, err)
+		}
+		if n := b.Client.Exists(ctx, l.ShardKey(0)).Val(); n != 0 {
+			t.Fatalf("marker left in the stale shard")
+		}
+		if n := rawLen(t, b, l); n != 0 {
+			t.Fatalf("shards hold %d items", n)
 		}
 	})
 }
 
-// TestSettleTakenItem covers what happens after BLPOP took an item: kept if
-// its shard was the end, else put back and the end item popped instead.
-func TestSettleTakenItem(t *testing.T) {
+// TestWaitTakesNothing checks that the wait of a blocking pop (BLMOVE of a
+// shard onto itself) returns an element but leaves every shard as it was,
+// even when the shard waited on has become a middle shard meanwhile: only
+// the pop script removes items, so the mid count stays exact.
+func TestWaitTakesNothing(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		l := newList(t, b, "settle", 3)
+		l := newList(t, b, "waitonly", 3)
 		l.RPush(ctx, "a", "b", "c", "d", "e") // 0: [a b], 1: [c d], 2: [e]
-
-		// from the end shard: it is the answer
-		taken := b.Client.LPop(ctx, l.ShardKey(0)).Val()
-		got, _, err := l.pop(ctx, Left, 1, int64(0), taken)
-		if err != nil || !slices.Equal(got, []string{"a"}) {
-			t.Fatalf("settle end item: %q, %v", got, err)
+		before := b.Client.LRange(ctx, l.ShardKey(1), 0, -1).Val()
+		for _, side := range []Side{Left, Right} {
+			for _, shard := range []int64{0, 1, 2} {
+				item, ok, err := l.wait(ctx, side, shard, time.Second)
+				if err != nil || !ok || item == WakeMarker {
+					t.Fatalf("wait %s on shard %d: %q, %v, %v", side, shard, item, ok, err)
+				}
+			}
 		}
-		// from a middle shard (the end moved outward meanwhile): put back
-		taken = b.Client.LPop(ctx, l.ShardKey(1)).Val()
-		got, _, err = l.pop(ctx, Left, 1, int64(1), taken)
-		if err != nil || !slices.Equal(got, []string{"b"}) {
-			t.Fatalf("settle middle item: %q, %v", got, err)
+		if got, _ := l.Range(ctx, 0, -1); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+			t.Fatalf("after waits: %q", got)
 		}
-		if all, _ := l.Range(ctx, 0, -1); !slices.Equal(all, []string{"c", "d", "e"}) {
-			t.Fatalf("after settling: %q", all)
-		}
-		// from beyond the other end (the list was drained past it)
-		taken = b.Client.RPop(ctx, l.ShardKey(2)).Val() // "e"
-		if got, _ := l.RPop(ctx, 1); !slices.Equal(got, []string{"d"}) {
-			t.Fatalf("RPop = %q", got)
-		}
-		got, _, err = l.pop(ctx, Left, 1, int64(2), taken)
-		if err != nil || !slices.Equal(got, []string{"c"}) {
-			t.Fatalf("settle item beyond the other end: %q, %v", got, err)
-		}
-		if all, _ := l.Range(ctx, 0, -1); !slices.Equal(all, []string{"e"}) {
-			t.Fatalf("after settling: %q", all)
+		if after := b.Client.LRange(ctx, l.ShardKey(1), 0, -1).Val(); !slices.Equal(after, before) {
+			t.Fatalf("middle shard %q, was %q", after, before)
 		}
 		checkShards(t, l, 3)
+		if n := rawLen(t, b, l); n != 5 {
+			t.Fatalf("shards hold %d items", n)
+		}
 	})
 }
 
@@ -383,7 +614,7 @@ func TestBlockingPop(t *testing.T) {
 
 // waitBlocked polls until n clients are blocked on a real server. The
 // embedded server does not report blocked clients: there the waiter may
-// still be before its BLPOP, and the result is checked all the same.
+// still be before its wait, and the result is checked all the same.
 func waitBlocked(t *testing.T, b redistest.Backend, n int) {
 	t.Helper()
 	if !b.Real() {
