@@ -63,8 +63,8 @@ declare -A ref=(
   [ping ping]="PING"
   [chat send]="EVALSHA $send_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} sender ,\"sender\":\"sender\",\"message\":\"$payload\"} rb:chat:sent 1"
   [chat pending]="EVALSHA $fetch_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} reader mark 0"
-  [list push]="EVALSHA $push_sha 2 rb:{bench}:first rb:{bench}:last right 512 MARKER $payload"
-  [list pop]="EVALSHA $pop_sha 2 rb:{bench}:first rb:{bench}:last left 1 MARKER"
+  [list push]="EVALSHA $push_sha 3 rb:{bench}:first rb:{bench}:last rb:{bench}:mid right 512 MARKER $payload"
+  [list pop]="EVALSHA $pop_sha 3 rb:{bench}:first rb:{bench}:last rb:{bench}:mid left 1 MARKER"
   [queue push]="EVALSHA $qpush_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__ default 0 16 $payload rb:rsmq:rt:bench"
   [queue poll]="EVALSHA $qrecv_sha 2 rb:rsmq:bench rb:rsmq:bench:Q 1 3600000 0 none none"
   [queue ack]="EVALSHA $qack_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__"
@@ -113,7 +113,7 @@ if command -v hyperfine >/dev/null; then
   chatq --prefix hf: queue create hf >/dev/null
   rows=(
     "ping|$tmp/chatq --url $url ping|redis-cli -p $port PING"
-    "list rpush|$tmp/chatq --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 2 hf:{k}:first hf:{k}:last right 512 MARKER x"
+    "list rpush|$tmp/chatq --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 3 hf:{k}:first hf:{k}:last hf:{k}:mid right 512 MARKER x"
     "chat send|$tmp/chatq --url $url --prefix hf: chat send 1 --from joe hi|redis-cli -p $port EVALSHA $send_sha 3 hf:chat:{1} hf:msgs:{1} hf:ids:{1} joe ,\"sender\":\"joe\",\"message\":\"hi\"} hf:chat:sent 1"
     "queue push|$tmp/chatq --url $url --prefix hf: queue push hf x|redis-cli -p $port EVALSHA $qpush_sha 2 hf:rsmq:hf hf:rsmq:hf:Q abcdefghijabcdefghijab default 0 1 x hf:rsmq:rt:hf"
   )
