@@ -62,7 +62,7 @@ chatq --prefix rb: queue create bench --vt 1h >/dev/null
 declare -A ref=(
   [ping ping]="PING"
   [chat send]="EVALSHA $send_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} sender ,\"sender\":\"sender\",\"message\":\"$payload\"} rb:chat:sent 1"
-  [chat pending]="EVALSHA $fetch_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} reader mark 0"
+  [chat pending]="EVALSHA $fetch_sha 4 rb:chat:{1} rb:msgs:{1} rb:ids:{1} rb:seen:{reader} reader mark 0 1"
   [list push]="EVALSHA $push_sha 3 rb:{bench}:first rb:{bench}:last rb:{bench}:mid right 512 MARKER $payload"
   [list pop]="EVALSHA $pop_sha 3 rb:{bench}:first rb:{bench}:last rb:{bench}:mid left 1 MARKER"
   [queue push]="EVALSHA $qpush_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__ default 0 16 $payload rb:rsmq:rt:bench"
