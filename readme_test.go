@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,8 +12,8 @@ import (
 )
 
 // TestREADMEExamples runs every chatq command line in README.md's sh blocks,
-// in order, against an embedded server (or the real one), so the examples
-// cannot rot. A line runs when it starts with `chatq` or pipes into chatq;
+// in order, against an embedded server (or the real one), and loads every
+// yaml block as a config file, so the examples cannot rot. A line runs when it starts with `chatq` or pipes into chatq;
 // `chatq dev` is skipped (the test provides the server). A trailing
 // `# exits N` sets the expected exit code; `# not run` skips a line.
 func TestREADMEExamples(t *testing.T) {
@@ -28,7 +29,18 @@ func TestREADMEExamples(t *testing.T) {
 	for _, l := range lines {
 		script.WriteString("exitcode " + l.exit + " sh -c " + quoteScriptArg(l.cmd) + "\n")
 	}
+	// Each yaml block is a config file example: chatq must accept it.
+	configs := fencedBlocks(string(readme), "yaml")
+	if len(configs) == 0 {
+		t.Fatal("README.md has no yaml config example")
+	}
+	for i := range configs {
+		script.WriteString(fmt.Sprintf("exitcode 0 chatq --config config%d.yaml config\n", i))
+	}
 	dir := t.TempDir()
+	for i, c := range configs {
+		script.WriteString(fmt.Sprintf("-- config%d.yaml --\n%s", i, c))
+	}
 	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +50,25 @@ func TestREADMEExamples(t *testing.T) {
 }
 
 type example struct{ cmd, exit string }
+
+// fencedBlocks returns the contents of the md code blocks fenced as lang.
+func fencedBlocks(md, lang string) []string {
+	var out []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(md, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case cur == nil && trimmed == "```"+lang:
+			cur = &strings.Builder{}
+		case cur != nil && trimmed == "```":
+			out = append(out, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	return out
+}
 
 var exitsRe = regexp.MustCompile(`\s+#\s*exits\s+(\d+)\s*$`)
 

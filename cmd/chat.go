@@ -26,6 +26,10 @@ without whitespace, control characters, '{' or '}'; chat ids also without
 
 func newChatCmd(f *Factory) *cobra.Command {
 	cmd := newGroupCmd("chat", "Group chat inboxes that work while recipients are offline", chatLong)
+	cmd.Example = `  chatq chat create --from joe --to jeff,jenny 'lunch at noon?'
+  chatq chat send 1 --from jeff 'yes'
+  chatq chat pending jenny
+  chatq chat watch joe -o json`
 	cmd.AddCommand(
 		newChatCreateCmd(f),
 		newChatSendCmd(f),

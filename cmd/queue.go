@@ -28,6 +28,10 @@ rsmq), RSMQ's "ns" option.`
 
 func newQueueCmd(f *Factory) *cobra.Command {
 	cmd := newGroupCmd("queue", "Delayed queue with visibility timeouts, stored in RSMQ's layout", queueLong)
+	cmd.Example = `  chatq queue create jobs --vt 30s
+  chatq queue push jobs --delay 10s 'resize image 42'
+  chatq queue poll jobs --wait 30s -o json
+  chatq queue work jobs --concurrency 4 -- ./handle.sh`
 	cmd.PersistentFlags().String("namespace", "", "RSMQ namespace (rsmq's ns option) (env CHATQ_NAMESPACE, default rsmq)")
 	cmd.AddCommand(
 		newQueueCreateCmd(f),
