@@ -49,7 +49,9 @@ func benchWorkloads() map[string]benchWorkload {
 	}
 }
 
-const benchDefaultPrefix = "chatq-bench:"
+// benchPrefix is put after the global --prefix in front of every key a
+// benchmark writes.
+const benchPrefix = "chatq-bench:"
 
 func newBenchCmd(f *Factory) *cobra.Command {
 	opts := &benchOptions{f: f}
@@ -70,9 +72,10 @@ throughput and latency percentiles are printed.
 scales with what is stored: N items in the list, N messages in the queue, or
 N chats each chat reader is a member of.
 
-It works under its own prefix (--prefix, default "chatq-bench:") and deletes
-its keys at the end. It refuses to start when keys exist under that prefix,
-unless --force, in which case those keys are deleted too.`,
+It works under a prefix of its own, "chatq-bench:" after the global --prefix,
+and deletes its keys at the end. It refuses to start when keys exist under
+that prefix (a benchmark running, or one that was killed), unless --force, in
+which case those keys are deleted too.`,
 		Example: `  chatq bench ping --clients 50 --requests 100000
   chatq bench queue --clients 1 --requests 20000 -o json
   chatq bench list --clients 50 --pipeline 16
@@ -129,10 +132,9 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 	case opts.pipeline > 1 && f.Config().Cluster:
 		return usageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
 	}
-	prefix := f.Prefix()
-	if prefix == "" {
-		prefix = benchDefaultPrefix
-	}
+	// Its own prefix under the user's: --force then can only ever delete
+	// keys a benchmark wrote, never the data under the user's --prefix.
+	prefix := f.Prefix() + benchPrefix
 	f.minPoolSize = opts.clients
 	c, err := f.Client()
 	if err != nil {

@@ -1,0 +1,34 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/redistest"
+)
+
+// Given --url, the demo runs on that server and leaves no key behind.
+func TestDemoOnServerRemovesItsKeys(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		// A key of the user's under the same prefix must survive.
+		if err := b.Client.Set(ctx, b.Prefix+"mine", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := run(ctx, b, "demo")
+		if code != exitOK {
+			t.Fatalf("demo exited %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "send the reminder") || strings.Contains(stderr, "started an embedded") {
+			t.Errorf("the demo did not run on the given server:\n%s", stderr)
+		}
+		keys, err := keyspace.Scan(ctx, b.Client, keyspace.Pattern(b.Prefix), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 1 || keys[0] != b.Prefix+"mine" {
+			t.Errorf("keys under %s after the demo: %q, want only %smine", b.Prefix, keys, b.Prefix)
+		}
+	})
+}
