@@ -37,7 +37,7 @@ rb_ops() { # clients pipeline command...
   redis-benchmark -p "$port" -c "$clients" -P "$pipeline" -n "$REQUESTS" --csv "$@" |
     awk -F'","' 'NR == 2 { printf "%.0f", $(NF - 6) }'
 }
-sha() { rcli SCRIPT LOAD "$(cat "$1")"; }
+sha() { rcli SCRIPT LOAD "$(cat "$@")"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "Redis $(redis-server --version | awk '{print $3}' | cut -d= -f2), $(nproc) cores, $(go version | awk '{print $3}'), $REQUESTS requests per cell."
@@ -53,8 +53,8 @@ chatq --prefix rb: chat create --from sender --to reader --id 1 >/dev/null
 payload=$(printf 'x%.0s' $(seq 16))
 send_sha=$(sha pkg/chat/send.lua)
 fetch_sha=$(sha pkg/chat/fetch.lua)
-push_sha=$(sha pkg/shardlist/push.lua)
-pop_sha=$(sha pkg/shardlist/pop.lua)
+push_sha=$(sha pkg/shardlist/state.lua pkg/shardlist/push.lua)
+pop_sha=$(sha pkg/shardlist/state.lua pkg/shardlist/pop.lua)
 qpush_sha=$(sha pkg/delayq/push.lua)
 qrecv_sha=$(sha pkg/delayq/receive.lua)
 qack_sha=$(sha pkg/delayq/ack.lua)

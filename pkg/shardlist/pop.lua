@@ -11,20 +11,10 @@
 -- Optional ARGV[4] = a shard into which this caller's wake script pushed the
 -- marker: one marker is removed from it if it is still outside the list.
 -- Returns {endpoint shard after the pop, item, item, ...}.
+-- state.lua, put in front of this text, sets base, first, last, stored, mid.
 local left = ARGV[1] == 'left'
 local want = tonumber(ARGV[2])
 local marker = ARGV[3]
-local base = string.sub(KEYS[1], 1, -6)
-local first = tonumber(redis.call('get', KEYS[1]) or '0')
-local last = tonumber(redis.call('get', KEYS[2]) or '0')
-local stored = redis.call('get', KEYS[3])
-local mid = tonumber(stored or '0')
-if not stored then
-  -- Absent means 0, as no middle shard is ever empty; a list written before
-  -- the mid count existed has none yet: count its middle shards once (the
-  -- count is stored below).
-  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
-end
 local skey = left and KEYS[1] or KEYS[2]
 local shard = left and first or last
 local other = left and last or first

@@ -10,21 +10,11 @@
 -- argument because scripts cannot call CONFIG), ARGV[3] = wake-up marker.
 -- Returns the list's length after the push, in O(1) of the items stored:
 -- LLEN of the two end shards plus KEYS[3].
+-- state.lua, put in front of this text, sets base, first, last, stored, mid.
 local left = ARGV[1] == 'left'
 local size = tonumber(ARGV[2])
 if not size or size < 2 then
   return redis.error_reply('ERR shard size must be at least 2')
-end
-local base = string.sub(KEYS[1], 1, -6)
-local first = tonumber(redis.call('get', KEYS[1]) or '0')
-local last = tonumber(redis.call('get', KEYS[2]) or '0')
-local stored = redis.call('get', KEYS[3])
-local mid = tonumber(stored or '0')
-if not stored then
-  -- Absent means 0, as no middle shard is ever empty; a list written before
-  -- the mid count existed has none yet: count its middle shards once (the
-  -- count is stored below).
-  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
 end
 local shard = left and first or last
 local other = left and last or first

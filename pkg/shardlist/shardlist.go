@@ -107,6 +107,9 @@ var (
 )
 
 var (
+	// stateSrc is the prelude of the scripts that read the list's length.
+	//go:embed state.lua
+	stateSrc string
 	//go:embed push.lua
 	pushSrc string
 	//go:embed pop.lua
@@ -120,12 +123,12 @@ var (
 	//go:embed len.lua
 	lenSrc string
 
-	pushScript   = redis.NewScript(pushSrc)
-	popScript    = redis.NewScript(popSrc)
+	pushScript   = redis.NewScript(stateSrc + pushSrc)
+	popScript    = redis.NewScript(stateSrc + popSrc)
 	wakeScript   = redis.NewScript(wakeSrc)
-	layoutScript = redis.NewScript(layoutSrc)
+	layoutScript = redis.NewScript(stateSrc + layoutSrc)
 	rangeScript  = redis.NewScript(rangeSrc)
-	lenScript    = redis.NewScript(lenSrc)
+	lenScript    = redis.NewScript(stateSrc + lenSrc)
 )
 
 // Side is the end of the list an operation works on.
