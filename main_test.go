@@ -28,7 +28,11 @@ func TestMain(m *testing.M) {
 // script gets its own embedded server, or, when CHATQ_TEST_REDIS_URL is set,
 // the real server under a prefix of its own whose keys are removed after.
 func TestScripts(t *testing.T) {
-	p := scriptParams(t)
+	realURL := os.Getenv("CHATQ_TEST_REDIS_URL")
+	if realURL == "" && os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+		t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_REDIS_URL is not set")
+	}
+	p := scriptParams(connectDefault(t, realURL))
 	p.Dir = "testdata/script"
 	testscript.Run(t, p)
 }
@@ -49,37 +53,57 @@ func TestClusterScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := scriptParams(t)
-	p.Dir = "testdata/cluster"
-	setup := p.Setup
-	p.Setup = func(env *testscript.Env) error {
-		if err := setup(env); err != nil {
-			return err
-		}
-		c := redis.NewClusterClient(opt)
-		prefix := keyspace.UniquePrefix("chatqtest:cluster:" + filepath.Base(env.WorkDir))
-		env.Defer(func() {
-			if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
-				env.T().Fatal("cleanup: ", err)
-			}
-			c.Close()
-		})
-		env.Setenv("CHATQ_URL", url)
+	p := scriptParams(func(env *testscript.Env) error {
 		env.Setenv("CHATQ_CLUSTER", "true")
-		env.Setenv("CHATQ_PREFIX", prefix)
-		env.Setenv("BACKEND", "cluster")
-		return nil
-	}
+		return useShared(env, redis.NewClusterClient(opt), url, "cluster")
+	})
+	p.Dir = "testdata/cluster"
 	testscript.Run(t, p)
 }
 
-// scriptParams sets up each script with its own server and the custom
-// commands.
-func scriptParams(t *testing.T) testscript.Params {
-	realURL := os.Getenv("CHATQ_TEST_REDIS_URL")
-	if realURL == "" && os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
-		t.Fatal("CHATQ_REQUIRE_REDIS=1 but CHATQ_TEST_REDIS_URL is not set")
+// connectDefault gives each script its own embedded server, or, with
+// realURL, the real server under a prefix of its own.
+func connectDefault(t *testing.T, realURL string) func(env *testscript.Env) error {
+	if realURL == "" {
+		return func(env *testscript.Env) error {
+			s, err := embedded.Start("127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			env.Defer(s.Close)
+			env.Setenv("CHATQ_URL", s.URL())
+			env.Setenv("BACKEND", "embedded")
+			return nil
+		}
 	}
+	opt, err := redis.ParseURL(realURL)
+	if err != nil {
+		t.Fatal("CHATQ_TEST_REDIS_URL: ", err)
+	}
+	return func(env *testscript.Env) error {
+		return useShared(env, redis.NewClient(opt), realURL, "redis")
+	}
+}
+
+// useShared points a script at a shared server (c, reached at url) under a
+// unique prefix, whose keys are deleted when the script ends.
+func useShared(env *testscript.Env, c redis.UniversalClient, url, backend string) error {
+	prefix := keyspace.UniquePrefix("chatqtest:" + backend + ":" + filepath.Base(env.WorkDir))
+	env.Defer(func() {
+		if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
+			env.T().Fatal("cleanup: ", err)
+		}
+		c.Close()
+	})
+	env.Setenv("CHATQ_URL", url)
+	env.Setenv("CHATQ_PREFIX", prefix)
+	env.Setenv("BACKEND", backend)
+	return nil
+}
+
+// scriptParams sets up each script (a config home of its own, a free port,
+// a server from connect) and the custom commands.
+func scriptParams(connect func(env *testscript.Env) error) testscript.Params {
 	return testscript.Params{
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
@@ -90,39 +114,7 @@ func scriptParams(t *testing.T) testscript.Params {
 				return err
 			}
 			env.Setenv("FREEPORT", strconv.Itoa(port))
-			if realURL == "" {
-				s, err := embedded.Start("127.0.0.1:0")
-				if err != nil {
-					return err
-				}
-				env.Defer(s.Close)
-				env.Setenv("CHATQ_URL", s.URL())
-				env.Setenv("BACKEND", "embedded")
-				return nil
-			}
-			opt, err := redis.ParseURL(realURL)
-			if err != nil {
-				return err
-			}
-			c := redis.NewClient(opt)
-			prefix := keyspace.UniquePrefix("chatqtest:script:" + filepath.Base(env.WorkDir))
-			env.Defer(func() {
-				if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
-					env.T().Fatal("cleanup: ", err)
-				}
-				c.Close()
-			})
-			env.Setenv("CHATQ_URL", realURL)
-			env.Setenv("CHATQ_PREFIX", prefix)
-			env.Setenv("BACKEND", "redis")
-			return nil
-		},
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "realredis":
-				return realURL != "", nil
-			}
-			return false, errors.New("unknown condition " + cond)
+			return connect(env)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,

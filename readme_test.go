@@ -44,7 +44,8 @@ func TestREADMEExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := scriptParams(t)
+	realURL := os.Getenv("CHATQ_TEST_REDIS_URL")
+	p := scriptParams(connectDefault(t, realURL))
 	p.Dir = dir
 	testscript.Run(t, p)
 }

@@ -15,8 +15,7 @@ func TestScanNames(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		f := &Factory{cfg: &Config{Prefix: b.Prefix}}
-		f.UseClient(b.Client)
+		f := &Factory{cfg: &Config{Prefix: b.Prefix}, client: b.Client}
 		got, err := scanNames(ctx, f, "chat:{*}")
 		if err != nil {
 			t.Fatal(err)

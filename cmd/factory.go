@@ -52,9 +52,6 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 	return c, nil
 }
 
-// UseClient makes the factory hand out c (for `demo` on its embedded server).
-func (f *Factory) UseClient(c redis.UniversalClient) { f.client = c }
-
 // OnClose registers fn to run when the command ends.
 func (f *Factory) OnClose(fn func()) { f.closers = append(f.closers, fn) }
 

@@ -51,7 +51,7 @@ func Embedded(t testing.TB) Backend {
 // it when CHATQ_REQUIRE_REDIS=1.
 func Real(t testing.TB) Backend {
 	t.Helper()
-	url := RealURL(t)
+	url := realURL(t)
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatalf("CHATQ_TEST_REDIS_URL: %v", err)
@@ -67,8 +67,8 @@ func Real(t testing.TB) Backend {
 	return Backend{Name: "redis", URL: url, Client: c, Prefix: prefix}
 }
 
-// RealURL returns CHATQ_TEST_REDIS_URL, skipping or failing t when unset.
-func RealURL(t testing.TB) string {
+// realURL returns CHATQ_TEST_REDIS_URL, skipping or failing t when unset.
+func realURL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv("CHATQ_TEST_REDIS_URL")
 	if url == "" {
