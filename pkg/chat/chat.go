@@ -97,7 +97,19 @@ var (
 	//go:embed fetch.lua
 	fetchSrc    string
 	fetchScript = redis.NewScript(fetchSrc)
+	//go:embed mark.lua
+	markSrc    string
+	markScript = redis.NewScript(markSrc)
+	//go:embed trim.lua
+	trimSrc    string
+	trimScript = redis.NewScript(trimSrc)
+	//go:embed members.lua
+	membersSrc    string
+	membersScript = redis.NewScript(membersSrc)
 )
+
+// DefaultChunkSize is the default of Options.ChunkSize.
+const DefaultChunkSize = 1000
 
 // Options configure a Store.
 type Options struct {
@@ -106,6 +118,11 @@ type Options struct {
 	// Cluster keeps every script on one slot, updating seen:{USER}
 	// separately. New sets it for a *redis.ClusterClient.
 	Cluster bool
+	// ChunkSize is the most messages one server call reads or deletes
+	// (DefaultChunkSize when 0), so that no call blocks the server for
+	// long whatever the size of a chat: bigger reads and deletions take
+	// several calls.
+	ChunkSize int
 }
 
 // Store runs chat operations on a Redis server.
@@ -113,12 +130,17 @@ type Store struct {
 	rdb     redis.UniversalClient
 	prefix  string
 	cluster bool
+	chunk   int
 }
 
 // New returns a Store that uses c.
 func New(c redis.UniversalClient, opts Options) *Store {
 	_, isCluster := c.(*redis.ClusterClient)
-	return &Store{rdb: c, prefix: opts.Prefix, cluster: opts.Cluster || isCluster}
+	chunk := opts.ChunkSize
+	if chunk <= 0 {
+		chunk = DefaultChunkSize
+	}
+	return &Store{rdb: c, prefix: opts.Prefix, cluster: opts.Cluster || isCluster, chunk: chunk}
 }
 
 func (s *Store) chatKey(id string) string   { return s.prefix + "chat:{" + id + "}" }
@@ -131,16 +153,12 @@ func (s *Store) chatIDsKey() string         { return s.prefix + "ids:chat:" }
 // payload is the chat id), which Watch listens to.
 func (s *Store) Channel() string { return s.prefix + "chat:sent" }
 
-// Member is a user in a chat and the highest message id they have seen.
+// Member is a user in a chat, the highest message id they have seen and
+// how many of the stored messages they have not.
 type Member struct {
 	User   string `json:"user"`
 	SeenID int64  `json:"seen_id"`
-}
-
-// ChatMessages are the messages of one chat, oldest first.
-type ChatMessages struct {
-	ChatID   string    `json:"chat_id"`
-	Messages []Message `json:"messages"`
+	Unread int64  `json:"unread"`
 }
 
 // CreateRequest describes a new chat.
@@ -352,13 +370,13 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
 	var res *redis.Cmd
 	if !s.cluster {
-		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID)
+		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID, s.chunk)
 	} else {
 		// One pipeline: the script on the {ID} slot first, then the index
 		// entry. A fetch in between cannot re-add the entry (ZADD XX).
 		var zrem *redis.IntCmd
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			res = leaveScript.Eval(ctx, p, keys, user, chatID)
+			res = leaveScript.Eval(ctx, p, keys, user, chatID, s.chunk)
 			zrem = p.ZRem(ctx, s.seenKey(user), chatID)
 			return nil
 		})
@@ -366,71 +384,115 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 			return Left{}, err
 		}
 	}
-	code, err := res.Int64()
+	v, err := res.Result()
 	if err != nil {
 		return Left{}, err
 	}
-	switch code {
-	case -1:
+	switch v {
+	case int64(-1):
 		return Left{}, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	case -2:
+	case int64(-2):
 		return Left{}, fmt.Errorf("%s in chat %s: %w", user, chatID, ErrNotMember)
 	}
-	return Left{ChatDeleted: code == 1}, nil
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return Left{}, fmt.Errorf("unexpected leave reply %v", v)
+	}
+	if left, _ := a[1].(int64); left > 0 {
+		s.trim(ctx, []string{chatID})
+	}
+	deleted, _ := a[0].(int64)
+	return Left{ChatDeleted: deleted == 1}, nil
 }
 
-// Members lists the chat's members and their seen ids, in seen id order.
-// It fails with ErrChatNotFound.
+// Members lists the chat's members, their seen ids and unread counts, in
+// seen id order, in one round trip. It fails with ErrChatNotFound.
 func (s *Store) Members(ctx context.Context, chatID string) ([]Member, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
-	zs, err := s.rdb.ZRangeWithScores(ctx, s.chatKey(chatID), 0, -1).Result()
+	res, err := membersScript.Run(ctx, s.rdb, []string{s.chatKey(chatID), s.msgsKey(chatID)}).Result()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chat %s: %w", chatID, err)
 	}
-	if len(zs) == 0 {
+	if code, ok := res.(int64); ok && code == -1 {
 		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
 	}
-	out := make([]Member, len(zs))
-	for i, z := range zs {
-		out[i] = Member{User: z.Member.(string), SeenID: int64(z.Score)}
+	a, ok := res.([]any)
+	if !ok || len(a)%3 != 0 {
+		return nil, fmt.Errorf("unexpected members reply %v", res)
+	}
+	out := make([]Member, 0, len(a)/3)
+	for i := 0; i < len(a); i += 3 {
+		user, _ := a[i].(string)
+		seen, err := scoreInt(a[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("chat %s: %w", chatID, err)
+		}
+		unread, _ := a[i+2].(int64)
+		out = append(out, Member{User: user, SeenID: seen, Unread: unread})
 	}
 	return out, nil
 }
 
+// SkippedError is returned by History, with the messages, when some stored
+// values are not messages.
+type SkippedError struct {
+	ChatID  string
+	Skipped []Skipped
+}
+
+func (e *SkippedError) Error() string {
+	msg := fmt.Sprintf("chat %s: %d stored value(s) are not messages", e.ChatID, len(e.Skipped))
+	if len(e.Skipped) > 0 {
+		msg += fmt.Sprintf(" (id %d: %s)", e.Skipped[0].ID, e.Skipped[0].Error)
+	}
+	return msg
+}
+
 // History returns the messages the chat still stores (those not yet seen
-// by every member), oldest first. It fails with ErrChatNotFound.
+// by every member), oldest first, reading a bounded chunk per round trip.
+// It fails with ErrChatNotFound. Stored values that are not messages are
+// left out and listed in a *SkippedError, returned with the messages.
 func (s *Store) History(ctx context.Context, chatID string) ([]Message, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
-	var exists *redis.IntCmd
-	var raw *redis.StringSliceCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, s.chatKey(chatID))
-		raw = p.ZRange(ctx, s.msgsKey(chatID), 0, -1)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if exists.Val() == 0 {
-		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	}
-	return decodeAll(chatID, raw.Val())
-}
-
-func decodeAll(chatID string, raw []string) ([]Message, error) {
-	out := make([]Message, 0, len(raw))
-	for _, r := range raw {
-		m, err := DecodeMessage([]byte(r))
+	var rows []row
+	from := "-inf"
+	for {
+		var exists *redis.IntCmd
+		var raw *redis.ZSliceCmd
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if from == "-inf" {
+				exists = p.Exists(ctx, s.chatKey(chatID))
+			}
+			raw = p.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: s.msgsKey(chatID), Start: from, Stop: "+inf",
+				ByScore: true, Count: int64(s.chunk)})
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("chat %s: %w", chatID, err)
 		}
-		out = append(out, m)
+		if exists != nil && exists.Val() == 0 {
+			return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+		}
+		zs := raw.Val()
+		for _, z := range zs {
+			score := strconv.FormatFloat(z.Score, 'f', -1, 64)
+			m, _ := z.Member.(string)
+			rows = append(rows, row{score: score, id: z.Score, raw: m})
+		}
+		if len(zs) < s.chunk {
+			break
+		}
+		from = "(" + rows[len(rows)-1].score
 	}
-	return out, nil
+	c := decodeRows(chatID, rows)
+	if len(c.Skipped) > 0 {
+		return c.Messages, &SkippedError{ChatID: chatID, Skipped: c.Skipped}
+	}
+	return c.Messages, nil
 }
 
 // lessChatID orders chat ids numerically when both are numbers, else as
