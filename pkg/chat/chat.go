@@ -207,6 +207,17 @@ func (s *Store) Create(ctx context.Context, req CreateRequest) (Created, error) 
 		if err := names.Chat(req.ID); err != nil {
 			return Created{}, err
 		}
+	}
+	// The script checks the members' seen:{USER} itself, but on a cluster
+	// they are written after it, and an automatic id is taken before it:
+	// check them first, so that a bad one fails the create with nothing
+	// written.
+	if s.cluster || req.ID == "" {
+		if err := s.checkIndexes(ctx, members); err != nil {
+			return Created{}, err
+		}
+	}
+	if req.ID != "" {
 		return s.create(ctx, req.ID, members, tail)
 	}
 	// An automatic id can collide with a chat created with an explicit
@@ -222,6 +233,25 @@ func (s *Store) Create(ctx context.Context, req CreateRequest) (Created, error) 
 		}
 	}
 	return Created{}, fmt.Errorf("no free chat id after 100 tries of %s", s.chatIDsKey())
+}
+
+// checkIndexes fails when a member's seen:{USER} is not a sorted set.
+func (s *Store) checkIndexes(ctx context.Context, members []string) error {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, u := range members {
+			p.Type(ctx, s.seenKey(u))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, c := range cmds {
+		if kind := c.(*redis.StatusCmd).Val(); kind != "zset" && kind != "none" {
+			return fmt.Errorf("WRONGTYPE %s is a %s, not a user's chats (zset)", s.seenKey(members[i]), kind)
+		}
+	}
+	return nil
 }
 
 func (s *Store) create(ctx context.Context, id string, members []string, tail string) (Created, error) {
@@ -320,6 +350,9 @@ func (s *Store) Join(ctx context.Context, chatID, user string) (Joined, error) {
 	keys := []string{s.chatKey(chatID), s.idsKey(chatID)}
 	if !s.cluster {
 		keys = append(keys, s.seenKey(user))
+	} else if err := s.checkIndexes(ctx, []string{user}); err != nil {
+		// Written after the script on a cluster: checked before it.
+		return Joined{}, err
 	}
 	res, err := joinScript.Run(ctx, s.rdb, keys, user, chatID).Result()
 	if err != nil {
@@ -372,16 +405,17 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 	if !s.cluster {
 		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID, s.chunk)
 	} else {
-		// One pipeline: the script on the {ID} slot first, then the index
-		// entry. A fetch in between cannot re-add the entry (ZADD XX).
-		var zrem *redis.IntCmd
-		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			res = leaveScript.Eval(ctx, p, keys, user, chatID, s.chunk)
-			zrem = p.ZRem(ctx, s.seenKey(user), chatID)
-			return nil
-		})
-		if err := zrem.Err(); err != nil && res.Err() == nil {
+		// The script on the {ID} slot first, then, unless it failed, the
+		// index entry (a failed leave writes nothing). A fetch in between
+		// cannot re-add the entry (ZADD XX).
+		if err := s.checkIndexes(ctx, []string{user}); err != nil {
 			return Left{}, err
+		}
+		res = leaveScript.Run(ctx, s.rdb, keys, user, chatID, s.chunk)
+		if res.Err() == nil {
+			if err := s.rdb.ZRem(ctx, s.seenKey(user), chatID).Err(); err != nil {
+				return Left{}, err
+			}
 		}
 	}
 	v, err := res.Result()

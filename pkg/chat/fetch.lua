@@ -23,15 +23,16 @@ if not seen then
   end
   return -2
 end
+local last = redis.pcall('GET', KEYS[3])
+if type(last) == 'table' then
+  return wrongtype(KEYS[3], 'a message counter (string)')
+elseif last and not tonumber(last) then
+  return redis.error_reply('ERR ' .. KEYS[3] .. ' does not hold a message id')
+end
 local from = seen
 local after = tonumber(ARGV[3])
-if after > tonumber(seen) and ARGV[5] == '1' then
+if after > tonumber(seen) and (ARGV[5] == '1' or after <= (tonumber(last) or 0)) then
   from = ARGV[3]
-elseif after > tonumber(seen) then
-  local last = redis.pcall('GET', KEYS[3])
-  if type(last) ~= 'table' and after <= (tonumber(last or '0') or 0) then
-    from = ARGV[3]
-  end
 end
 if ARGV[2] == 'count' then
   local n = redis.pcall('ZCOUNT', KEYS[2], '(' .. from, '+inf')

@@ -10,7 +10,8 @@
 -- member, -3 when the chat was deleted and created again since it was
 -- read (the member's seen id is below what it was, which GT otherwise
 -- rules out, or the chat has no message counter): nothing written in
--- these cases. Else the number of seen messages left to delete.
+-- these cases. Else {the number of seen messages left to delete, the id
+-- marked: ARGV[2], or the chat's last id when that is lower}.
 -- Everything that can fail is checked before the first write.
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then
@@ -35,6 +36,16 @@ if kind == 'none' then
 elseif kind ~= 'string' then
   return redis.error_reply('WRONGTYPE ' .. KEYS[3] .. ' is a ' .. kind .. ', not a message counter (string)')
 end
+-- Never past the chat's last id: a value stored above it (not a message)
+-- must not hide the messages that will get those ids.
+local upto = ARGV[2]
+local last = tonumber(redis.call('GET', KEYS[3]))
+if not last then
+  return redis.error_reply('ERR ' .. KEYS[3] .. ' does not hold a message id')
+end
+if tonumber(upto) > last then
+  upto = string.format('%d', last)
+end
 if KEYS[4] then
   kind = redis.call('TYPE', KEYS[4]).ok
   if kind ~= 'zset' and kind ~= 'none' then
@@ -50,15 +61,15 @@ end
 if KEYS[4] then
   -- XX: a chat that leave removed from the index is never put back;
   -- GT: the entry only moves forward.
-  redis.call('ZADD', KEYS[4], 'XX', 'GT', ARGV[2], ARGV[3])
+  redis.call('ZADD', KEYS[4], 'XX', 'GT', upto, ARGV[3])
 end
 -- XX: never re-add a member who left meanwhile; GT: seen ids only move
 -- forward, whatever order racing readers mark in.
-redis.call('ZADD', KEYS[1], 'XX', 'GT', ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[1], 'XX', 'GT', upto, ARGV[1])
 local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
 local n = redis.call('ZCOUNT', KEYS[2], '-inf', low)
 local k = math.min(n, tonumber(ARGV[4]))
 if k > 0 then
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, k - 1)
 end
-return n - k
+return {n - k, upto}

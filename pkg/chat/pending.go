@@ -262,15 +262,18 @@ func (s *Store) MarkSeen(ctx context.Context, user string, handed []ChatMessages
 	var seen []redis.Z
 	var trim []string
 	for i, c := range cmds {
-		left, err := c.Int64()
+		res, err := c.Result()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("marking chat %s seen: %w", chats[i], err))
 			continue
 		}
-		if left < 0 {
+		a, ok := res.([]any)
+		if !ok || len(a) != 2 {
 			continue // deleted, left or created anew meanwhile
 		}
-		score, _ := strconv.ParseFloat(upto[i], 64)
+		left, _ := a[0].(int64)
+		marked, _ := a[1].(string)
+		score, _ := strconv.ParseFloat(marked, 64)
 		seen = append(seen, redis.Z{Score: score, Member: chats[i]})
 		if left > 0 {
 			trim = append(trim, chats[i])
