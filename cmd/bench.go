@@ -80,7 +80,7 @@ which case those keys are deleted too.`,
   chatq bench queue --clients 1 --requests 20000 -o json
   chatq bench list --clients 50 --pipeline 16
   chatq bench list --clients 1 --requests 10000 --preload 1000000`,
-		Args:      exactArgs(1),
+		Args:      ExactArgs(1),
 		ValidArgs: []string{"ping", "chat", "queue", "list"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.pattern = args[0]
@@ -116,26 +116,26 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 	f := opts.f
 	workload, ok := benchWorkloads()[opts.pattern]
 	if !ok {
-		return usageErrorf("unknown pattern %q: want ping, chat, queue or list", opts.pattern)
+		return UsageErrorf("unknown pattern %q: want ping, chat, queue or list", opts.pattern)
 	}
 	switch {
 	case opts.clients < 1:
-		return usageErrorf("--clients must be at least 1")
+		return UsageErrorf("--clients must be at least 1")
 	case opts.requests < 1:
-		return usageErrorf("--requests must be at least 1")
+		return UsageErrorf("--requests must be at least 1")
 	case opts.pipeline < 1:
-		return usageErrorf("--pipeline must be at least 1")
+		return UsageErrorf("--pipeline must be at least 1")
 	case opts.size < 1:
-		return usageErrorf("--size must be at least 1")
+		return UsageErrorf("--size must be at least 1")
 	case opts.preload < 0:
-		return usageErrorf("--preload must not be negative")
+		return UsageErrorf("--preload must not be negative")
 	case opts.pipeline > 1 && f.Config().Cluster:
-		return usageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
+		return UsageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
 	}
 	// Its own prefix under the user's: --force then can only ever delete
 	// keys a benchmark wrote, never the data under the user's --prefix.
 	prefix := f.Prefix() + benchPrefix
-	f.minPoolSize = opts.clients
+	f.SetMinPoolSize(opts.clients)
 	c, err := f.Client()
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 		return err
 	}
 	if busy && !opts.force {
-		return withHint(fmt.Errorf("keys exist under the prefix %q: refusing to benchmark on them", prefix),
+		return WithHint(fmt.Errorf("keys exist under the prefix %q: refusing to benchmark on them", prefix),
 			"pick another --prefix, or pass --force to run anyway and delete them after")
 	}
 	defer func() {
@@ -175,9 +175,9 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 		results = append(results, r)
 	}
 	if f.JSON() {
-		return f.writeJSON(results)
+		return f.WriteJSON(results)
 	}
-	t := f.newTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
+	t := f.NewTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
 	for _, r := range results {
 		t.Row(r.Pattern+" "+r.Step, r.Clients, r.Pipeline, r.Size, r.Preload, r.Requests,
 			fmt.Sprintf("%.0f", r.OpsPerSec), ms3(r.P50Ms), ms3(r.P99Ms), ms3(r.MaxMs))
@@ -246,7 +246,7 @@ func benchConns(f *Factory, c redis.UniversalClient, o *benchOptions) ([]redis.U
 			conns[i] = c
 			continue
 		}
-		own, err := newClient(f.cfg, f.IO, 1)
+		own, err := NewClient(f.Config(), f.IO, 1)
 		if err != nil {
 			return nil, err
 		}

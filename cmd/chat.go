@@ -25,7 +25,7 @@ without whitespace, control characters, '{' or '}'; chat ids also without
 ':'. A bad name exits 2 before anything is sent to Redis.`
 
 func newChatCmd(f *Factory) *cobra.Command {
-	cmd := newGroupCmd("chat", "Group chat inboxes that work while recipients are offline", chatLong)
+	cmd := NewGroupCmd("chat", "Group chat inboxes that work while recipients are offline", chatLong)
 	cmd.Example = `  chatq chat create --from joe --to jeff,jenny 'lunch at noon?'
   chatq chat send 1 --from jeff 'yes'
   chatq chat pending jenny
@@ -69,13 +69,13 @@ func readMessage(f *Factory, arg string) (string, error) {
 func chatError(err error, chatID, user string) error {
 	switch {
 	case errors.Is(err, chat.ErrInvalidMessage):
-		return withHint(&usageError{err}, "messages are stored as JSON text: send binary data base64-encoded")
+		return WithHint(UsageErr(err), "messages are stored as JSON text: send binary data base64-encoded")
 	case errors.Is(err, chat.ErrChatNotFound):
-		return withHint(err, fmt.Sprintf("list %s's chats with `chatq chat ls %s`, or create one with `chatq chat create`", user, user))
+		return WithHint(err, fmt.Sprintf("list %s's chats with `chatq chat ls %s`, or create one with `chatq chat create`", user, user))
 	case errors.Is(err, chat.ErrNotMember):
-		return withHint(err, fmt.Sprintf("see the members with `chatq chat members %s`; add one with `chatq chat join %s USER`", chatID, chatID))
+		return WithHint(err, fmt.Sprintf("see the members with `chatq chat members %s`; add one with `chatq chat join %s USER`", chatID, chatID))
 	case errors.Is(err, chat.ErrChatExists):
-		return withHint(err, "leave out --id to take the next free chat id")
+		return WithHint(err, "leave out --id to take the next free chat id")
 	}
 	return err
 }
@@ -94,7 +94,7 @@ func (m messageLine) cells() []any {
 // and newlines in them escaped as in a table.
 func writeMessageText(w io.Writer, lines []messageLine) {
 	for _, l := range lines {
-		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), cellEscaper.Replace(l.Sender), cellEscaper.Replace(l.Message.Message)}
+		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), CellEscaper.Replace(l.Sender), CellEscaper.Replace(l.Message.Message)}
 		fmt.Fprintln(w, strings.Join(parts, "\t"))
 	}
 }
@@ -107,9 +107,4 @@ func flatten(cs []chat.ChatMessages) []messageLine {
 		}
 	}
 	return out
-}
-
-// completeNothing is the shell completion for free-form arguments.
-func completeNothing(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	return nil, cobra.ShellCompDirectiveNoFileComp
 }

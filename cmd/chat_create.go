@@ -34,8 +34,8 @@ message was sent.`,
 		Example: `  chatq chat create --from joe --to jeff,jenny 'message 1'
   chatq chat create --from joe --to jeff --id standup
   git log -1 | chatq chat create --from ci --to joe,jeff -`,
-		Args:              rangeArgs(0, 1),
-		ValidArgsFunction: completeNothing,
+		Args:              RangeArgs(0, 1),
+		ValidArgsFunction: CompleteNothing,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := names.User(opts.from); err != nil {
 				return err
@@ -84,7 +84,7 @@ func chatCreateRun(ctx context.Context, opts *chatCreateOptions) error {
 		return chatError(err, opts.id, opts.from)
 	}
 	if f.JSON() {
-		return f.writeJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
+		return f.WriteJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
 	}
 	fmt.Fprintln(f.IO.Out, c.ChatID)
 	return nil

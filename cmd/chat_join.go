@@ -35,8 +35,8 @@ JSON: {"chat_id":"1","user":"sam","joined":true,"seen_id":4}; joined is
 false when USER was already a member.`,
 		Example: `  chatq chat join 1 sam
   chatq chat join standup sam -o json`,
-		Args:              exactArgs(2),
-		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
+		Args:              ExactArgs(2),
+		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := memberArgs(opts, args); err != nil {
 				return err
@@ -64,7 +64,7 @@ func chatJoinRun(ctx context.Context, opts *chatMemberOptions) error {
 		return chatError(err, opts.chatID, opts.user)
 	}
 	if f.JSON() {
-		return f.writeJSON(chatJoinResult{ChatID: opts.chatID, User: opts.user, Joined: j.Added, SeenID: j.SeenID})
+		return f.WriteJSON(chatJoinResult{ChatID: opts.chatID, User: opts.user, Joined: j.Added, SeenID: j.SeenID})
 	}
 	if f.IO.ErrTTY {
 		if j.Added {
@@ -88,8 +88,8 @@ leaves, the chat's keys are deleted (the ids:chat: counter stays).
 Fails (exit 1) when the chat does not exist or USER is not a member.
 JSON: {"chat_id":"1","user":"sam","chat_deleted":false}.`,
 		Example:           `  chatq chat leave 1 sam`,
-		Args:              exactArgs(2),
-		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
+		Args:              ExactArgs(2),
+		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := memberArgs(opts, args); err != nil {
 				return err
@@ -116,7 +116,7 @@ func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
 		return chatError(err, opts.chatID, opts.user)
 	}
 	if f.JSON() {
-		return f.writeJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted})
+		return f.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted})
 	}
 	if f.IO.ErrTTY {
 		f.IO.Infof("%s left chat %s", opts.user, opts.chatID)

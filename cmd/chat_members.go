@@ -23,8 +23,8 @@ Fails (exit 1) when the chat does not exist.
 
 JSON: [{"user":"joe","seen_id":4}].`,
 		Example:           `  chatq chat members 1`,
-		Args:              exactArgs(1),
-		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
+		Args:              ExactArgs(1),
+		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.Chat(opts.name); err != nil {
@@ -46,9 +46,9 @@ func chatMembersRun(ctx context.Context, opts *chatReadOptions) error {
 		return chatError(err, opts.name, "USER")
 	}
 	if f.JSON() {
-		return f.writeJSON(ms)
+		return f.WriteJSON(ms)
 	}
-	t := f.newTable("USER", "SEEN")
+	t := f.NewTable("USER", "SEEN")
 	for _, m := range ms {
 		t.Row(m.User, m.SeenID)
 	}
@@ -66,8 +66,8 @@ with -o json) and exits 0, or 3 with -e.
 
 JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 		Example:           `  chatq chat ls jeff`,
-		Args:              exactArgs(1),
-		ValidArgsFunction: f.completeKeyArg("seen:{*}"),
+		Args:              ExactArgs(1),
+		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.User(opts.name); err != nil {
@@ -89,11 +89,11 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 		return err
 	}
 	if f.JSON() {
-		if err := f.writeJSON(cs); err != nil {
+		if err := f.WriteJSON(cs); err != nil {
 			return err
 		}
 	} else {
-		t := f.newTable("CHAT", "UNREAD", "SEEN")
+		t := f.NewTable("CHAT", "UNREAD", "SEEN")
 		for _, c := range cs {
 			t.Row(c.ChatID, c.Unread, c.SeenID)
 		}
@@ -120,8 +120,8 @@ json) and exits 0, or 3 with -e.
 Text: chat id, message id, sender, message per line. JSON:
 [{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}].`,
 		Example:           `  chatq chat history 1 -o json`,
-		Args:              exactArgs(1),
-		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
+		Args:              ExactArgs(1),
+		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.Chat(opts.name); err != nil {
@@ -143,11 +143,11 @@ func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 		return chatError(err, opts.name, "USER")
 	}
 	if f.JSON() {
-		if err := f.writeJSON(ms); err != nil {
+		if err := f.WriteJSON(ms); err != nil {
 			return err
 		}
 	} else {
-		t := f.newTable("CHAT", "ID", "SENDER", "MESSAGE")
+		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE")
 		for _, m := range flatten([]chat.ChatMessages{{ChatID: opts.name, Messages: ms}}) {
 			t.Row(m.cells()...)
 		}

@@ -34,8 +34,8 @@ marking on a cluster; one fewer with --chat).`,
 		Example: `  chatq chat pending jeff
   chatq chat pending jeff --peek -o json
   chatq chat pending jeff --chat 1`,
-		Args:              exactArgs(1),
-		ValidArgsFunction: f.completeKeyArg("seen:{*}"),
+		Args:              ExactArgs(1),
+		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.user = args[0]
 			if err := names.User(opts.user); err != nil {
@@ -68,11 +68,11 @@ func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 		if got == nil {
 			got = []chat.ChatMessages{}
 		}
-		if err := f.writeJSON(got); err != nil {
+		if err := f.WriteJSON(got); err != nil {
 			return err
 		}
 	} else {
-		t := f.newTable("CHAT", "ID", "SENDER", "MESSAGE")
+		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE")
 		for _, m := range flatten(got) {
 			t.Row(m.cells()...)
 		}

@@ -28,8 +28,8 @@ Fails (exit 1) when the chat does not exist or USER is not a member; nothing
 is written then. JSON: {"chat_id":"1","message_id":5}.`,
 		Example: `  chatq chat send 1 --from joe 'message 2'
   printf 'two\nlines' | chatq chat send 1 --from jeff -`,
-		Args:              exactArgs(2),
-		ValidArgsFunction: f.completeKeyArg("chat:{*}"),
+		Args:              ExactArgs(2),
+		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.chatID = args[0]
 			if err := names.Chat(opts.chatID); err != nil {
@@ -67,7 +67,7 @@ func chatSendRun(ctx context.Context, opts *chatSendOptions) error {
 		return chatError(err, opts.chatID, opts.from)
 	}
 	if f.JSON() {
-		return f.writeJSON(chatSendResult{ChatID: opts.chatID, MessageID: id})
+		return f.WriteJSON(chatSendResult{ChatID: opts.chatID, MessageID: id})
 	}
 	fmt.Fprintln(f.IO.Out, id)
 	return nil

@@ -33,15 +33,15 @@ Text: one message per line, as 'pending' prints them. JSON Lines, one
 message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}.`,
 		Example: `  chatq chat watch jeff
   chatq chat watch jeff --mark -o json | jq .message`,
-		Args:              exactArgs(1),
-		ValidArgsFunction: f.completeKeyArg("seen:{*}"),
+		Args:              ExactArgs(1),
+		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.user = args[0]
 			if err := names.User(opts.user); err != nil {
 				return err
 			}
 			if opts.poll < 100*time.Millisecond {
-				return usageErrorf("invalid --poll %s: want at least 100ms", opts.poll)
+				return UsageErrorf("invalid --poll %s: want at least 100ms", opts.poll)
 			}
 			return chatWatchRun(cmd.Context(), opts)
 		},
@@ -67,7 +67,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 			return nil
 		}
 		for _, l := range lines {
-			if err := writeJSONLine(f.IO.Out, l); err != nil {
+			if err := WriteJSONLine(f.IO.Out, l); err != nil {
 				return err
 			}
 		}

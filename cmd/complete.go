@@ -13,13 +13,13 @@ import (
 // slow or absent server must not hang the user's shell.
 const completionTimeout = 500 * time.Millisecond
 
-// completeFromServer makes a cobra completion function that asks the server
+// CompleteFromServer makes a cobra completion function that asks the server
 // for names with list; any failure completes nothing.
-func (f *Factory) completeFromServer(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
+func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		// The root's hook loaded a configuration for __complete itself, which
 		// has not seen the flags on the line being completed: load it again.
-		cfg, err := loadConfig(cmd.Flags(), f.Getenv)
+		cfg, err := LoadConfig(cmd.Flags(), f.Getenv)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -41,10 +41,10 @@ func (f *Factory) completeFromServer(list func(ctx context.Context, f *Factory, 
 	}
 }
 
-// scanNames returns the hash tags (the part between '{' and '}') of the keys
+// ScanNames returns the hash tags (the part between '{' and '}') of the keys
 // under the prefix that match pattern, on every cluster master, at most 1000
 // of them: the chat ids of "chat:{*}", the list keys of "{*}:*".
-func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
+func ScanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
 	c, err := f.Client()
 	if err != nil {
 		return nil, err
@@ -64,22 +64,27 @@ func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error
 	return out, err
 }
 
-// completeKeyArg completes a command's first argument with the names of the
-// keys matching pattern (see scanNames), and nothing after it.
-func (f *Factory) completeKeyArg(pattern string) cobra.CompletionFunc {
-	return f.completeFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return scanNames(ctx, f, pattern)
+// CompleteKeyArg completes a command's first argument with the names of the
+// keys matching pattern (see ScanNames), and nothing after it.
+func (f *Factory) CompleteKeyArg(pattern string) cobra.CompletionFunc {
+	return f.CompleteFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		return ScanNames(ctx, f, pattern)
 	})
 }
 
-// completeFirstArg completes a command's first argument with the names list
+// CompleteFirstArg completes a command's first argument with the names list
 // returns, and nothing after it.
-func (f *Factory) completeFirstArg(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
-	fromServer := f.completeFromServer(list)
+func (f *Factory) CompleteFirstArg(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
+	fromServer := f.CompleteFromServer(list)
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		return fromServer(cmd, args, toComplete)
 	}
+}
+
+// CompleteNothing is the shell completion for free-form arguments.
+func CompleteNothing(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveNoFileComp
 }

@@ -16,7 +16,7 @@ func TestScanNames(t *testing.T) {
 			}
 		}
 		f := &Factory{cfg: &Config{Prefix: b.Prefix}, client: b.Client}
-		got, err := scanNames(ctx, f, "chat:{*}")
+		got, err := ScanNames(ctx, f, "chat:{*}")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +24,7 @@ func TestScanNames(t *testing.T) {
 		if want := []string{"1", "22"}; !slices.Equal(got, want) {
 			t.Errorf("chat ids: got %q, want %q", got, want)
 		}
-		got, err = scanNames(ctx, f, "{*}:*")
+		got, err = ScanNames(ctx, f, "{*}:*")
 		if err != nil || !slices.Equal(got, []string{"jobs"}) {
 			t.Errorf("list keys: got %q, %v", got, err)
 		}

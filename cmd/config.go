@@ -31,15 +31,15 @@ type Config struct {
 	v *viper.Viper
 }
 
-const defaultURL = "redis://127.0.0.1:6379/0"
+const DefaultURL = "redis://127.0.0.1:6379/0"
 
 // configKeys are the keys a config file may hold; each but password is also a
 // global flag and a CHATQ_<KEY> variable.
 var configKeys = []string{"url", "cluster", "prefix", "password", "output", "exit-status", "timeout", "verbose"}
 
-// loadConfig reads the configuration from the parsed global flags, the
+// LoadConfig reads the configuration from the parsed global flags, the
 // environment and the config file. It does no network I/O.
-func loadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, error) {
+func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, error) {
 	v := viper.New()
 	v.SetEnvPrefix("CHATQ")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
@@ -70,10 +70,10 @@ func loadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
 			path = ""
 		case errors.As(err, &pe):
-			return nil, withHint(usageErrorf("config file %s: %v", path, pe.Err),
+			return nil, WithHint(UsageErrorf("config file %s: %v", path, pe.Err),
 				"create it, or drop --config (CHATQ_CONFIG) to use the default")
 		default:
-			return nil, usageErrorf("config file %s: %v", path, err)
+			return nil, UsageErrorf("config file %s: %v", path, err)
 		}
 	}
 	if path != "" {
@@ -85,7 +85,7 @@ func loadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		}
 		if len(unknown) > 0 {
 			sort.Strings(unknown)
-			return nil, withHint(usageErrorf("config file %s: unknown key %s", path, strings.Join(unknown, ", ")),
+			return nil, WithHint(UsageErrorf("config file %s: unknown key %s", path, strings.Join(unknown, ", ")),
 				"known keys: "+strings.Join(configKeys, ", "))
 		}
 	}
@@ -102,19 +102,19 @@ func loadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		v:          v,
 	}
 	if c.URL == "" {
-		c.URL = defaultURL
+		c.URL = DefaultURL
 	}
 	switch c.Output {
 	case "text", "json":
 	default:
-		return nil, usageErrorf("invalid output format %q: want text or json", c.Output)
+		return nil, UsageErrorf("invalid output format %q: want text or json", c.Output)
 	}
 	// cast's duration parser accepts bare numbers as nanoseconds; parse
 	// ourselves so "--timeout 5" is rejected rather than meaning 5ns.
 	ts := v.GetString("timeout")
 	d, err := time.ParseDuration(ts)
 	if err != nil || d <= 0 {
-		return nil, usageErrorf("invalid timeout %q: want a positive duration such as 3s or 500ms", ts)
+		return nil, UsageErrorf("invalid timeout %q: want a positive duration such as 3s or 500ms", ts)
 	}
 	c.Timeout = d
 	return c, nil
@@ -179,7 +179,7 @@ func contains(list []string, s string) bool {
 }
 
 // describe lists the effective settings and their sources for `chatq config`.
-func (c *Config) describe(flags *pflag.FlagSet, getenv func(string) string) []configEntry {
+func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []ConfigEntry {
 	pw := ""
 	if c.Password != "" {
 		pw = "(set, hidden)"
@@ -189,14 +189,14 @@ func (c *Config) describe(flags *pflag.FlagSet, getenv func(string) string) []co
 		"password": pw, "output": c.Output, "exit-status": fmt.Sprint(c.ExitStatus),
 		"timeout": c.Timeout.String(), "verbose": fmt.Sprint(c.Verbose),
 	}
-	out := make([]configEntry, 0, len(configKeys))
+	out := make([]ConfigEntry, 0, len(configKeys))
 	for _, k := range configKeys {
-		out = append(out, configEntry{Key: k, Value: values[k], Source: c.source(k, flags, getenv)})
+		out = append(out, ConfigEntry{Key: k, Value: values[k], Source: c.source(k, flags, getenv)})
 	}
 	return out
 }
 
-type configEntry struct {
+type ConfigEntry struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Source string `json:"source"`

@@ -10,13 +10,13 @@ func newConfigCmd(f *Factory) *cobra.Command {
 (flag, env, config file or default). The password is never shown, only
 whether one is set.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
-		Args:    noArgs,
+		Args:    NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			entries := f.Config().describe(f.flags, f.Getenv)
+			entries := f.Config().Describe(f.Flags(), f.Getenv)
 			if f.JSON() {
-				return f.writeJSON(entries)
+				return f.WriteJSON(entries)
 			}
-			t := f.newTable("KEY", "VALUE", "SOURCE")
+			t := f.NewTable("KEY", "VALUE", "SOURCE")
 			for _, e := range entries {
 				t.Row(e.Key, e.Value, e.Source)
 			}

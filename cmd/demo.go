@@ -17,9 +17,15 @@ type demo struct {
 	f      *Factory
 	url    string
 	prefix string
+	// exec runs one chatq command line in process (cmd.Run).
+	exec RunFunc
 }
 
-func newDemoCmd(f *Factory) *cobra.Command {
+// RunFunc runs one chatq command line with the given streams and returns
+// its exit code; the root command passes its Run.
+type RunFunc func(ctx context.Context, args []string, io *IOStreams, getenv func(string) string) int
+
+func newDemoCmd(f *Factory, exec RunFunc) *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Take a narrated tour of chat, queue and list on an embedded server",
@@ -32,9 +38,9 @@ and deletes its keys at the end.`,
 		Example: `  chatq demo
   chatq demo -o json
   chatq demo --url redis://127.0.0.1:6379/0`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d := &demo{ctx: cmd.Context(), f: f, url: f.Config().URL, prefix: f.Prefix()}
+			d := &demo{ctx: cmd.Context(), f: f, exec: exec, url: f.Config().URL, prefix: f.Prefix()}
 			if cmd.Flags().Changed("url") {
 				d.prefix += keyspace.UniquePrefix("chatq-demo")
 				c, err := f.Client()
@@ -92,7 +98,7 @@ func (d *demo) runIn(in *strings.Reader, args ...string) error {
 		io.In = in
 	}
 	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.f.Config().Output}, args...)
-	if code := Run(d.ctx, full, &io, func(string) string { return "" }); code != exitOK {
+	if code := d.exec(d.ctx, full, &io, func(string) string { return "" }); code != ExitOK {
 		return fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
 	}
 	return nil

@@ -57,12 +57,14 @@ func (d *demo) pollIDs(args ...string) ([]string, error) {
 	}
 	fmt.Fprintf(d.f.IO.ErrOut, "$ chatq %s\n", strings.Join(shown, " "))
 	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.f.Config().Output}, args...)
-	if code := Run(d.ctx, full, &io, func(string) string { return "" }); code != exitOK {
+	if code := d.exec(d.ctx, full, &io, func(string) string { return "" }); code != ExitOK {
 		return nil, fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
 	}
 	var ids []string
 	if d.f.JSON() {
-		var ms []messageJSON
+		var ms []struct {
+			ID string `json:"id"`
+		}
 		if err := json.Unmarshal(buf.Bytes(), &ms); err != nil {
 			return nil, err
 		}

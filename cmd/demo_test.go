@@ -17,7 +17,7 @@ func TestDemoOnServerRemovesItsKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := run(ctx, b, "demo")
-		if code != exitOK {
+		if code != ExitOK {
 			t.Fatalf("demo exited %d: %s", code, stderr)
 		}
 		if !strings.Contains(stdout, "send the reminder") || strings.Contains(stderr, "started an embedded") {

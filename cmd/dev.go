@@ -21,11 +21,11 @@ production data; it lacks some Redis commands (OBJECT, MEMORY, CONFIG).`,
   chatq ping                         # in another
 
   chatq dev --addr 127.0.0.1:0       # any free port`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := embedded.Start(addr)
 			if err != nil {
-				return withHint(fmt.Errorf("listen on %s: %w", addr, err),
+				return WithHint(fmt.Errorf("listen on %s: %w", addr, err),
 					"is a Redis server already listening there? pick another with --addr")
 			}
 			defer s.Close()

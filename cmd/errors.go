@@ -12,11 +12,11 @@ import (
 
 // Exit codes, documented in `chatq --help` and the README.
 const (
-	exitOK          = 0
-	exitError       = 1
-	exitUsage       = 2
-	exitNothing     = 3
-	exitInterrupted = 130
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitNothing     = 3
+	ExitInterrupted = 130
 )
 
 // ErrNothing is returned by a command that succeeded with nothing to return
@@ -24,56 +24,59 @@ const (
 // the global --exit-status flag.
 var ErrNothing = errors.New("nothing to return")
 
-// usageError marks a mistake in how chatq was called: exit 2, with usage.
-type usageError struct{ err error }
+// UsageError marks a mistake in how chatq was called: exit 2, with usage.
+type UsageError struct{ err error }
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+func (e *UsageError) Error() string { return e.err.Error() }
+func (e *UsageError) Unwrap() error { return e.err }
 
-// usageErrorf builds a usage error (exit 2).
-func usageErrorf(format string, a ...any) error {
-	return &usageError{fmt.Errorf(format, a...)}
+// UsageErr marks err as a usage error (exit 2).
+func UsageErr(err error) error { return &UsageError{err} }
+
+// UsageErrorf builds a usage error (exit 2).
+func UsageErrorf(format string, a ...any) error {
+	return &UsageError{fmt.Errorf(format, a...)}
 }
 
-// hintError carries a suggestion printed as "chatq: hint: …".
-type hintError struct {
+// HintError carries a suggestion printed as "chatq: hint: …".
+type HintError struct {
 	err  error
 	hint string
 }
 
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
+func (e *HintError) Error() string { return e.err.Error() }
+func (e *HintError) Unwrap() error { return e.err }
 
-// withHint attaches a hint to err.
-func withHint(err error, hint string) error {
+// WithHint attaches a hint to err.
+func WithHint(err error, hint string) error {
 	if err == nil {
 		return nil
 	}
-	return &hintError{err: err, hint: hint}
+	return &HintError{err: err, hint: hint}
 }
 
-// exitCode maps an error returned by a command to the process exit code.
-func exitCode(err error, exitStatus bool) int {
-	var ue *usageError
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error, exitStatus bool) int {
+	var ue *UsageError
 	switch {
 	case err == nil:
-		return exitOK
+		return ExitOK
 	case errors.Is(err, ErrNothing):
 		if exitStatus {
-			return exitNothing
+			return ExitNothing
 		}
-		return exitOK
+		return ExitOK
 	case errors.As(err, &ue), errors.Is(err, names.ErrInvalid):
-		return exitUsage
+		return ExitUsage
 	default:
-		return exitError
+		return ExitError
 	}
 }
 
-// hintFor returns the hint for err, from a hintError or from the kind of
+// HintFor returns the hint for err, from a HintError or from the kind of
 // failure, or "" when none helps.
-func hintFor(err error) string {
-	var he *hintError
+func HintFor(err error) string {
+	var he *HintError
 	if errors.As(err, &he) {
 		return he.hint
 	}

@@ -32,6 +32,20 @@ type Factory struct {
 // Config returns the loaded configuration. It is set before any command runs.
 func (f *Factory) Config() *Config { return f.cfg }
 
+// Load sets the configuration and the global flags it was read from, once
+// they are parsed.
+func (f *Factory) Load(cfg *Config, flags *pflag.FlagSet) {
+	f.cfg = cfg
+	f.flags = flags
+}
+
+// Flags returns the global flags the configuration was read from.
+func (f *Factory) Flags() *pflag.FlagSet { return f.flags }
+
+// SetMinPoolSize sizes the client's connection pool, before it is built,
+// for that many concurrent users (bench).
+func (f *Factory) SetMinPoolSize(n int) { f.minPoolSize = n }
+
 // JSON reports whether -o json was asked for.
 func (f *Factory) JSON() bool { return f.cfg != nil && f.cfg.Output == "json" }
 
@@ -44,7 +58,7 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
-	c, err := newClient(f.cfg, f.IO, f.minPoolSize)
+	c, err := NewClient(f.cfg, f.IO, f.minPoolSize)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +69,8 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 // OnClose registers fn to run when the command ends.
 func (f *Factory) OnClose(fn func()) { f.closers = append(f.closers, fn) }
 
-func (f *Factory) close() {
+// Close closes the client, if one was built, and runs the OnClose functions.
+func (f *Factory) Close() {
 	if f.client != nil {
 		_ = f.client.Close()
 	}
@@ -64,9 +79,9 @@ func (f *Factory) close() {
 	}
 }
 
-// newClient builds the go-redis client the configuration describes:
+// NewClient builds the go-redis client the configuration describes:
 // standalone (redis://, rediss:// for TLS, unix://) or a cluster seed.
-func newClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient, error) {
+func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient, error) {
 	var c redis.UniversalClient
 	if cfg.Cluster {
 		opt, err := redis.ParseClusterURL(cfg.URL)
@@ -134,7 +149,7 @@ func badURL(err error) error {
 		err = ue.Err
 	}
 	msg := strings.TrimPrefix(err.Error(), "redis: ")
-	return withHint(usageErrorf("invalid --url: %s", msg),
+	return WithHint(UsageErrorf("invalid --url: %s", msg),
 		"use redis://[user:password@]host:port/db, rediss:// for TLS, or unix:///path/to/socket")
 }
 
@@ -198,8 +213,8 @@ func describeCmd(cmd redis.Cmder) string {
 	return b.String()
 }
 
-// quietLogger drops go-redis's internal log lines: every failure they report
+// QuietLogger drops go-redis's internal log lines: every failure they report
 // also comes back as an error, which Main prints once.
-type quietLogger struct{}
+type QuietLogger struct{}
 
-func (quietLogger) Printf(context.Context, string, ...any) {}
+func (QuietLogger) Printf(context.Context, string, ...any) {}

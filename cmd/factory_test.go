@@ -55,13 +55,13 @@ func TestNewClient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.Timeout = 2 * time.Second
-			c, err := newClient(&tt.cfg, &IOStreams{ErrOut: &bytes.Buffer{}}, 0)
+			c, err := NewClient(&tt.cfg, &IOStreams{ErrOut: &bytes.Buffer{}}, 0)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
 			if err != nil {
-				if exitCode(err, false) != exitUsage {
-					t.Errorf("bad URL exits %d, want 2", exitCode(err, false))
+				if ExitCode(err, false) != ExitUsage {
+					t.Errorf("bad URL exits %d, want 2", ExitCode(err, false))
 				}
 				return
 			}

@@ -18,15 +18,15 @@ type IOStreams struct {
 	ErrTTY bool
 }
 
-// systemIO returns the process's standard streams.
-func systemIO() *IOStreams {
+// SystemIO returns the process's standard streams.
+func SystemIO() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr),
+		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr),
 	}
 }
 
-func isTerminal(f *os.File) bool {
+func IsTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -24,7 +24,7 @@ type listOptions struct {
 
 func newListCmd(f *Factory) *cobra.Command {
 	opts := &listOptions{f: f}
-	cmd := newGroupCmd("list", "Sharded list of \"Redis in Action\" §11.4", listLong)
+	cmd := NewGroupCmd("list", "Sharded list of \"Redis in Action\" §11.4", listLong)
 	cmd.Example = `  chatq list rpush jobs a b c
   seq 1000 | chatq list rpush jobs -
   chatq list lpop jobs -n 2
@@ -44,7 +44,7 @@ func newListCmd(f *Factory) *cobra.Command {
 		newListShardsCmd(opts),
 	)
 	for _, sub := range cmd.Commands() {
-		sub.ValidArgsFunction = f.completeKeyArg("{*}:*")
+		sub.ValidArgsFunction = f.CompleteKeyArg("{*}:*")
 	}
 	return cmd
 }
@@ -53,7 +53,7 @@ func newListCmd(f *Factory) *cobra.Command {
 // the sharded list.
 func (o *listOptions) list(key string) (*shardlist.List, error) {
 	if o.shardSize < 2 {
-		return nil, withHint(usageErrorf("invalid --shard-size %d: %v", o.shardSize, shardlist.ErrShardSize),
+		return nil, WithHint(UsageErrorf("invalid --shard-size %d: %v", o.shardSize, shardlist.ErrShardSize),
 			"a shard holds --shard-size minus one items; the default is 512")
 	}
 	c, err := o.f.Client()
@@ -62,7 +62,7 @@ func (o *listOptions) list(key string) (*shardlist.List, error) {
 	}
 	l, err := shardlist.New(c, key, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: o.shardSize})
 	if errors.Is(err, shardlist.ErrShardSize) {
-		return nil, usageErrorf("invalid --shard-size %d: %v", o.shardSize, err)
+		return nil, UsageErrorf("invalid --shard-size %d: %v", o.shardSize, err)
 	}
 	return l, err
 }
@@ -91,7 +91,7 @@ func (o *listOptions) printItems(items []string) error {
 		if items == nil {
 			items = []string{}
 		}
-		return o.f.writeJSON(items)
+		return o.f.WriteJSON(items)
 	}
 	for _, it := range items {
 		if _, err := fmt.Fprintln(o.f.IO.Out, it); err != nil {

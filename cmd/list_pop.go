@@ -34,7 +34,7 @@ with -e.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs
   chatq list %[1]s jobs -n 10 -o json
   chatq -e list %[1]s jobs || echo empty`, name),
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			return listPopRun(cmd.Context(), opts)
@@ -49,7 +49,7 @@ func listPopRun(ctx context.Context, opts *listPopOptions) error {
 		return err
 	}
 	if opts.count < 1 {
-		return usageErrorf("invalid --count %d: must be at least 1", opts.count)
+		return UsageErrorf("invalid --count %d: must be at least 1", opts.count)
 	}
 	l, err := opts.list(opts.key)
 	if err != nil {
@@ -90,7 +90,7 @@ CHATQ_TIMEOUT or the config file.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs --timeout 5s
   chatq list %[1]s jobs --timeout 250ms -o json
   chatq list %[1]s jobs --timeout 0   # wait until an item comes`, name),
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			return listBPopRun(cmd.Context(), opts)
@@ -105,7 +105,7 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 		return err
 	}
 	if opts.timeout < 0 {
-		return usageErrorf("invalid --timeout %s: must not be negative", opts.timeout)
+		return UsageErrorf("invalid --timeout %s: must not be negative", opts.timeout)
 	}
 	l, err := opts.list(opts.key)
 	if err != nil {

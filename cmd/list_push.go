@@ -1,11 +1,9 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/names"
@@ -36,7 +34,7 @@ batches of 500 per script call; each batch is atomic, the whole push is not.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs a b c
   printf 'x\ny\n' | chatq list %[1]s jobs -
   chatq list %[1]s jobs a -o json`, name),
-		Args: minArgs(2),
+		Args: MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			opts.items = args[1:]
@@ -58,28 +56,28 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	items := opts.items
 	if opts.stdin {
 		var err error
-		if items, err = readLines(opts.f.IO.In); err != nil {
+		if items, err = ReadLines(opts.f.IO.In); err != nil {
 			return fmt.Errorf("read items from stdin: %w", err)
 		}
 	}
 	for i, it := range items {
 		if it == shardlist.WakeMarker {
-			return usageErrorf("item %d is chatq's reserved wake-up marker", i+1)
+			return UsageErrorf("item %d is chatq's reserved wake-up marker", i+1)
 		}
 	}
 	l, err := opts.list(opts.key)
 	if err != nil {
 		return err
 	}
-	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.newProgress("pushing", len(items)))
+	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.NewProgress("pushing", len(items)))
 	if errors.Is(err, shardlist.ErrReserved) {
-		return &usageError{err}
+		return UsageErr(err)
 	}
 	if err != nil {
 		return err
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(listLengthResult{Key: opts.key, Length: n})
+		return opts.f.WriteJSON(listLengthResult{Key: opts.key, Length: n})
 	}
 	_, err = fmt.Fprintln(opts.f.IO.Out, n)
 	return err
@@ -87,7 +85,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 
 // pushInChunks pushes items a chunk at a time so that a long push can show
 // its progress; each chunk is still sent in the package's batches.
-func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *progress) (int64, error) {
+func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *Progress) (int64, error) {
 	const chunk = 5000
 	defer p.Done()
 	for start := 0; ; start += chunk {
@@ -101,16 +99,4 @@ func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, i
 			return n, nil
 		}
 	}
-}
-
-// readLines reads all of r (before any write, so that a read error leaves
-// the list untouched) as one item per line, without the line ending.
-func readLines(r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 512*1024*1024)
-	var items []string
-	for sc.Scan() {
-		items = append(items, strings.TrimSuffix(sc.Text(), "\r"))
-	}
-	return items, sc.Err()
 }

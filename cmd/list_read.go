@@ -26,7 +26,7 @@ script call whose cost does not grow with the list. A list that does not
 exist has length 0.`,
 		Example: `  chatq list llen jobs
   chatq list llen jobs -o json`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			return listLenRun(cmd.Context(), opts)
@@ -47,7 +47,7 @@ func listLenRun(ctx context.Context, opts *listKeyOptions) error {
 		return err
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(listLengthResult{Key: opts.key, Length: n})
+		return opts.f.WriteJSON(listLengthResult{Key: opts.key, Length: n})
 	}
 	_, err = fmt.Fprintln(opts.f.IO.Out, n)
 	return err
@@ -73,10 +73,10 @@ Flags go before KEY, so that negative indexes are not taken for flags.`,
   chatq -o json list lrange jobs -3 -1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 3 {
-				return withHint(usageErrorf("accepts 3 arg(s), received %d", len(args)),
+				return WithHint(UsageErrorf("accepts 3 arg(s), received %d", len(args)),
 					"put flags before KEY: chatq -o json list lrange KEY START STOP")
 			}
-			return exactArgs(3)(cmd, args)
+			return ExactArgs(3)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
@@ -98,7 +98,7 @@ Flags go before KEY, so that negative indexes are not taken for flags.`,
 func parseIndex(name, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, usageErrorf("invalid %s %q: want an integer index such as 0 or -1", name, s)
+		return 0, UsageErrorf("invalid %s %q: want an integer index such as 0 or -1", name, s)
 	}
 	return n, nil
 }
@@ -130,7 +130,7 @@ terminal this is a table; piped, tab-separated lines without the header;
 where mid is the count kept for the shards strictly between the endpoints.`,
 		Example: `  chatq list shards jobs
   chatq list shards jobs -o json`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			return listShardsRun(cmd.Context(), opts)
@@ -151,9 +151,9 @@ func listShardsRun(ctx context.Context, opts *listKeyOptions) error {
 		return err
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(lay)
+		return opts.f.WriteJSON(lay)
 	}
-	t := opts.f.newTable("SHARD", "KEY", "LENGTH", "END")
+	t := opts.f.NewTable("SHARD", "KEY", "LENGTH", "END")
 	for _, s := range lay.Shards {
 		var ends []string
 		if s.Index == lay.First {

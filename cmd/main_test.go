@@ -27,12 +27,12 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"list", "lpop", "empty"}, exitOK},
-		{[]string{"-e", "list", "lpop", "empty"}, exitNothing},
-		{[]string{"list", "lpop", "bad key"}, exitUsage},
-		{[]string{"list", "lpop"}, exitUsage},
-		{[]string{"queue", "stats", "nosuch"}, exitError},
-		{[]string{"chat", "send", "1", "--from", "joe", "hi"}, exitError},
+		{[]string{"list", "lpop", "empty"}, ExitOK},
+		{[]string{"-e", "list", "lpop", "empty"}, ExitNothing},
+		{[]string{"list", "lpop", "bad key"}, ExitUsage},
+		{[]string{"list", "lpop"}, ExitUsage},
+		{[]string{"queue", "stats", "nosuch"}, ExitError},
+		{[]string{"chat", "send", "1", "--from", "joe", "hi"}, ExitError},
 	}
 	for _, tt := range tests {
 		if code, _, stderr := run(ctx, b, tt.args...); code != tt.code {
@@ -70,7 +70,7 @@ func testInterruptExits130(t *testing.T, b redistest.Backend) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitInterrupted {
+		if code != ExitInterrupted {
 			t.Errorf("exit %d, want 130 (stderr %q)", code, stderr)
 		}
 		if !strings.Contains(stderr, "chatq: interrupted") || strings.Contains(stderr, "error:") {

@@ -8,9 +8,9 @@ import (
 	"text/tabwriter"
 )
 
-// writeJSON prints v as JSON followed by a newline: indented on a terminal,
+// WriteJSON prints v as JSON followed by a newline: indented on a terminal,
 // one line when piped. HTML characters are not escaped.
-func (f *Factory) writeJSON(v any) error {
+func (f *Factory) WriteJSON(v any) error {
 	enc := json.NewEncoder(f.IO.Out)
 	enc.SetEscapeHTML(false)
 	if f.IO.OutTTY {
@@ -19,8 +19,8 @@ func (f *Factory) writeJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// writeJSONLine prints v as one line of JSON Lines (for streaming commands).
-func writeJSONLine(w io.Writer, v any) error {
+// WriteJSONLine prints v as one line of JSON Lines (for streaming commands).
+func WriteJSONLine(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
@@ -28,7 +28,7 @@ func writeJSONLine(w io.Writer, v any) error {
 
 // table prints rows: aligned with a header on a terminal, tab-separated with
 // no header when piped, so `cut -f` and `awk -F'\t'` work.
-type table struct {
+type Table struct {
 	w      io.Writer
 	tw     *tabwriter.Writer
 	header []string
@@ -36,8 +36,8 @@ type table struct {
 	rows   int
 }
 
-func (f *Factory) newTable(header ...string) *table {
-	t := &table{w: f.IO.Out, header: header, tty: f.IO.OutTTY}
+func (f *Factory) NewTable(header ...string) *Table {
+	t := &Table{w: f.IO.Out, header: header, tty: f.IO.OutTTY}
 	if t.tty {
 		t.tw = tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 		t.w = t.tw
@@ -48,19 +48,19 @@ func (f *Factory) newTable(header ...string) *table {
 
 // Row adds a row; cells are printed with fmt.Sprint, tabs and newlines in
 // them escaped so a row stays one line.
-func (t *table) Row(cells ...any) {
+func (t *Table) Row(cells ...any) {
 	parts := make([]string, len(cells))
 	for i, c := range cells {
-		parts[i] = cellEscaper.Replace(fmt.Sprint(c))
+		parts[i] = CellEscaper.Replace(fmt.Sprint(c))
 	}
 	fmt.Fprintln(t.w, strings.Join(parts, "\t"))
 	t.rows++
 }
 
-var cellEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
+var CellEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
 
 // Flush writes out an aligned table.
-func (t *table) Flush() error {
+func (t *Table) Flush() error {
 	if t.tw != nil {
 		return t.tw.Flush()
 	}

@@ -20,7 +20,7 @@ func newPingCmd(f *Factory) *cobra.Command {
 		Short: "Check the connection: server version, mode and round-trip time",
 		Example: `  chatq ping
   chatq --url rediss://:secret@redis.example.com:6380 ping -o json`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return pingRun(cmd.Context(), opts) },
 	}
 }
@@ -63,7 +63,7 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		}
 	}
 	if f.JSON() {
-		return f.writeJSON(res)
+		return f.WriteJSON(res)
 	}
 	fmt.Fprintf(f.IO.Out, "PONG from %s: redis %s, %s, rtt %.3f ms\n", res.URL, res.Version, res.Mode, res.RTTMs)
 	return nil

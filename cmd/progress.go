@@ -9,7 +9,7 @@ import (
 
 // progress shows how far a long push has got: a bar on stderr when stderr is
 // a terminal, and nothing at all when it is not (scripts, pipes, CI).
-type progress struct {
+type Progress struct {
 	w       io.Writer
 	label   string
 	total   int
@@ -21,13 +21,13 @@ type progress struct {
 // progressMin is the number of items below which no bar is worth drawing.
 const progressMin = 10000
 
-// newProgress starts a progress display for total items.
-func (f *Factory) newProgress(label string, total int) *progress {
-	return &progress{w: f.IO.ErrOut, label: label, total: total, enabled: f.IO.ErrTTY && total >= progressMin}
+// NewProgress starts a progress display for total items.
+func (f *Factory) NewProgress(label string, total int) *Progress {
+	return &Progress{w: f.IO.ErrOut, label: label, total: total, enabled: f.IO.ErrTTY && total >= progressMin}
 }
 
 // Add counts n more items done, redrawing at most ten times a second.
-func (p *progress) Add(n int) {
+func (p *Progress) Add(n int) {
 	p.done += n
 	if p.enabled && time.Since(p.last) >= 100*time.Millisecond {
 		p.draw()
@@ -36,14 +36,14 @@ func (p *progress) Add(n int) {
 }
 
 // Done draws the final state and ends the line.
-func (p *progress) Done() {
+func (p *Progress) Done() {
 	if p.enabled {
 		p.draw()
 		fmt.Fprintln(p.w)
 	}
 }
 
-func (p *progress) draw() {
+func (p *Progress) draw() {
 	frac := float64(p.done) / float64(max(p.total, 1))
 	frac = min(frac, 1)
 	const width = 30

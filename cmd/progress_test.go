@@ -18,7 +18,7 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 	} {
 		var errOut bytes.Buffer
 		f := &Factory{IO: &IOStreams{ErrOut: &errOut, ErrTTY: tc.tty}}
-		p := f.newProgress("pushing", tc.total)
+		p := f.NewProgress("pushing", tc.total)
 		p.Add(tc.total / 2)
 		p.Add(tc.total - tc.total/2)
 		p.Done()

@@ -27,7 +27,7 @@ Keys (with the global --prefix in front): <ns>:QUEUES, <ns>:<queue> and
 rsmq), RSMQ's "ns" option.`
 
 func newQueueCmd(f *Factory) *cobra.Command {
-	cmd := newGroupCmd("queue", "Delayed queue with visibility timeouts, stored in RSMQ's layout", queueLong)
+	cmd := NewGroupCmd("queue", "Delayed queue with visibility timeouts, stored in RSMQ's layout", queueLong)
 	cmd.Example = `  chatq queue create jobs --vt 30s
   chatq queue push jobs --delay 10s 'resize image 42'
   chatq queue poll jobs --wait 30s -o json
@@ -47,7 +47,7 @@ func newQueueCmd(f *Factory) *cobra.Command {
 		newQueuePeekCmd(f),
 		newQueueWorkCmd(f),
 	)
-	queueNames := f.completeFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+	queueNames := f.CompleteFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
 		q, err := queueClient(f, cmd)
 		if err != nil {
 			return nil, err
@@ -84,7 +84,7 @@ func queueClient(f *Factory, cmd *cobra.Command) (*delayq.Client, error) {
 
 func validNamespace(ns string) error {
 	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return usageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
+		return UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
 	}
 	return nil
 }
@@ -96,13 +96,13 @@ func queueErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, delayq.ErrQueueNotFound):
-		return withHint(err, "create it with `chatq queue create NAME`, or list queues with `chatq queue ls` (check --namespace and --prefix)")
+		return WithHint(err, "create it with `chatq queue create NAME`, or list queues with `chatq queue ls` (check --namespace and --prefix)")
 	case errors.Is(err, delayq.ErrQueueExists):
-		return withHint(err, "change it with `chatq queue set`, or delete it first with `chatq queue delete`")
+		return WithHint(err, "change it with `chatq queue set`, or delete it first with `chatq queue delete`")
 	case errors.Is(err, delayq.ErrMessageTooLong):
-		return withHint(err, "raise the queue's limit with `chatq queue set NAME --maxsize N` (1024 to 65536, or -1 for unlimited)")
+		return WithHint(err, "raise the queue's limit with `chatq queue set NAME --maxsize N` (1024 to 65536, or -1 for unlimited)")
 	case errors.Is(err, delayq.ErrMessageNotFound):
-		return withHint(err, "it was acked, popped or dead-lettered already, or the id is wrong (see `chatq queue peek`)")
+		return WithHint(err, "it was acked, popped or dead-lettered already, or the id is wrong (see `chatq queue peek`)")
 	}
 	return err
 }
@@ -115,7 +115,7 @@ func checkFlagDuration(flag string, d time.Duration, wholeSeconds bool) error {
 		check = delayq.CheckSeconds
 	}
 	if err := check("--"+flag, d); err != nil {
-		return &usageError{err}
+		return UsageErr(err)
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func parseAt(s string) (time.Time, error) {
 		nsec, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
 		return time.Unix(sec, nsec), nil
 	}
-	return time.Time{}, withHint(usageErrorf("invalid --at %q: want RFC 3339 or Unix seconds", s),
+	return time.Time{}, WithHint(UsageErrorf("invalid --at %q: want RFC 3339 or Unix seconds", s),
 		"e.g. --at 2026-05-01T09:00:00Z, --at 2026-05-01T11:00:00+02:00 or --at 1777626000")
 }
 

@@ -25,7 +25,7 @@ that are not in the queue (already acked, popped or dead-lettered) are
 listed on stderr and make the command exit 1; the others are still acked.`,
 		Example: `  chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue poll jobs -n 10 -o json | jq -r '.[].id' | xargs chatq queue ack jobs`,
-		Args: minArgs(2),
+		Args: MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue, opts.ids = cmd, args[0], args[1:]
 			return queueAckRun(cmd.Context(), opts)
@@ -61,7 +61,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 		if missing == nil {
 			missing = []string{}
 		}
-		if err := opts.f.writeJSON(queueAckJSON{Acked: len(unique) - len(missing), Missing: missing}); err != nil {
+		if err := opts.f.WriteJSON(queueAckJSON{Acked: len(unique) - len(missing), Missing: missing}); err != nil {
 			return err
 		}
 	}
@@ -92,7 +92,7 @@ func newQueueRetryCmd(f *Factory) *cobra.Command {
 visibility timeout to end. Its receive count is kept.`,
 		Example: `  chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv --delay 10m`,
-		Args: exactArgs(2),
+		Args: ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue, opts.id = cmd, args[0], args[1]
 			return queueRetryRun(cmd.Context(), opts)
@@ -126,7 +126,7 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(queueRetryJSON{ID: opts.id, VisibleAt: at.UnixMilli()})
+		return opts.f.WriteJSON(queueRetryJSON{ID: opts.id, VisibleAt: at.UnixMilli()})
 	}
 	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))
 	return nil

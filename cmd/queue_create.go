@@ -32,7 +32,7 @@ to Q2 by the receive that would exceed the limit.`,
 		Example: `  chatq queue create jobs
   chatq queue create emails --vt 2m --delay 5s --maxsize -1
   chatq queue create jobs-dead && chatq queue create jobs --max-receives 5 --dead-letter jobs-dead`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queueCreateRun(cmd.Context(), opts)
@@ -73,7 +73,7 @@ func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
 		if err != nil {
 			return queueErr(err)
 		}
-		return opts.f.writeJSON(statsJSON(s))
+		return opts.f.WriteJSON(statsJSON(s))
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ policy.`,
 		Example: `  chatq queue set jobs --vt 5m
   chatq queue set jobs --max-receives 3 --dead-letter jobs-dead
   chatq queue set jobs --max-receives 0 --dead-letter ''`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queueSetRun(cmd.Context(), opts)
@@ -150,7 +150,7 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 		if err != nil {
 			return queueErr(err)
 		}
-		return opts.f.writeJSON(statsJSON(s))
+		return opts.f.WriteJSON(statsJSON(s))
 	}
 	return nil
 }

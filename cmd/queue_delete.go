@@ -20,7 +20,7 @@ func newQueueDeleteCmd(f *Factory) *cobra.Command {
 		Use:     "delete QUEUE",
 		Short:   "Delete a queue and its messages (RSMQ deleteQueue)",
 		Example: `  chatq queue delete jobs`,
-		Args:    exactArgs(1),
+		Args:    ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queueDeleteRun(cmd.Context(), opts)
@@ -45,7 +45,7 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 	}
 	infoTTY(opts.f, "deleted queue %s", opts.queue)
 	if opts.f.JSON() {
-		return opts.f.writeJSON(queueDeleteJSON{opts.queue})
+		return opts.f.WriteJSON(queueDeleteJSON{opts.queue})
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func newQueuePurgeCmd(f *Factory) *cobra.Command {
 		Use:     "purge QUEUE",
 		Short:   "Delete every message of a queue, keeping the queue; prints how many",
 		Example: `  chatq queue purge jobs`,
-		Args:    exactArgs(1),
+		Args:    ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queuePurgeRun(cmd.Context(), opts)
@@ -81,7 +81,7 @@ func queuePurgeRun(ctx context.Context, opts *queueDeleteOptions) error {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(queuePurgeJSON{n})
+		return opts.f.WriteJSON(queuePurgeJSON{n})
 	}
 	fmt.Fprintln(opts.f.IO.Out, n)
 	return nil

@@ -18,7 +18,7 @@ func newQueueLsCmd(f *Factory) *cobra.Command {
 		Short: "List the namespace's queues (RSMQ listQueues)",
 		Example: `  chatq queue ls
   chatq queue ls --namespace myapp -o json`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd = cmd
 			return queueLsRun(cmd.Context(), opts)
@@ -44,9 +44,9 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 		for _, n := range names {
 			out = append(out, queueName{n})
 		}
-		return opts.f.writeJSON(out)
+		return opts.f.WriteJSON(out)
 	}
-	t := opts.f.newTable("NAME")
+	t := opts.f.NewTable("NAME")
 	for _, n := range names {
 		t.Row(n)
 	}

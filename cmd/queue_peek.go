@@ -24,7 +24,7 @@ func newQueuePeekCmd(f *Factory) *cobra.Command {
 nothing changes.`,
 		Example: `  chatq queue peek jobs
   chatq queue peek jobs -n 100 -o json`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queuePeekRun(cmd.Context(), opts)
@@ -42,7 +42,7 @@ type peekJSON struct {
 
 func queuePeekRun(ctx context.Context, opts *queuePeekOptions) error {
 	if opts.n < 1 {
-		return usageErrorf("invalid -n %d: must be at least 1", opts.n)
+		return UsageErrorf("invalid -n %d: must be at least 1", opts.n)
 	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
@@ -60,11 +60,11 @@ func queuePeekRun(ctx context.Context, opts *queuePeekOptions) error {
 		for _, p := range ps {
 			out = append(out, peekJSON{messageJSON: toMessageJSON(p.Message), VisibleAt: p.VisibleAt.UnixMilli(), State: string(p.State)})
 		}
-		if err := opts.f.writeJSON(out); err != nil {
+		if err := opts.f.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.newTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE")
+		t := opts.f.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE")
 		for _, p := range ps {
 			t.Row(p.ID, p.State, stamp(p.VisibleAt), p.RC, p.Body)
 		}

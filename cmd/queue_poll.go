@@ -42,7 +42,7 @@ milliseconds).`,
 		Example: `  chatq queue poll jobs
   chatq queue poll jobs -n 10 --vt 5m -o json
   chatq queue poll jobs --wait 30s --pop`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queuePollRun(cmd.Context(), opts)
@@ -73,7 +73,7 @@ func toMessageJSON(m delayq.Message) messageJSON {
 func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	ro := delayq.ReceiveOptions{N: opts.n, Pop: opts.pop, Wait: opts.wait}
 	if opts.n < 1 {
-		return usageErrorf("invalid -n %d: must be at least 1", opts.n)
+		return UsageErrorf("invalid -n %d: must be at least 1", opts.n)
 	}
 	if opts.cmd.Flags().Changed("vt") {
 		if err := checkFlagDuration("vt", opts.vt, false); err != nil {
@@ -82,7 +82,7 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		ro.VT, ro.HasVT = opts.vt, true
 	}
 	if opts.wait < 0 {
-		return usageErrorf("invalid --wait %s: must not be negative", opts.wait)
+		return UsageErrorf("invalid --wait %s: must not be negative", opts.wait)
 	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
@@ -103,11 +103,11 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		for _, m := range r.Messages {
 			out = append(out, toMessageJSON(m))
 		}
-		if err := opts.f.writeJSON(out); err != nil {
+		if err := opts.f.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.newTable("ID", "RC", "MESSAGE")
+		t := opts.f.NewTable("ID", "RC", "MESSAGE")
 		for _, m := range r.Messages {
 			t.Row(m.ID, m.RC, m.Body)
 		}

@@ -43,7 +43,7 @@ with -o json). A terminal shows a progress bar for long inputs.`,
   chatq queue push jobs --at 2026-05-01T09:00:00Z 'open the gates'
   jq -c . task.json | chatq queue push jobs -
   chatq queue push jobs --lines - < tasks.txt`,
-		Args: exactArgs(2),
+		Args: ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue, opts.body = cmd, args[0], args[1]
 			return queuePushRun(cmd.Context(), opts)
@@ -82,7 +82,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	}
 	if opts.lines {
 		if opts.body != "-" {
-			return usageErrorf("--lines reads stdin: give - as the message")
+			return UsageErrorf("--lines reads stdin: give - as the message")
 		}
 		return queuePushLines(ctx, opts, po)
 	}
@@ -103,7 +103,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
+		return opts.f.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 	}
 	fmt.Fprintln(opts.f.IO.Out, p.ID)
 	if p.VisibleAt.After(p.Sent) {
@@ -115,7 +115,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 // queuePushLines pushes each line of stdin as a message, after checking
 // every line against the queue's maxsize, so that a bad line writes nothing.
 func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushOptions) error {
-	lines, err := readLines(opts.f.IO.In)
+	lines, err := ReadLines(opts.f.IO.In)
 	if err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)
 	}
@@ -134,7 +134,7 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 			}
 		}
 	}
-	prog := opts.f.newProgress("pushing", len(lines))
+	prog := opts.f.NewProgress("pushing", len(lines))
 	defer prog.Done()
 	ids := make([]queuePushJSON, 0, len(lines))
 	for _, l := range lines {
@@ -149,7 +149,7 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		prog.Add(1)
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(ids)
+		return opts.f.WriteJSON(ids)
 	}
 	return nil
 }

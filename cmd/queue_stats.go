@@ -30,7 +30,7 @@ and compares against the time truncated to whole seconds, so it counts as
 hidden a message that became due up to a second ago.`,
 		Example: `  chatq queue stats jobs
   chatq queue stats jobs -o json | jq .ready`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queueStatsRun(cmd.Context(), opts)
@@ -82,7 +82,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.writeJSON(statsJSON(s))
+		return opts.f.WriteJSON(statsJSON(s))
 	}
 	policy := "-"
 	if s.DeadLetter != "" {
@@ -92,7 +92,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	if s.MaxSize == delayq.Unlimited {
 		maxSize = "unlimited"
 	}
-	t := opts.f.newTable("FIELD", "VALUE")
+	t := opts.f.NewTable("FIELD", "VALUE")
 	t.Row("name", s.Name)
 	t.Row("messages", s.Messages)
 	t.Row("ready", s.Ready)

@@ -49,10 +49,10 @@ they share its process group; SIGTERM to chatq alone lets them finish.)`,
   chatq queue work jobs -- sh -c 'echo "$CHATQ_MESSAGE_ID: $(cat)"'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageErrorf("want a queue and a command: chatq queue work QUEUE -- CMD [ARG...]")
+				return UsageErrorf("want a queue and a command: chatq queue work QUEUE -- CMD [ARG...]")
 			}
 			if dash := cmd.ArgsLenAtDash(); dash != -1 && dash != 1 {
-				return usageErrorf("put the command after the queue name and --: chatq queue work QUEUE -- CMD [ARG...]")
+				return UsageErrorf("put the command after the queue name and --: chatq queue work QUEUE -- CMD [ARG...]")
 			}
 			return nil
 		},
@@ -90,7 +90,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	f := opts.f
 	if opts.concurrency < 1 {
-		return usageErrorf("invalid --concurrency %d: must be at least 1", opts.concurrency)
+		return UsageErrorf("invalid --concurrency %d: must be at least 1", opts.concurrency)
 	}
 	wo := delayq.WorkOptions{Concurrency: opts.concurrency}
 	if opts.cmd.Flags().Changed("vt") {
@@ -104,7 +104,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	}
 	path, err := exec.LookPath(opts.argv[0])
 	if err != nil {
-		return withHint(fmt.Errorf("command %q: %w", opts.argv[0], err), "give a program on $PATH or a path to one; use sh -c '...' for shell code")
+		return WithHint(fmt.Errorf("command %q: %w", opts.argv[0], err), "give a program on $PATH or a path to one; use sh -c '...' for shell code")
 	}
 	q, err := queueClient(f, opts.cmd)
 	if err != nil {
@@ -134,7 +134,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if f.JSON() {
-			_ = writeJSONLine(f.IO.Out, out)
+			_ = WriteJSONLine(f.IO.Out, out)
 			return
 		}
 		verdict := "acked"

@@ -43,22 +43,21 @@ func newRootCmd(f *Factory) *cobra.Command {
 		Example:       rootExample,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          noArgs,
+		Args:          NoArgs,
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd.Root().PersistentFlags(), f.Getenv)
+			cfg, err := LoadConfig(cmd.Root().PersistentFlags(), f.Getenv)
 			if err != nil {
 				return err
 			}
-			f.cfg = cfg
-			f.flags = cmd.Root().PersistentFlags()
+			f.Load(cfg, cmd.Root().PersistentFlags())
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return UsageErr(err) })
 
 	pf := root.PersistentFlags()
-	pf.StringP("url", "u", defaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
+	pf.StringP("url", "u", DefaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
 	pf.Bool("cluster", false, "treat --url as a Redis Cluster seed, ?addr=host:port repeating (env CHATQ_CLUSTER)")
 	pf.String("prefix", "", "string put in front of every key chatq touches (env CHATQ_PREFIX)")
 	pf.String("config", "", "config file (env CHATQ_CONFIG; default $XDG_CONFIG_HOME/chatq/config.yaml)")
@@ -72,7 +71,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newVersionCmd(f),
 		newConfigCmd(f),
 		newDevCmd(f),
-		newDemoCmd(f),
+		newDemoCmd(f, Run),
 		newBenchCmd(f),
 		newChatCmd(f),
 		newQueueCmd(f),

@@ -28,7 +28,7 @@ func newVersionCmd(f *Factory) *cobra.Command {
 		Use:     "version",
 		Short:   "Print chatq's version",
 		Example: "  chatq version\n  chatq version -o json",
-		Args:    noArgs,
+		Args:    NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := struct {
 				Version string `json:"version"`
@@ -37,7 +37,7 @@ func newVersionCmd(f *Factory) *cobra.Command {
 				Arch    string `json:"arch"`
 			}{Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
 			if f.JSON() {
-				return f.writeJSON(v)
+				return f.WriteJSON(v)
 			}
 			fmt.Fprintf(f.IO.Out, "chatq %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 			return nil
