@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -20,13 +21,13 @@ import (
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	redis.SetLogger(QuietLogger{})
-	return Run(ctx, os.Args[1:], SystemIO(), os.Getenv)
+	redis.SetLogger(cmdutil.QuietLogger{})
+	return Run(ctx, os.Args[1:], cmdutil.SystemIO(), os.Getenv)
 }
 
 // Run executes one chatq command line and returns its exit code.
-func Run(ctx context.Context, args []string, io *IOStreams, getenv func(string) string) int {
-	f := &Factory{IO: io, Getenv: getenv}
+func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string) int {
+	f := &cmdutil.Factory{IO: io, Getenv: getenv}
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(io.In)
@@ -36,22 +37,22 @@ func Run(ctx context.Context, args []string, io *IOStreams, getenv func(string) 
 	c, err := root.ExecuteContextC(ctx)
 	f.Close()
 	if err != nil && isCobraUsage(err) {
-		err = UsageErr(err)
+		err = cmdutil.UsageErr(err)
 	}
 	exitStatus := f.Config() != nil && f.Config().ExitStatus
-	code := ExitCode(err, exitStatus)
+	code := cmdutil.ExitCode(err, exitStatus)
 	switch {
-	case err == nil || errors.Is(err, ErrNothing):
+	case err == nil || errors.Is(err, cmdutil.ErrNothing):
 		return code
 	case ctx.Err() != nil:
 		io.Infof("interrupted")
-		return ExitInterrupted
+		return cmdutil.ExitInterrupted
 	}
 	io.Infof("error: %s", err)
-	if hint := HintFor(err); hint != "" {
+	if hint := cmdutil.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
-	if code == ExitUsage && c != nil {
+	if code == cmdutil.ExitUsage && c != nil {
 		io.Infof("usage: %s", c.UseLine())
 		io.Infof("run '%s --help' for flags and examples", c.CommandPath())
 	}
@@ -73,5 +74,5 @@ func isCobraUsage(err error) bool {
 // Command returns chatq's command tree, for generating man pages and shell
 // completions at release time.
 func Command() *cobra.Command {
-	return newRootCmd(&Factory{IO: SystemIO(), Getenv: os.Getenv})
+	return newRootCmd(&cmdutil.Factory{IO: cmdutil.SystemIO(), Getenv: os.Getenv})
 }
