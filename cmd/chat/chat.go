@@ -1,3 +1,5 @@
+// Package chat holds the `chatq chat` commands: thin wrappers that parse
+// flags, call pkg/chat and print.
 package chat
 
 import (

@@ -1,3 +1,5 @@
+// Package list holds the `chatq list` commands: thin wrappers that parse
+// flags, call pkg/shardlist and print.
 package list
 
 import (

@@ -1,3 +1,5 @@
+// Package queue holds the `chatq queue` commands: thin wrappers that parse
+// flags, call pkg/delayq and print.
 package queue
 
 import (

@@ -1,3 +1,7 @@
+// Package cmdutil is what every chatq command shares and no command is: the
+// Factory with its configuration and lazy Redis client, IO streams, typed
+// errors with hints and exit codes, JSON and table output, argument
+// validators and shell completion helpers. It defines no cobra command.
 package cmdutil
 
 import (
