@@ -1,28 +1,38 @@
-// Package faultproxy is a TCP proxy for tests that loses a server's reply
-// on purpose: the request reaches the server, which runs it, and the
-// client's connection is closed before the reply arrives. It is how tests
-// check what a command does when it cannot know whether its write
-// happened.
+// Package faultproxy is a TCP proxy for tests that injects the faults a
+// network and a server can cause: a reply dropped after the request reached
+// the server, a request dropped before it did, a blackhole, added latency,
+// and connections cut. It listens on a loopback port and forwards to one
+// target address.
 package faultproxy
 
 import (
 	"bytes"
 	"net"
 	"sync"
+	"time"
 )
 
-// Proxy forwards connections to a target address.
+// Proxy forwards TCP connections from its address to a target, with faults.
 type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	match func(request []byte) bool // armed by DropReply, used once
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
+	mu           sync.Mutex
+	conns        map[net.Conn]bool
+	dropRequests int
+	dropReplies  int
+	dropReplyTo  []byte
+	blackhole    bool
+	latency      time.Duration
+	requests     int
+	replies      int
+	droppedReqs  int
+	droppedReps  int
+	closed       bool
+	wg           sync.WaitGroup
 }
 
-// Start listens on 127.0.0.1 (a free port) and forwards to target.
+// Start listens on 127.0.0.1 on a free port and forwards to target.
 func Start(target string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -34,131 +44,150 @@ func Start(target string) (*Proxy, error) {
 	return p, nil
 }
 
-// Addr is the address clients connect to.
+// Addr is the host:port clients connect to.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// DropReply arms the proxy once: the next request (one read from a client,
-// usually one command or one whole pipeline) for which match is true is
-// sent to the server, and once the server has started to answer, the
-// client's connection is closed without the answer.
-func (p *Proxy) DropReply(match func(request []byte) bool) {
-	p.mu.Lock()
-	p.match = match
-	p.mu.Unlock()
-}
+// DropRequests discards the next n chunks a client sends, so the server
+// never sees them: the client waits for a reply that will not come.
+func (p *Proxy) DropRequests(n int) { p.set(func() { p.dropRequests = n }) }
 
-// Contains is a DropReply matcher: the request holds every one of subs.
-func Contains(subs ...string) func([]byte) bool {
-	return func(req []byte) bool {
-		for _, s := range subs {
-			if !bytes.Contains(req, []byte(s)) {
-				return false
-			}
-		}
-		return true
-	}
-}
+// DropReplies discards the next n chunks the server sends: the request was
+// applied, but the client never hears so.
+func (p *Proxy) DropReplies(n int) { p.set(func() { p.dropReplies = n }) }
 
-// Armed reports whether a DropReply is still waiting for its request.
-func (p *Proxy) Armed() bool {
+// DropReplyTo discards the reply to the next request that contains pattern
+// (a command name such as "EVALSHA", or a key), once: that request is
+// applied, and its client never hears so.
+func (p *Proxy) DropReplyTo(pattern string) { p.set(func() { p.dropReplyTo = []byte(pattern) }) }
+
+// Blackhole, while on, discards everything in both directions, as a network
+// that lost the route does.
+func (p *Proxy) Blackhole(on bool) { p.set(func() { p.blackhole = on }) }
+
+// Latency delays every chunk in both directions by d.
+func (p *Proxy) Latency(d time.Duration) { p.set(func() { p.latency = d }) }
+
+// Counts returns how many chunks went each way and how many were dropped.
+func (p *Proxy) Counts() (requests, replies, droppedRequests, droppedReplies int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.match != nil
+	return p.requests, p.replies, p.droppedReqs, p.droppedReps
 }
 
-// Close stops the proxy and closes its connections.
-func (p *Proxy) Close() {
-	p.ln.Close()
+// CutAll closes every open connection, as a server restart or a network
+// reset does; new connections are still accepted.
+func (p *Proxy) CutAll() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	for c := range p.conns {
-		c.Close()
+		_ = c.Close()
 	}
-	p.mu.Unlock()
-	p.wg.Wait()
 }
 
-func (p *Proxy) track(c net.Conn, on bool) {
+// Close stops listening, closes every connection and waits for the
+// forwarding goroutines to end.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	err := p.ln.Close()
+	p.CutAll()
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) set(fn func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if on {
-		p.conns[c] = true
-	} else {
-		delete(p.conns, c)
-	}
+	fn()
 }
 
 func (p *Proxy) accept() {
 	defer p.wg.Done()
 	for {
-		client, err := p.ln.Accept()
+		c, err := p.ln.Accept()
 		if err != nil {
 			return
 		}
-		server, err := net.Dial("tcp", p.target)
+		s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 		if err != nil {
-			client.Close()
+			_ = c.Close()
 			continue
 		}
-		p.track(client, true)
-		p.track(server, true)
-		p.wg.Add(1)
-		go p.serve(client, server)
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			_ = c.Close()
+			_ = s.Close()
+			return
+		}
+		p.conns[c] = true
+		p.conns[s] = true
+		p.mu.Unlock()
+		pending := new(int) // replies of this connection to drop (DropReplyTo)
+		p.wg.Add(2)
+		go p.pipe(c, s, true, pending)
+		go p.pipe(s, c, false, pending)
 	}
 }
 
-// serve copies one connection both ways. When a request matches, the
-// server's next bytes (the start of its reply) are swallowed and both
-// connections closed.
-func (p *Proxy) serve(client, server net.Conn) {
+// pipe copies chunks from src to dst, applying the faults of its direction;
+// when either side ends it closes both.
+func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 	defer p.wg.Done()
-	drop := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := server.Read(buf)
-			if n > 0 {
-				select {
-				case <-drop:
-					client.Close()
-					server.Close()
-					return
-				default:
-				}
-				if _, err := client.Write(buf[:n]); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				client.Close()
-				return
-			}
-		}
+	defer func() {
+		_ = src.Close()
+		_ = dst.Close()
+		p.mu.Lock()
+		delete(p.conns, src)
+		delete(p.conns, dst)
+		p.mu.Unlock()
 	}()
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 64*1024)
 	for {
-		n, err := client.Read(buf)
+		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			m := p.match
-			if m != nil && m(buf[:n]) {
-				p.match = nil
-				drop <- struct{}{}
+			drop := p.blackhole
+			if request {
+				p.requests++
+				if !drop && p.dropRequests > 0 {
+					p.dropRequests--
+					drop = true
+				}
+				if drop {
+					p.droppedReqs++
+				} else if p.dropReplyTo != nil && bytes.Contains(buf[:n], p.dropReplyTo) {
+					p.dropReplyTo = nil
+					*pending++
+				}
+			} else {
+				p.replies++
+				if !drop && p.dropReplies > 0 {
+					p.dropReplies--
+					drop = true
+				}
+				if !drop && *pending > 0 {
+					*pending--
+					drop = true
+				}
+				if drop {
+					p.droppedReps++
+				}
 			}
+			delay := p.latency
 			p.mu.Unlock()
-			if _, err := server.Write(buf[:n]); err != nil {
-				break
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if !drop {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
 			}
 		}
 		if err != nil {
-			break
+			return
 		}
 	}
-	server.Close()
-	<-done
-	client.Close()
-	p.track(client, false)
-	p.track(server, false)
 }
-
