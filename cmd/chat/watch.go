@@ -63,6 +63,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 	}
 	return s.Watch(ctx, opts.user, chat.WatchOptions{Mark: opts.mark, Poll: opts.poll}, func(cs []chat.ChatMessages) error {
 		lines := flatten(cs)
+		defer reportProblems(f, cs)
 		if !f.JSON() {
 			writeMessageText(f.IO.Out, lines)
 			return nil
