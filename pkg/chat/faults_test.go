@@ -154,7 +154,7 @@ func proxied(t *testing.T, b redistest.Backend) (*chat.Store, *faultproxy.Proxy)
 	opt.MaxRetries = -1 // a retried EVALSHA would hide the lost reply
 	// A lost reply shows as this timeout (which a reply on loopback never
 	// comes near).
-	opt.ReadTimeout = time.Second
+	opt.ReadTimeout = 500 * time.Millisecond
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
 	return chat.New(c, chat.Options{Prefix: b.Prefix}), proxy
