@@ -725,3 +725,45 @@ func TestPendingAfter(t *testing.T) {
 		}
 	})
 }
+
+// TestSmallChunks: reads and deletions bigger than Options.ChunkSize take
+// several bounded calls and give the same result.
+func TestSmallChunks(t *testing.T) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+		ctx := context.Background()
+		s = chat.New(b.Client, chat.Options{Prefix: b.Prefix, ChunkSize: 3})
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, ID: "c"}))(t)
+		var want []string
+		for i := 1; i <= 10; i++ {
+			must(s.Send(ctx, "c", "joe", fmt.Sprint("m", i)))(t)
+			want = append(want, fmt.Sprintf("c:%d/joe/m%d", i, i))
+		}
+		if h := must(s.History(ctx, "c"))(t); len(h) != 10 || h[9].ID != 10 {
+			t.Fatalf("history = %v", h)
+		}
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}))(t)); got != strings.Join(want, " ") {
+			t.Fatalf("peek = %q", got)
+		}
+		for _, u := range []string{"jeff", "joe"} {
+			if got := summary(must(s.Pending(ctx, u, chat.PendingOptions{}))(t)); got != strings.Join(want, " ") {
+				t.Fatalf("%s's pending = %q", u, got)
+			}
+		}
+		if n := b.Client.ZCard(ctx, b.Prefix+"msgs:{c}").Val(); n != 10 {
+			t.Fatalf("%d stored before jenny read", n)
+		}
+		// jenny leaving lets the others' seen ids decide: all 10 go, 3 a call.
+		must(s.Leave(ctx, "c", "jenny"))(t)
+		if n := b.Client.ZCard(ctx, b.Prefix+"msgs:{c}").Val(); n != 0 {
+			t.Fatalf("%d seen messages left after leave", n)
+		}
+		for i := 11; i <= 17; i++ {
+			must(s.Send(ctx, "c", "joe", fmt.Sprint("m", i)))(t)
+		}
+		must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t)
+		must(s.Pending(ctx, "joe", chat.PendingOptions{}))(t)
+		if n := b.Client.ZCard(ctx, b.Prefix+"msgs:{c}").Val(); n != 0 {
+			t.Fatalf("%d seen messages left after marking", n)
+		}
+	})
+}

@@ -5,8 +5,6 @@
 -- ARGV[3] read after this id when it is above the member's seen id ('0': no)
 --         and not above the chat's last id (else the chat was recreated)
 -- ARGV[4] most messages to return (read mode), so a call does bounded work
--- ARGV[5] '1': ARGV[3] is where the previous chunk ended, read after it
---         whenever it is above the member's seen id
 -- Returns -1 when the chat does not exist, -2 when the user is not a
 -- member; in count mode {seen id, count}; else {seen id, message, id,
 -- message, id, ...}, oldest first.
@@ -31,7 +29,7 @@ elseif last and not tonumber(last) then
 end
 local from = seen
 local after = tonumber(ARGV[3])
-if after > tonumber(seen) and (ARGV[5] == '1' or after <= (tonumber(last) or 0)) then
+if after > tonumber(seen) and after <= (tonumber(last) or 0) then
   from = ARGV[3]
 end
 if ARGV[2] == 'count' then
