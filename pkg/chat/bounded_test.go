@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,36 +84,51 @@ func TestChatBounded(t *testing.T) {
 	rdb.Do(ctx, "SLOWLOG", "RESET")
 	const limit = 10 * time.Millisecond
 	var report strings.Builder
-	fmt.Fprintf(&report, "| step | server calls | worst call (µs) at n=%d | which |\n| --- | --- | --- | --- |\n", n)
-	step := func(name string, fn func() error) {
-		t.Helper()
+	fmt.Fprintf(&report, "| step (n=%d) | server calls | median call (µs) | worst call (µs) | worst is |\n| --- | --- | --- | --- | --- |\n", n)
+	// measure runs fn and returns its calls' server times, worst first,
+	// and the worst call's command.
+	measure := func(name string, fn func() error) ([]time.Duration, string) {
 		if err := fn(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		entries := must(rdb.SlowLogGet(ctx, -1).Result())(t)
 		rdb.Do(ctx, "SLOWLOG", "RESET")
-		var worst time.Duration
+		var times []time.Duration
 		var what string
-		calls := 0
 		for _, e := range entries {
 			if !strings.Contains(strings.Join(e.Args, " "), prefix) {
 				continue
 			}
-			calls++
-			if e.Duration > worst {
-				worst, what = e.Duration, e.Args[0]
+			if len(times) == 0 || e.Duration > slices.Max(times) {
+				what = e.Args[0]
 				if len(e.Args) > 1 && len(e.Args[0]) < 10 {
 					what += " " + e.Args[1]
 				}
-				if len(what) > 24 {
-					what = what[:24]
-				}
+				what = what[:min(len(what), 24)]
 			}
-			if e.Duration > limit {
-				t.Errorf("%s: a call took %s: %.80s", name, e.Duration, strings.Join(e.Args, " "))
-			}
+			times = append(times, e.Duration)
 		}
-		fmt.Fprintf(&report, "| %s | %d | %d | %s |\n", name, calls, worst.Microseconds(), what)
+		slices.Sort(times)
+		slices.Reverse(times)
+		return times, what
+	}
+	// step measures fn; a read (rerun) over the limit runs twice more, and
+	// fails only if over it every time: a bounded call over the limit on a
+	// loaded machine is preemption, an unbounded one is over it every time.
+	step := func(name string, rerun bool, fn func() error) {
+		t.Helper()
+		times, what := measure(name, fn)
+		for try := 0; rerun && try < 2 && len(times) > 0 && times[0] > limit; try++ {
+			times, what = measure(name, fn)
+		}
+		if len(times) > 0 && times[0] > limit {
+			t.Errorf("%s: a call took %s (%s)", name, times[0], what)
+		}
+		var worst, median time.Duration
+		if len(times) > 0 {
+			worst, median = times[0], times[len(times)/2]
+		}
+		fmt.Fprintf(&report, "| %s | %d | %d | %d | %s |\n", name, len(times), median.Microseconds(), worst.Microseconds(), what)
 	}
 	count := func(want int) func([]chat.ChatMessages, error) error {
 		return func(got []chat.ChatMessages, err error) error {
@@ -129,18 +145,18 @@ func TestChatBounded(t *testing.T) {
 			return nil
 		}
 	}
-	step("history", func() error {
+	step("history", true, func() error {
 		h, err := s.History(ctx, "big")
 		if err == nil && len(h) != n {
 			err = fmt.Errorf("%d messages, want %d", len(h), n)
 		}
 		return err
 	})
-	step("members", func() error { _, err := s.Members(ctx, "big"); return err })
-	step("ls (chats)", func() error { _, err := s.Chats(ctx, "jeff"); return err })
-	step("send", func() error { _, err := s.Send(ctx, "big", "jenny", "one more"); return err })
-	step("pending --peek", func() error { return count(n + 1)(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true})) })
-	step("watch (first read)", func() error {
+	step("members", true, func() error { _, err := s.Members(ctx, "big"); return err })
+	step("ls (chats)", true, func() error { _, err := s.Chats(ctx, "jeff"); return err })
+	step("send", false, func() error { _, err := s.Send(ctx, "big", "jenny", "one more"); return err })
+	step("pending --peek", true, func() error { return count(n + 1)(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true})) })
+	step("watch (first read)", true, func() error {
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		got := 0
@@ -156,11 +172,11 @@ func TestChatBounded(t *testing.T) {
 		}
 		return err
 	})
-	step("pending (mark)", func() error { return count(n + 1)(s.Pending(ctx, "jeff", chat.PendingOptions{})) })
-	step("pending, nothing new", func() error { return count(0)(s.Pending(ctx, "jeff", chat.PendingOptions{})) })
-	step("pending, 1000 chats, 10 with news", func() error { return count(10)(s.Pending(ctx, "sam", chat.PendingOptions{})) })
-	step("pending jenny (mark)", func() error { return count(n + 1)(s.Pending(ctx, "jenny", chat.PendingOptions{})) })
-	step("pending joe (mark, then delete all seen)", func() error {
+	step("pending (mark)", false, func() error { return count(n + 1)(s.Pending(ctx, "jeff", chat.PendingOptions{})) })
+	step("pending, nothing new", true, func() error { return count(0)(s.Pending(ctx, "jeff", chat.PendingOptions{})) })
+	step("pending, 1000 chats, 10 with news", false, func() error { return count(10)(s.Pending(ctx, "sam", chat.PendingOptions{})) })
+	step("pending jenny (mark)", false, func() error { return count(n + 1)(s.Pending(ctx, "jenny", chat.PendingOptions{})) })
+	step("pending joe (mark, then delete all seen)", false, func() error {
 		if err := count(n + 1)(s.Pending(ctx, "joe", chat.PendingOptions{})); err != nil {
 			return err
 		}
@@ -173,12 +189,12 @@ func TestChatBounded(t *testing.T) {
 	must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t)
 	must(s.Pending(ctx, "joe", chat.PendingOptions{}))(t)
 	rdb.Do(ctx, "SLOWLOG", "RESET")
-	step("join", func() error { _, err := s.Join(ctx, "big", "jack"); return err })
-	step("leave (then delete all seen)", func() error { _, err := s.Leave(ctx, "big", "jenny"); return err })
+	step("join", false, func() error { _, err := s.Join(ctx, "big", "jack"); return err })
+	step("leave (then delete all seen)", false, func() error { _, err := s.Leave(ctx, "big", "jenny"); return err })
 	fill("joe")
 	rdb.Do(ctx, "SLOWLOG", "RESET")
-	step("leave", func() error { _, err := s.Leave(ctx, "big", "jeff"); return err })
-	step("leave", func() error { _, err := s.Leave(ctx, "big", "jack"); return err })
-	step("leave (last member: delete the chat)", func() error { _, err := s.Leave(ctx, "big", "joe"); return err })
+	step("leave", false, func() error { _, err := s.Leave(ctx, "big", "jeff"); return err })
+	step("leave", false, func() error { _, err := s.Leave(ctx, "big", "jack"); return err })
+	step("leave (last member: delete the chat)", false, func() error { _, err := s.Leave(ctx, "big", "joe"); return err })
 	t.Log("\n" + report.String())
 }
