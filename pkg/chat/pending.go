@@ -75,7 +75,7 @@ func (c ChatMessages) upto() string {
 // chat's last message id (one MGET) to fetch only the chats with news.
 // Below it, fetching all of them costs the server about as much and saves
 // a round trip.
-const prefilterMin = 8
+var prefilterMin = 8
 
 // Pending returns the messages user has not seen, per chat (in chat id
 // order), oldest first; chats with nothing new are left out. Unless
