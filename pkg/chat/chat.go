@@ -26,38 +26,47 @@
 //
 // # Round trips and atomicity
 //
+// Every script that writes checks what can fail (key types, the counter's
+// value, and on Redis >= 7 the caller's ACL permissions) before its first
+// write, so a failed call writes nothing.
+//
 //   - Send: 1 round trip, one script on the {ID} slot (check the chat and
-//     the sender, INCR ids:{ID}, ZADD msgs:{ID}, PUBLISH). No lock.
-//   - Create: 1 round trip with --id, 2 without (INCR ids:chat: first). The
-//     script checks that none of the chat's keys exists, adds the members
-//     and sends the first message atomically.
-//   - Join, Leave: 1 round trip, one script.
-//   - Pending: 2 round trips whatever the number of chats K (ZRANGE
-//     seen:{USER}; one pipelined fetch script per chat, which on a
-//     standalone server also moves the chat's seen:{USER} entry), peeking
-//     or marking. On a cluster marking takes a third (one ZADD seen:{USER}
-//     XX GT for the chats that had news). With PendingOptions.Chat there is
-//     no ZRANGE: 1 round trip (2 when marking news on a cluster), errors
-//     included.
-//   - Members, History: 1 round trip. Chats: 2.
+//     the sender, PUBLISH, INCR ids:{ID}, ZADD msgs:{ID}). No lock.
+//   - Create: 1 round trip with an id (2 on a cluster), 3 without (TYPE of
+//     the members' seen:{USER}, INCR ids:chat:, the script). The script
+//     checks that none of the chat's keys exists, adds the members and
+//     sends the first message atomically.
+//   - Join, Leave: 1 round trip, one script (2 and 3 on a cluster); a
+//     leave deletes at most ChunkSize seen messages per call.
+//   - Pending reads, then marks what it returns (MarkSeen), never before:
+//     ZRANGE seen:{USER}; from 8 chats on one MGET of the chats' ids:{ID}
+//     to read only those with news; one pipeline of the read-only fetch
+//     script (at most 200 messages a chat, more with plain ZRANGEBYSCOREs
+//     of ChunkSize); one pipeline of the mark script, which on a
+//     standalone server also moves seen:{USER} (on a cluster one ZADD
+//     after it). A lost reply to the marking leaves the messages returned
+//     with the error: delivery is at-least-once.
+//   - Members: 1 round trip. History: 1 per ChunkSize messages. Chats: 2.
 //
-// chat:{ID} holds the authoritative seen ids, and the fetch script reads
-// and marks them on the {ID} slot; seen:{USER} is an index of the user's
-// chats. On a standalone server, create, join, leave and a marking fetch
-// also update seen:{USER} inside their script (all or nothing). On a
-// cluster (Options.Cluster, set for a *redis.ClusterClient) seen:{USER}
-// lives in another slot, so the caller updates it after the script: create
-// and join take one more round trip, and write seen:{USER} only once the
-// script has succeeded, so a failed command writes nothing; leave
-// pipelines its ZREM after the script; pending sends one ZADD after its
-// fetches. A stale seen:{USER} entry (possible on a cluster when a join
-// races a leave of the same user) is harmless: reads skip chats the user
-// is not a member of.
+// chat:{ID} holds the authoritative seen ids, and the mark script moves
+// them on the {ID} slot; seen:{USER} is an index of the user's chats. On a
+// standalone server, create, join, leave and mark also update seen:{USER}
+// inside their script (all or nothing). On a cluster (Options.Cluster, set
+// for a *redis.ClusterClient) seen:{USER} lives in another slot, so the
+// caller checks its type first and updates it after the script: a failed
+// command writes nothing. A stale seen:{USER} entry (possible on a
+// cluster when a join races a leave of the same user) is harmless: reads
+// skip chats the user is not a member of.
 //
-// Seen ids only move forward (ZADD … GT) and a fetch never re-adds a
-// member who left, to chat:{ID} or to seen:{USER} (ZADD … XX: a fetch
-// moves existing entries, never creates one), whatever order racing
-// fetches and leaves run in.
+// Seen ids only move forward (ZADD … GT) and marking never re-adds a
+// member who left, to chat:{ID} or to seen:{USER} (ZADD … XX: it moves
+// existing entries, never creates one), whatever order racing readers and
+// leaves run in.
+//
+// A stored value that is not a message is returned in
+// ChatMessages.Skipped and marked with the others (each member is told
+// once); a chat that cannot be read is returned with Error set and marks
+// nothing, without hiding the other chats.
 package chat
 
 import (
