@@ -15,26 +15,26 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, chatqtest.Commands())
 }
 
-// TestParams runs testdata/*.txtar with the Params extended as the package
-// documentation says a caller may: an added command and a wrapped Setup.
-// On a real server it then checks that the scripts' keys are gone.
+// TestParams runs testdata/script/*.txtar with the Params extended as
+// docs/testing.md shows: an added command and a wrapped Setup. On a real
+// server it then checks that the scripts' keys are gone.
 func TestParams(t *testing.T) {
 	t.Run("scripts", func(t *testing.T) {
-		p := chatqtest.Params("testdata")
+		p := chatqtest.Params("testdata/script")
+		// extended Q: the wrapped Setup ran, and queue Q exists.
+		p.Cmds["extended"] = func(ts *testscript.TestScript, neg bool, args []string) {
+			if ts.Getenv("WORKER_QUEUE") != "jobs" {
+				ts.Fatalf("the wrapped Setup did not run")
+			}
+			ts.Check(ts.Exec("chatq", "queue", "stats", args[0]))
+		}
 		setup := p.Setup
 		p.Setup = func(env *testscript.Env) error {
 			if err := setup(env); err != nil {
 				return err
 			}
-			env.Setenv("EXTENDED", "yes")
+			env.Setenv("WORKER_QUEUE", "jobs") // your program's own settings
 			return nil
-		}
-		// seen Q: the queue exists, as the wrapped setup's variable is set.
-		p.Cmds["seen"] = func(ts *testscript.TestScript, neg bool, args []string) {
-			if ts.Getenv("EXTENDED") != "yes" {
-				ts.Fatalf("the wrapped Setup did not run")
-			}
-			ts.Check(ts.Exec("chatq", "queue", "stats", args[0]))
 		}
 		testscript.Run(t, p)
 	})
