@@ -6,6 +6,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"net"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ type Proxy struct {
 	conns        map[net.Conn]bool
 	dropRequests int
 	dropReplies  int
+	dropReplyTo  []byte
 	blackhole    bool
 	latency      time.Duration
 	requests     int
@@ -52,6 +54,11 @@ func (p *Proxy) DropRequests(n int) { p.set(func() { p.dropRequests = n }) }
 // DropReplies discards the next n chunks the server sends: the request was
 // applied, but the client never hears so.
 func (p *Proxy) DropReplies(n int) { p.set(func() { p.dropReplies = n }) }
+
+// DropReplyTo discards the reply to the next request that contains pattern
+// (a command name such as "EVALSHA", or a key), once: that request is
+// applied, and its client never hears so.
+func (p *Proxy) DropReplyTo(pattern string) { p.set(func() { p.dropReplyTo = []byte(pattern) }) }
 
 // Blackhole, while on, discards everything in both directions, as a network
 // that lost the route does.
@@ -117,15 +124,16 @@ func (p *Proxy) accept() {
 		p.conns[c] = true
 		p.conns[s] = true
 		p.mu.Unlock()
+		pending := new(int) // replies of this connection to drop (DropReplyTo)
 		p.wg.Add(2)
-		go p.pipe(c, s, true)
-		go p.pipe(s, c, false)
+		go p.pipe(c, s, true, pending)
+		go p.pipe(s, c, false, pending)
 	}
 }
 
 // pipe copies chunks from src to dst, applying the faults of its direction;
 // when either side ends it closes both.
-func (p *Proxy) pipe(src, dst net.Conn, request bool) {
+func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 	defer p.wg.Done()
 	defer func() {
 		_ = src.Close()
@@ -149,11 +157,18 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool) {
 				}
 				if drop {
 					p.droppedReqs++
+				} else if p.dropReplyTo != nil && bytes.Contains(buf[:n], p.dropReplyTo) {
+					p.dropReplyTo = nil
+					*pending++
 				}
 			} else {
 				p.replies++
 				if !drop && p.dropReplies > 0 {
 					p.dropReplies--
+					drop = true
+				}
+				if !drop && *pending > 0 {
+					*pending--
 					drop = true
 				}
 				if drop {
