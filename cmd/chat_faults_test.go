@@ -64,6 +64,14 @@ func TestChatPendingBadDataHidesNothing(t *testing.T) {
 				t.Fatalf("round %d: pending with a broken chat: exit %d\n%s%s", round, code, stdout, stderr)
 			}
 		}
+		code, stdout, stderr = run(ctx, b, "-o", "json", "chat", "pending", "jeff", "--peek")
+		if code != cmdutil.ExitError || !strings.Contains(stdout, `{"chat_id":"2","messages":[],"error":"chat 2: WRONGTYPE `) {
+			t.Fatalf("pending --peek -o json with a broken chat: exit %d\n%s%s", code, stdout, stderr)
+		}
+		code, stdout, stderr = run(ctx, b, "chat", "ls", "jeff")
+		if code != cmdutil.ExitError || stdout != "1\t1\t2\n" || !strings.Contains(stderr, "chat:{2} is a string") {
+			t.Fatalf("ls with a broken chat: exit %d\n%s%s", code, stdout, stderr)
+		}
 	})
 }
 

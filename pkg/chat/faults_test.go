@@ -124,6 +124,10 @@ func TestBrokenChatHidesNothing(t *testing.T) {
 						t.Fatalf("round %d: pending = %q, want %q", round, strings.Join(parts, " "), want)
 					}
 				}
+				cs := must(s.Chats(ctx, "jeff"))(t)
+				if len(cs) != 2 || !strings.Contains(cs[0].Error, key) || cs[1].Error != "" || cs[1].SeenID != 1 {
+					t.Fatalf("chats = %+v", cs)
+				}
 				if m := must(s.Members(ctx, "2"))(t); fmt.Sprint(m) != "[{joe 0 1} {jeff 1 0}]" {
 					t.Fatalf("members of 2 = %v", m)
 				}

@@ -139,7 +139,7 @@ func (s *Store) read(ctx context.Context, user string, opts PendingOptions) ([]C
 			if f.code == -1 || f.code == -2 {
 				continue // a stale seen:{USER} entry: not a member
 			}
-			out = append(out, ChatMessages{ChatID: chats[i], Error: err.Error(), err: err})
+			out = append(out, ChatMessages{ChatID: chats[i], Messages: []Message{}, Error: err.Error(), err: err})
 			continue
 		}
 		if len(f.rows) == 0 {
@@ -347,7 +347,10 @@ func (s *Store) Chats(ctx context.Context, user string) ([]ChatInfo, error) {
 	for i, c := range cmds {
 		f, err := parseFetched(c)
 		if err != nil {
-			out = append(out, ChatInfo{ChatID: chats[i], Error: err.Error()})
+			return nil, fmt.Errorf("chat %s: %w", chats[i], err)
+		}
+		if f.fail != nil {
+			out = append(out, ChatInfo{ChatID: chats[i], Error: f.err(chats[i], user).Error()})
 			continue
 		}
 		if f.code == 0 {
