@@ -13,44 +13,44 @@
 -- these cases. Else {the number of seen messages left to delete, the id
 -- marked: ARGV[2], or the chat's last id when that is lower}.
 -- Everything that can fail is checked before the first write.
-local kind = redis.call('TYPE', KEYS[1]).ok
-if kind == 'none' then
-  return -1
-elseif kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE ' .. KEYS[1] .. ' is a ' .. kind .. ', not a chat (zset)')
+local function wrongtype(key, want)
+  return redis.error_reply('WRONGTYPE ' .. key .. ' is a ' .. redis.call('TYPE', key).ok .. ', not ' .. want)
 end
-local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not seen then
+-- The reads double as type checks (a wrong type is an error reply).
+local seen = redis.pcall('ZSCORE', KEYS[1], ARGV[1])
+if type(seen) == 'table' then
+  return wrongtype(KEYS[1], 'a chat (zset)')
+elseif not seen then
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return -1
+  end
   return -2
 end
 if tonumber(seen) < tonumber(ARGV[5]) then
   return -3
 end
-kind = redis.call('TYPE', KEYS[2]).ok
+local last = redis.pcall('GET', KEYS[3])
+if type(last) == 'table' then
+  return wrongtype(KEYS[3], 'a message counter (string)')
+elseif not last then
+  return -3
+end
+last = tonumber(last)
+if not last then
+  return redis.error_reply('ERR ' .. KEYS[3] .. ' does not hold a message id')
+end
+local kind = redis.call('TYPE', KEYS[2]).ok
 if kind ~= 'zset' and kind ~= 'none' then
   return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' is a ' .. kind .. ', not messages (zset)')
 end
-kind = redis.call('TYPE', KEYS[3]).ok
-if kind == 'none' then
-  return -3
-elseif kind ~= 'string' then
-  return redis.error_reply('WRONGTYPE ' .. KEYS[3] .. ' is a ' .. kind .. ', not a message counter (string)')
+if KEYS[4] and type(redis.pcall('ZSCORE', KEYS[4], ARGV[3])) == 'table' then
+  return wrongtype(KEYS[4], 'a user\'s chats (zset)')
 end
 -- Never past the chat's last id: a value stored above it (not a message)
 -- must not hide the messages that will get those ids.
 local upto = ARGV[2]
-local last = tonumber(redis.call('GET', KEYS[3]))
-if not last then
-  return redis.error_reply('ERR ' .. KEYS[3] .. ' does not hold a message id')
-end
 if tonumber(upto) > last then
   upto = string.format('%d', last)
-end
-if KEYS[4] then
-  kind = redis.call('TYPE', KEYS[4]).ok
-  if kind ~= 'zset' and kind ~= 'none' then
-    return redis.error_reply('WRONGTYPE ' .. KEYS[4] .. ' is a ' .. kind .. ', not a user\'s chats (zset)')
-  end
 end
 if redis.acl_check_cmd then
   if not redis.acl_check_cmd('ZADD', KEYS[1], '1', 'm') or not redis.acl_check_cmd('ZREMRANGEBYRANK', KEYS[2], '0', '0')
