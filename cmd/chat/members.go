@@ -138,7 +138,7 @@ json) and exits 0, or 3 with -e.
 Text: chat id, message id, sender, message per line. JSON:
 [{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}].
 
-It reads 1000 messages per round trip, so a big chat never blocks the
+It reads 500 messages per round trip, so a big chat never blocks the
 server. A stored value that is not a message is left out and reported on
 stderr (chat and id).`,
 		Example:           `  chatq chat history 1 -o json`,

@@ -44,7 +44,7 @@ command exits 1.
 
 Nothing pending prints nothing ([] with -o json) and exits 0, or 3 with -e.
 Round trips: 1 to list the chats, 1 more (one MGET) from 8 chats on to find
-those with news, 1 to read them all (plus 1 per 1000 messages in a chat),
+those with news, 1 to read them all (plus 1 per 500 messages in a chat),
 and 1 to mark (2 on a cluster); --chat skips the first two.`,
 		Example: `  chatq chat pending jeff
   chatq chat pending jeff --peek -o json

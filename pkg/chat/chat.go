@@ -118,7 +118,7 @@ var (
 )
 
 // DefaultChunkSize is the default of Options.ChunkSize.
-const DefaultChunkSize = 1000
+const DefaultChunkSize = 500
 
 // Options configure a Store.
 type Options struct {
