@@ -521,8 +521,9 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	ctxDeadline := false
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
+		deadline, ctxDeadline = d, true
 	}
 	var w *waiter
 	defer func() {
@@ -544,8 +545,8 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
-				if err := ctx.Err(); err != nil {
-					return "", err
+				if ctxDeadline {
+					return "", context.DeadlineExceeded
 				}
 				return "", ErrEmpty
 			}
