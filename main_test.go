@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -119,6 +120,7 @@ func scriptParams(connect func(env *testscript.Env) error) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,
 			"waitredis": cmdWaitRedis,
+			"redis":     cmdRedis,
 		},
 	}
 }
@@ -174,6 +176,32 @@ func cmdWaitRedis(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// cmdRedis runs one Redis command on the script's server ($CHATQ_URL), to
+// set up state chatq would not write (a plain LIST, a corrupted key); the
+// reply goes to stdout:
+//
+//	redis SET ${CHATQ_PREFIX}{jobs}:last 10000000
+func cmdRedis(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: redis COMMAND [ARG...]")
+	}
+	opt, err := redis.ParseURL(ts.Getenv("CHATQ_URL"))
+	if err != nil {
+		ts.Fatalf("redis: %v", err)
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	cmdArgs := make([]any, len(args))
+	for i, a := range args {
+		cmdArgs[i] = a
+	}
+	res, err := c.Do(context.Background(), cmdArgs...).Result()
+	if (err != nil) != neg {
+		ts.Fatalf("redis %v: %v, %v", args, res, err)
+	}
+	fmt.Fprintln(ts.Stdout(), res)
 }
 
 // freePort returns a loopback TCP port nothing listens on right now.

@@ -25,7 +25,7 @@ for s = from, to do
   if e then return e end
   if n == 0 and s > first and s < last then
     return redis.error_reply('CORRUPT shard ' .. base .. s ..
-      ' lies between the ends (' .. first .. '..' .. last .. ') but is empty')
+      ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
   end
   ret[#ret + 1] = n
 end

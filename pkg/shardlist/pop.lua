@@ -49,7 +49,7 @@ local function advance()
   if before(shard, other) then
     if n == 0 then
       return redis.error_reply('CORRUPT shard ' .. base .. shard ..
-        ' lies between the ends (' .. first .. '..' .. last .. ') but is empty')
+        ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
     end
     mid = mid - n
     if mid < 0 then

@@ -30,7 +30,7 @@ local function shardLen(s)
   if e then return nil, e end
   if n == 0 and s > first and s < last then
     return nil, redis.error_reply('CORRUPT shard ' .. base .. s ..
-      ' lies between the ends (' .. first .. '..' .. last .. ') but is empty')
+      ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
   end
   return n
 end

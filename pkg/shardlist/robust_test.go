@@ -102,7 +102,7 @@ func TestCorruptStateIsRefused(t *testing.T) {
 				b.Client.Del(ctx, l.ShardKey(3))
 				b.Client.Set(ctx, l.ShardKey(3), "x", 0)
 			}, ":3 is a string", []string{"Len", "RPop", "LPush", "RPush", "Range", "Range of the tail", "Layout", "BRPop"}},
-			{"empty middle shard", func(l *List) { b.Client.Del(ctx, l.ShardKey(1)) }, ":1 lies between the ends",
+			{"empty middle shard", func(l *List) { b.Client.Del(ctx, l.ShardKey(1)) }, ":1 is empty or missing",
 				[]string{"LPop", "RPop", "Range", "Layout"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -329,8 +329,11 @@ func (l *List) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd
 	cmd := s.Run(ctx, l.c, l.keys, args...)
 	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
 		if err := l.countMid(ctx); err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				err = fmt.Errorf("count the middle shards (%s): %w", msg, err)
+			}
 			cmd = redis.NewCmd(ctx)
-			cmd.SetErr(fmt.Errorf("count the middle shards (%s): %w", msg, err))
+			cmd.SetErr(err)
 			return cmd
 		}
 		cmd = s.Run(ctx, l.c, l.keys, args...)
@@ -356,7 +359,7 @@ func scriptError(err error, code string) (string, bool) {
 // existed, with layout calls of bounded size, and stores the count.
 func (l *List) countMid(ctx context.Context) error {
 	for try := 0; try < readRestarts; try++ {
-		lay, err := l.Layout(ctx)
+		lay, err := l.layout(ctx, layoutSteps)
 		if err != nil {
 			return err
 		}
@@ -402,9 +405,8 @@ func (l *List) Push(ctx context.Context, side Side, items []string) (int64, erro
 	for i := 0; i < len(items); i += l.batch {
 		chunk := items[i:min(i+l.batch, len(items))]
 		fail := func(err error) (int64, error) {
-			var re redis.Error
 			pe := &PushError{Key: l.key, Stored: i, Total: len(items), Err: err}
-			if !errors.As(err, &re) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			if mayBeApplied(err) {
 				pe.Uncertain = len(chunk) // sent, but no reply
 			}
 			if pe.Stored == 0 && pe.Uncertain == 0 {
@@ -431,6 +433,20 @@ func (l *List) Push(ctx context.Context, side Side, items []string) (int64, erro
 		}
 	}
 	return n, nil
+}
+
+// mayBeApplied reports whether a script call that failed with err may have
+// run all the same: its reply was lost (a connection error or timeout). An
+// error reply (the scripts check before they write) or a context error
+// (go-redis checks it before sending) means it did not run.
+func mayBeApplied(err error) bool {
+	var re redis.Error
+	switch {
+	case errors.As(err, &re), errors.Is(err, ErrCorrupt), errors.Is(err, ErrShardSizeMismatch),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
 }
 
 // LPop pops up to count items from the head, as LPOP KEY COUNT. It returns
@@ -771,9 +787,15 @@ func (l *List) Layout(ctx context.Context) (Layout, error) {
 }
 
 func (l *List) layoutSteps(ctx context.Context, steps int) (Layout, error) {
-	fail := func(err error) (Layout, error) {
+	lay, err := l.layout(ctx, steps)
+	if err != nil {
 		return Layout{}, fmt.Errorf("layout of list %s: %w", l.key, err)
 	}
+	return lay, nil
+}
+
+func (l *List) layout(ctx context.Context, steps int) (Layout, error) {
+	fail := func(err error) (Layout, error) { return Layout{}, err }
 restart:
 	for try := 0; try < readRestarts; try++ {
 		lay := Layout{Key: l.key, Shards: []Shard{}}

@@ -66,7 +66,7 @@ elseif gap > 0 and legacy == 'count' then
     end
     if n == 0 then
       return redis.error_reply('CORRUPT shard ' .. base .. s ..
-        ' lies between the ends (' .. first .. '..' .. last .. ') but is empty')
+        ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
     end
     mid = mid + n
   end
