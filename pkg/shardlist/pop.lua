@@ -5,10 +5,13 @@
 --
 -- KEYS: see state.lua, which is put in front of this text.
 -- ARGV[1] = "left" | "right", ARGV[2] = count (at most 1000),
--- ARGV[3] = wake-up marker. Optional ARGV[4] = a shard into which this caller's wake script pushed the
+-- ARGV[3] = wake-up marker, ARGV[4] = the most shards to empty in this call
+-- (a bound on its time: with tiny shards 1000 items are many shards).
+-- Optional ARGV[5] = a shard into which this caller's wake script pushed the
 -- marker: one marker is removed from its waiting end if the shard is still
 -- outside the list.
--- Returns {endpoint shard after the pop, item, item, ...}.
+-- Returns {endpoint shard after the pop, more, item, item, ...}: more is 1
+-- when the call stopped at its shard bound (the list may hold more), else 0.
 --
 -- Two phases. The plan reads (LLEN, LRANGE) and writes nothing: it finds
 -- the items and how many elements to trim from each shard, and answers
@@ -17,10 +20,12 @@
 -- markers in the way). Only then are the shards trimmed and the keys set.
 -- Every loop step consumes an element or moves to the next shard, which
 -- must be non-empty unless it is the other end, so a call does at most
--- count + 1000 element reads and visits at most that many shards + 2.
+-- count + 1000 element reads and visits at most ARGV[4] + 2 shards.
 local left = ARGV[1] == 'left'
 local want = tonumber(ARGV[2])
 local marker = ARGV[3]
+local maxShards = tonumber(ARGV[4])
+local more = 0
 local shard = left and first or last
 local other = left and last or first
 local step = left and 1 or -1
@@ -81,6 +86,10 @@ while #out < want do
         '* (remove them with LREM)')
     end
   elseif before(shard, other) then
+    if #trims >= maxShards then
+      more = 1
+      break
+    end
     e = advance()
     if e then return e end
   else
@@ -96,8 +105,8 @@ end
 trims[#trims + 1] = {shard, taken}
 
 -- Writes from here on; nothing below can fail.
-if ARGV[4] then
-  local s = tonumber(ARGV[4])
+if ARGV[5] then
+  local s = tonumber(ARGV[5])
   if s and (s < first or s > last) then
     local k = base .. s
     local v = redis.pcall('lindex', k, left and 0 or -1)
@@ -132,6 +141,6 @@ if changed then
   redis.call('incr', KEYS[5])
 end
 
-local ret = {shard}
-for i = 1, #out do ret[i + 1] = out[i] end
+local ret = {shard, more}
+for i = 1, #out do ret[i + 2] = out[i] end
 return ret

@@ -5,16 +5,18 @@
 -- KEYS: see state.lua, which is put in front of this text.
 -- ARGV[1] = shard size asked for (>= 2), ARGV[2] = "1" when it was asked
 -- for explicitly, "0" when it is only the default; ARGV[3] = "left" |
--- "right", ARGV[4] = wake-up marker (unused here; pushes are checked by the
--- caller).
+-- "right", ARGV[4] = the most shards to open in this call (a bound on its
+-- time: with tiny shards 1000 items are many shards).
 -- The size recorded in KEYS[4] wins over a default; an explicit size that
 -- differs is refused (SHARDSIZE <recorded>); the first push records it.
--- Returns the list's length after the push, in O(1) of the items stored:
--- LLEN of the two end shards plus the mid count.
+-- Returns {the list's length after the push, the number of items pushed}:
+-- the first items, all of them unless the shard bound stopped the call (the
+-- client pushes the rest in another call). The length is O(1) of the items
+-- stored: LLEN of the two end shards plus the mid count.
 --
 -- Everything that can fail is checked before the first write: the five
 -- keys (state.lua) and the end shards' types. The loop runs once per shard
--- filled, at most the number of items (a batch is at most 1000).
+-- filled, at most ARGV[4] + 1 times.
 local size = tonumber(ARGV[1])
 if not size or size < 2 then
   return redis.error_reply('ERR shard size must be at least 2')
@@ -39,7 +41,7 @@ if not recorded then
   redis.call('set', KEYS[4], size)
 end
 local i, n = 5, #ARGV
-local added = 0
+local added, opened = 0, 0
 while i <= n do
   local room = size - 1 - len
   if room > 0 then
@@ -48,7 +50,11 @@ while i <= n do
     len = len + j - i + 1
     i = j + 1
   end
+  if i <= n and opened >= tonumber(ARGV[4]) then
+    break
+  end
   if i <= n then
+    opened = opened + 1
     -- The endpoint leaves this shard: unless it is the other end, it is
     -- now strictly between the endpoints and its items count in mid.
     if shard ~= other then added = added + len end
@@ -77,4 +83,4 @@ local total = redis.call('llen', base .. first) + mid
 if first ~= last then
   total = total + redis.call('llen', base .. last)
 end
-return total
+return {total, i - 5}

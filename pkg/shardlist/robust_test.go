@@ -393,6 +393,17 @@ func TestPopOfManyItems(t *testing.T) {
 		if err != nil || len(got) != 100 || got[0] != "2499" || got[99] != "2400" {
 			t.Fatalf("RPop 5000: %d items, %v", len(got), err)
 		}
+		// one-item shards: a call opens or empties at most 100 shards,
+		// the package calls again for the rest
+		tiny, _ := New(b.Client, "tiny", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
+		if n, err := tiny.LPush(ctx, items[:900]...); err != nil || n != 900 {
+			t.Fatalf("push of 900 one-item shards: %d, %v", n, err)
+		}
+		got, err = tiny.RPop(ctx, 700)
+		if err != nil || !slices.Equal(got, items[:700]) {
+			t.Fatalf("RPop 700 of one-item shards: %d items, %v", len(got), err)
+		}
+		checkShards(t, tiny, 2)
 	})
 }
 

@@ -88,10 +88,13 @@ const (
 	DefaultWaitSlice = time.Second
 	maxBatchSize     = 1000 // stays well inside Lua's unpack limits (Redis and the embedded server)
 
-	// Bounds of one range or layout call: shards walked, items returned.
-	rangeSteps  = 1000
-	rangeItems  = 2000
-	layoutSteps = 1000
+	// Bounds of one script call, so that none holds the server long
+	// (measured in docs/shardlist.md): shards walked, opened or emptied,
+	// and items returned by a range.
+	maxShardsPerCall = 100
+	rangeSteps       = maxShardsPerCall
+	rangeItems       = 1000
+	layoutSteps      = maxShardsPerCall
 	// readRestarts is how often a read of several calls starts over when
 	// the list was written between its calls, before it gives up.
 	readRestarts = 5
@@ -383,7 +386,8 @@ func (l *List) RPush(ctx context.Context, items ...string) (int64, error) {
 }
 
 // Push pushes items onto one end in batches of Options.BatchSize, one script
-// call per batch. Items are checked before the first write. It returns the
+// call per batch (or more when the shards are so small that a batch would
+// open more than 100 of them). Items are checked before the first write. It returns the
 // length after the last batch. When a batch fails after others were stored
 // the error is a *PushError saying how many items are stored; a failure of
 // the first batch (or before it) stored nothing, unless it is a *PushError
@@ -402,7 +406,7 @@ func (l *List) Push(ctx context.Context, side Side, items []string) (int64, erro
 	if l.explicit {
 		explicit = "1"
 	}
-	for i := 0; i < len(items); i += l.batch {
+	for i := 0; i < len(items); {
 		chunk := items[i:min(i+l.batch, len(items))]
 		fail := func(err error) (int64, error) {
 			pe := &PushError{Key: l.key, Stored: i, Total: len(items), Err: err}
@@ -418,19 +422,24 @@ func (l *List) Push(ctx context.Context, side Side, items []string) (int64, erro
 			return fail(err)
 		}
 		args := make([]any, 0, 4+len(chunk))
-		args = append(args, l.size, explicit, side.String(), WakeMarker)
+		args = append(args, l.size, explicit, side.String(), maxShardsPerCall)
 		for _, it := range chunk {
 			args = append(args, it)
 		}
-		var err error
-		n, err = l.run(ctx, pushScript, args...).Int64()
+		res, err := l.run(ctx, pushScript, args...).Int64Slice()
 		if msg, ok := scriptError(err, "SHARDSIZE"); ok {
 			rec, _ := strconv.Atoi(msg)
 			err = &ShardSizeError{Key: l.key, Recorded: rec, Asked: l.size}
 		}
+		if err == nil && (len(res) != 2 || res[1] < 1 || res[1] > int64(len(chunk))) {
+			err = fmt.Errorf("bad script reply %v", res)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("push to list %s: %w", l.key, err))
 		}
+		// The script stops at a bound of shards opened (tiny shards):
+		// the rest of the batch goes in the next call.
+		n, i = res[0], i+int(res[1])
 	}
 	return n, nil
 }
@@ -462,7 +471,7 @@ func (l *List) RPop(ctx context.Context, count int) ([]string, error) {
 }
 
 // Pop pops up to count items from one end, in one atomic script call per
-// 1000 items. When a later call fails, the items already popped are
+// 1000 items (or per 100 shards emptied, when shards are tiny). When a later call fails, the items already popped are
 // returned with the error: they are out of the list.
 func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) {
 	if count < 1 {
@@ -471,12 +480,12 @@ func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) 
 	var out []string
 	for len(out) < count {
 		want := min(count-len(out), maxBatchSize)
-		items, _, err := l.pop(ctx, side, want)
+		items, more, _, err := l.pop(ctx, side, want)
 		out = append(out, items...)
 		if err != nil {
 			return out, err
 		}
-		if len(items) < want {
+		if len(items) < want && !more {
 			break
 		}
 	}
@@ -487,29 +496,30 @@ func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) 
 }
 
 // pop runs the pop script; extra is a shard into which this caller's wake
-// script pushed the marker, to remove it from. It returns the items and the
-// end shard. Once sent, the call is not cut short by ctx (only by the
+// script pushed the marker, to remove it from. It returns the items, whether
+// the call stopped at its bound of shards, and the end shard. Once sent, the call is not cut short by ctx (only by the
 // client's read timeout): the items it takes are out of the list, so the
 // reply must be read to be returned.
-func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, int64, error) {
+func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, bool, int64, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, 0, err
+		return nil, false, 0, err
 	}
-	args := append([]any{side.String(), count, WakeMarker}, extra...)
+	args := append([]any{side.String(), count, WakeMarker, maxShardsPerCall}, extra...)
 	res, err := l.run(context.WithoutCancel(ctx), popScript, args...).Slice()
 	if err != nil {
-		return nil, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
+		return nil, false, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
 	}
-	if len(res) == 0 {
-		return nil, 0, fmt.Errorf("pop from list %s: empty script reply", l.key)
+	if len(res) < 2 {
+		return nil, false, 0, fmt.Errorf("pop from list %s: short script reply", l.key)
 	}
 	shard, _ := res[0].(int64)
-	items := make([]string, 0, len(res)-1)
-	for _, v := range res[1:] {
+	more, _ := res[1].(int64)
+	items := make([]string, 0, len(res)-2)
+	for _, v := range res[2:] {
 		s, _ := v.(string)
 		items = append(items, s)
 	}
-	return items, shard, nil
+	return items, more == 1, shard, nil
 }
 
 // BLPop pops the head item, waiting up to timeout for one (0 waits until
@@ -549,7 +559,7 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	}()
 	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, shard, err := l.pop(ctx, side, 1, marked...)
+		items, _, shard, err := l.pop(ctx, side, 1, marked...)
 		if err != nil {
 			return "", err
 		}
@@ -707,10 +717,9 @@ func (l *List) Len(ctx context.Context) (int64, error) {
 }
 
 // Range returns the items from index start to stop inclusive, negative
-// indexes counting from the tail, as LRANGE. A range of at most 2000 items
+// indexes counting from the tail, as LRANGE. A range of at most 1000 items
 // near either end is one atomic script call. A longer one, or one that has
-// to walk more than 1000 shards to its start, takes several calls, each
-// bounded; if the list is written between them the read starts over, so
+// to walk more than 100 shards, takes several calls, each bounded; if the list is written between them the read starts over, so
 // the result is always what one atomic LRANGE would have returned.
 func (l *List) Range(ctx context.Context, start, stop int64) ([]string, error) {
 	return l.rangeSteps(ctx, start, stop, rangeSteps, rangeItems)
@@ -780,7 +789,7 @@ type Shard struct {
 }
 
 // Layout returns the endpoints, the mid count and every shard's length: one
-// script call per 1000 shards. When the list is written between the calls
+// script call per 100 shards. When the list is written between the calls
 // it starts over, so the result is always one consistent state.
 func (l *List) Layout(ctx context.Context) (Layout, error) {
 	return l.layoutSteps(ctx, layoutSteps)

@@ -515,7 +515,7 @@ func TestWakeMarker(t *testing.T) {
 		if n := b.Client.LLen(ctx, l.ShardKey(0)).Val(); n != 1 {
 			t.Fatalf("stale shard holds %d elements, want the marker", n)
 		}
-		if got, _, err := l.pop(ctx, Left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
+		if got, _, _, err := l.pop(ctx, Left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
 			t.Fatalf("pop = %q, %v", got, err)
 		}
 		if n := b.Client.Exists(ctx, l.ShardKey(0)).Val(); n != 0 {
