@@ -4,20 +4,39 @@
 //
 // # Keys
 //
-// A list KEY (validated with names.ListKey) owns, behind Options.Prefix:
+// A list KEY (validated with names.ListKey; errors match ErrInvalid) owns,
+// behind Options.Prefix:
 //
 //	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
 //	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
 //	<prefix>{KEY}:mid    STRING  items in the shards strictly between first
 //	                             and last (absent = 0)
+//	<prefix>{KEY}:size   STRING  the shard size recorded by the first push
+//	<prefix>{KEY}:ver    STRING  write counter, incremented by every push and
+//	                             every pop that changes the list
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis
-// Cluster slot; scripts declare the keys they read or write and build shard
+// Cluster slot; scripts declare the five non-shard keys and build shard
 // names from KEYS[1]. A shard holds at most ShardSize-1 items (the book's
 // LIST_CHUNK_SIZE rule). LPUSH opens shards toward negative numbers, RPUSH
-// toward positive ones. Emptied lists keep their two endpoint keys (as in
-// the book); the mid key is deleted whenever its count drops to 0.
+// toward positive ones. Emptied lists keep their endpoint keys (as in the
+// book); the mid key is deleted whenever its count drops to 0.
+//
+// # Corrupt state and bounded calls
+//
+// Every script first reads and checks the five non-shard keys, in O(1) and
+// before any write or loop: a value that is not an integer, a wrong type,
+// first after last, or endpoints farther apart than the items could fill
+// (each shard between the ends holds at least one item, so mid >= last -
+// first - 1) is refused with an error matching ErrCorrupt that names the
+// key. A shard between the ends that is empty or not a LIST is refused when
+// a script reaches it. Scripts that write check everything that can fail
+// before their first write, so a refused call changes nothing. No call
+// opens, empties or walks more than 100 shards, pops more than 1000 items
+// or returns more than 1000 items of a range: longer operations take
+// several calls, and reads of several calls (Range, Layout) start over when
+// the write counter changes between them, so they return one state.
 //
 // # The mid count
 //
@@ -44,12 +63,17 @@
 //
 // # Round trips and atomicity
 //
-//   - Push: one script call (EVALSHA) per batch of Options.BatchSize items;
-//     each batch is atomic, a push of several batches is not.
-//   - Pop (with a count), Len, Range, Layout: one atomic script call.
+//   - Push: one script call (EVALSHA) per batch of Options.BatchSize items
+//     (more if a batch would open over 100 shards); each call is atomic, a
+//     push of several is not, and a failure after the first returns a
+//     *PushError saying how many items are stored.
+//   - Pop: one atomic script call per 1000 items (or 100 shards emptied).
+//   - Len: one script call, O(1) in the length.
+//   - Range, Layout: one call per 1000 items or 100 shards, one state.
 //   - BLPop/BRPop: one pop script call; when the list is empty, one pipeline
 //     of [wake script, wait on the end shard] per wait slice of at most one
-//     second, then one pop script call again.
+//     second, on a connection of its own, then one pop script call again.
+//     When ctx ends, CLIENT UNBLOCK ends the wait at once.
 //
 // # Blocking pops
 //
