@@ -1,3 +1,4 @@
+// Package bench holds `chatq bench`, the load generator for every pattern.
 package bench
 
 import (

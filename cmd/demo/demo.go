@@ -1,3 +1,4 @@
+// Package demo holds `chatq demo`, the narrated tour on an embedded server.
 package demo
 
 import (

@@ -1,3 +1,4 @@
+// Package dev holds `chatq dev`, the embedded development server.
 package dev
 
 import (

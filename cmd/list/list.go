@@ -1,3 +1,5 @@
+// Package list holds the `chatq list` commands: thin wrappers that parse
+// flags, call pkg/shardlist and print.
 package list
 
 import (
@@ -59,6 +61,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		newListRangeCmd(opts),
 		newListShardsCmd(opts),
 	)
+	// A lost reply to these exits 4 ("may have applied"), with the command
+	// that shows whether it was.
+	for _, name := range []string{"lpush", "rpush", "lpop", "rpop", "blpop", "brpop"} {
+		cmdutil.MarkWriteSub(cmd, name, "chatq list lrange KEY 0 -1")
+	}
 	for _, sub := range cmd.Commands() {
 		sub.ValidArgsFunction = f.CompleteKeyArg("{*}:*")
 	}

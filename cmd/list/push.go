@@ -114,6 +114,11 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 // partial reports a push that stored some of its items before it failed:
 // how many, and how to resume without duplicates.
 func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, what string) error {
+	if pe.Stored == 0 {
+		// Only the first batch was sent: a lost reply is reported as for
+		// any write (exit 4, with how to check).
+		return pe.Err
+	}
 	from := func(n int) string {
 		if o.stdin {
 			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, sideName(o.side), o.key)
