@@ -414,20 +414,20 @@ func TestLegacyListWithManyShards(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l, _ := New(b.Client, "legacybig", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
-		items := make([]string, 1100)
+		items := make([]string, 300)
 		for i := range items {
 			items[i] = fmt.Sprint(i)
 		}
 		l.RPush(ctx, items...)
 		b.Client.Del(ctx, l.MidKey(), l.SizeKey(), l.VersionKey())
-		if n, err := l.Len(ctx); err != nil || n != 1100 {
+		if n, err := l.Len(ctx); err != nil || n != 300 {
 			t.Fatalf("Len: %d, %v", n, err)
 		}
-		if v := b.Client.Get(ctx, l.MidKey()).Val(); v != "1098" {
+		if v := b.Client.Get(ctx, l.MidKey()).Val(); v != "298" {
 			t.Fatalf("mid stored %q", v)
 		}
 		b.Client.Del(ctx, l.MidKey())
-		if got, err := l.RPop(ctx, 2); err != nil || !slices.Equal(got, []string{"1099", "1098"}) {
+		if got, err := l.RPop(ctx, 2); err != nil || !slices.Equal(got, []string{"299", "298"}) {
 			t.Fatalf("RPop: %q, %v", got, err)
 		}
 		checkShards(t, l, 2)

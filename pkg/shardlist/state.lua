@@ -54,7 +54,7 @@ elseif gap > 0 and legacy == 'count' then
   -- A list written before the mid count existed: count its middle shards
   -- here when they are few; else the client counts them in bounded calls
   -- and stores the count (NEEDCOUNT), then calls again.
-  if gap > 1000 then
+  if gap > 100 then
     return redis.error_reply('NEEDCOUNT ' .. KEYS[3] .. ' is absent and ' .. gap ..
       ' shards lie between the ends')
   end
