@@ -22,7 +22,8 @@ as a run of Redis LISTs (shards) of at most --shard-size minus one items each,
 pushed and popped by Lua scripts, with blocking pops.
 
 The first push records the shard size with the list ({KEY}:size); later
-pushes use it, and a different explicit --shard-size is refused (exit 2).
+pushes use it, and a different explicit --shard-size is refused (exit 2) by
+every list command.
 
 Items that start with - go after --: chatq list rpush jobs -- -1 -2
 
@@ -92,6 +93,24 @@ func (o *listOptions) list(key string) (*shardlist.List, error) {
 		return nil, cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.shardSize, err)
 	}
 	return l, err
+}
+
+// checkSize refuses, for a command that does not push, an explicit
+// --shard-size other than the size recorded with the list (a push's script
+// checks that itself). A list with no recorded size takes any.
+func (o *listOptions) checkSize(ctx context.Context, l *shardlist.List) error {
+	if !o.sizeFlag.Changed {
+		return nil
+	}
+	c, err := o.f.Client()
+	if err != nil {
+		return err
+	}
+	rec, err := c.Get(ctx, l.SizeKey()).Int()
+	if err != nil || rec == o.shardSize {
+		return nil // absent; a bad value is reported by the command itself
+	}
+	return o.listError(l.Key(), &shardlist.ShardSizeError{Key: l.Key(), Recorded: rec, Asked: o.shardSize})
 }
 
 // listError adds the hint for a package error: a corrupt list, a shard

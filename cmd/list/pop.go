@@ -56,6 +56,9 @@ func listPopRun(ctx context.Context, opts *listPopOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSize(ctx, l); err != nil {
+		return err
+	}
 	// Items popped before an error (a pop of more than 1000 items takes
 	// several calls) are out of the list: print them all the same.
 	items, err := l.Pop(ctx, opts.side, opts.count)
@@ -113,6 +116,9 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	}
 	l, err := opts.list(opts.key)
 	if err != nil {
+		return err
+	}
+	if err := opts.checkSize(ctx, l); err != nil {
 		return err
 	}
 	// The item is printed as soon as the pop returns, in one write: see

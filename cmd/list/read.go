@@ -43,6 +43,9 @@ func listLenRun(ctx context.Context, opts *listKeyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSize(ctx, l); err != nil {
+		return err
+	}
 	n, err := l.Len(ctx)
 	if err != nil {
 		return opts.listError(opts.key, err)
@@ -121,6 +124,9 @@ func listRangeRun(ctx context.Context, opts *listRangeOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSize(ctx, l); err != nil {
+		return err
+	}
 	items, err := l.Range(ctx, opts.start, opts.stop)
 	if err != nil {
 		return opts.listError(opts.key, err)
@@ -167,6 +173,9 @@ func listShardsRun(ctx context.Context, opts *listKeyOptions) error {
 	}
 	l, err := opts.list(opts.key)
 	if err != nil {
+		return err
+	}
+	if err := opts.checkSize(ctx, l); err != nil {
 		return err
 	}
 	lay, err := l.Layout(ctx)
