@@ -1,5 +1,6 @@
 -- ack: delete received messages (RSMQ deleteMessage, for many ids at once).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
+-- received messages)
 -- ARGV: message ids
 -- Returns {"ok", missing id, ...} (the ids that were not in the queue) or
 -- {"notfound"} when the queue does not exist.
@@ -13,5 +14,6 @@ for _, id in ipairs(ARGV) do
     res[#res + 1] = id
   end
   redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+  redis.call("ZREM", KEYS[3], id)
 end
 return res

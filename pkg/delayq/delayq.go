@@ -81,13 +81,15 @@ func New(rdb redis.UniversalClient, opt Options) *Client {
 	return &Client{rdb: rdb, ns: opt.Prefix + ns + ":", tag: opt.HashTag || cluster, dead: map[string]string{}}
 }
 
-// keys returns queue q's ZSET and HASH keys.
+// keys returns queue q's ZSET and HASH keys (RSMQ's) and chatq's index of
+// received messages (a ZSET id -> visible-at that stats counts in flight
+// from).
 func (c *Client) keys(q string) []string {
 	k := c.ns + q
 	if c.tag {
 		k = c.ns + "{" + q + "}"
 	}
-	return []string{k, k + ":Q"}
+	return []string{k, k + ":Q", k + ":R"}
 }
 
 func (c *Client) queuesKey() string { return c.ns + "QUEUES" }
@@ -123,7 +125,23 @@ var (
 	//go:embed purge.lua
 	purgeLua    string
 	purgeScript = redis.NewScript(purgeLua)
+	//go:embed delete.lua
+	deleteLua    string
+	deleteScript = redis.NewScript(deleteLua)
+	//go:embed reindex_begin.lua
+	reindexBeginLua    string
+	reindexBeginScript = redis.NewScript(reindexBeginLua)
+	//go:embed reindex_step.lua
+	reindexStepLua    string
+	reindexStepScript = redis.NewScript(reindexStepLua)
+	//go:embed reindex_end.lua
+	reindexEndLua    string
+	reindexEndScript = redis.NewScript(reindexEndLua)
 )
+
+// stepCount is the COUNT hint of each bounded step (purge, index rebuild,
+// peek, list): about a millisecond of server time per call.
+const stepCount = 500
 
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }

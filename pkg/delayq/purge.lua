@@ -1,29 +1,51 @@
--- purge: delete every message of a queue, keeping its attributes and
--- counters.
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
--- Returns the number of messages deleted, or -1 when the queue does not
--- exist.
+-- purge: one bounded step of deleting a queue's messages, keeping its
+-- attributes and counters. The caller runs it from cursor "0" until the
+-- cursor comes back "0", first over the ZSET ("z": each message and its
+-- fields), then over the hash ("h": fields of messages no longer in the
+-- ZSET, left by crashed non-atomic writers). Only messages pushed before
+-- the purge began are deleted (a message id starts with its push time in
+-- microseconds, base 36): a push during the purge is kept. ZSCAN/HSCAN visit
+-- everything present for the whole purge at least once.
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
+-- ARGV[1] "z" or "h", ARGV[2] cursor, ARGV[3] count hint, ARGV[4] the
+-- purge's start, server microseconds
+-- Returns {next cursor, messages deleted}, or {"notfound"}.
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
-  return -1
+  return {"notfound"}
 end
-local keep = {vt = 1, delay = 1, maxsize = 1, totalrecv = 1, totalsent = 1, created = 1,
-  modified = 1, maxreceives = 1, deadletter = 1}
-local n = redis.call("ZCARD", KEYS[1])
-redis.call("DEL", KEYS[1])
--- Every other field is a body, an <id>:rc or an <id>:fr, including any
--- left behind by a crashed writer.
-local drop = {}
-for _, f in ipairs(redis.call("HKEYS", KEYS[2])) do
-  if not keep[f] then
-    drop[#drop + 1] = f
-    if #drop == 1000 then
-      redis.call("HDEL", KEYS[2], unpack(drop))
-      drop = {}
+local start = tonumber(ARGV[4])
+-- Pushed before the purge began, or not an id chatq or rsmq made.
+local function old(id)
+  local p = string.sub(id, 1, 10)
+  if #id ~= 32 or string.find(p, "[^0-9a-z]") then
+    return true
+  end
+  return tonumber(p, 36) < start
+end
+local n = 0
+if ARGV[1] == "z" then
+  local r = redis.call("ZSCAN", KEYS[1], ARGV[2], "COUNT", ARGV[3])
+  local items = r[2]
+  for i = 1, #items, 2 do
+    local id = items[i]
+    if old(id) then
+      redis.call("ZREM", KEYS[1], id)
+      redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+      redis.call("ZREM", KEYS[3], id)
+      n = n + 1
     end
   end
+  return {r[1], n}
 end
-if #drop > 0 then
-  redis.call("HDEL", KEYS[2], unpack(drop))
+local r = redis.call("HSCAN", KEYS[2], ARGV[2], "COUNT", ARGV[3])
+local items = r[2]
+for i = 1, #items, 2 do
+  local f = items[i]
+  local id = string.match(f, "^([0-9A-Za-z]+)")
+  if id and #id == 32 and (#f == 32 or string.sub(f, 33, 33) == ":") and old(id)
+    and not redis.call("ZSCORE", KEYS[1], id) then
+    redis.call("HDEL", KEYS[2], f)
+  end
 end
-return n
+return {r[1], 0}

@@ -81,9 +81,14 @@ func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
 	if cfg.MaxReceives > 0 {
 		maxrc = strconv.Itoa(cfg.MaxReceives)
 	}
+	// A registry of the wrong type would refuse the SADD after the queue's
+	// hash was written: check it first (create.lua checks the permission).
+	if err := c.checkRegistry(ctx); err != nil {
+		return err
+	}
 	var created *redis.Cmd
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		created = createScript.Run(ctx, p, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter)
+		created = createScript.Run(ctx, p, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter, c.queuesKey(), q)
 		p.SAdd(ctx, c.queuesKey(), q)
 		return nil
 	})
@@ -102,18 +107,45 @@ func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
 	return nil
 }
 
-// List returns the names of the namespace's queues, sorted.
-func (c *Client) List(ctx context.Context) ([]string, error) {
-	qs, err := c.rdb.SMembers(ctx, c.queuesKey()).Result()
+// checkRegistry fails when <ns>:QUEUES exists and is not a set.
+func (c *Client) checkRegistry(ctx context.Context) error {
+	ty, err := c.rdb.Type(ctx, c.queuesKey()).Result()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if ty != "set" && ty != "none" {
+		return fmt.Errorf("WRONGTYPE %s is a %s, not a set (RSMQ's registry of queue names): nothing written", c.queuesKey(), ty)
+	}
+	return nil
+}
+
+// List returns the names of the namespace's queues, sorted. It reads the
+// registry in bounded SSCAN steps.
+func (c *Client) List(ctx context.Context) ([]string, error) {
+	var qs []string
+	seen := map[string]bool{}
+	var cursor uint64
+	for {
+		page, next, err := c.rdb.SScan(ctx, c.queuesKey(), cursor, "", stepCount).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range page {
+			if !seen[q] { // SSCAN may return a member twice
+				seen[q] = true
+				qs = append(qs, q)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
 	}
 	slices.Sort(qs)
 	return qs, nil
 }
 
-// Stats describes a queue at one instant of server time.
-type Stats struct {
+// Attributes are a queue's settings and counters, as RSMQ stores them.
+type Attributes struct {
 	Name        string
 	VT          time.Duration
 	Delay       time.Duration
@@ -124,6 +156,47 @@ type Stats struct {
 	TotalSent   int64
 	Created     time.Time
 	Modified    time.Time
+}
+
+var attributeFields = []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter"}
+
+// attributes reads the fields of attributeFields from a reply.
+func attributes(q string, a []any) Attributes {
+	return Attributes{
+		Name:        q,
+		VT:          time.Duration(num(a[0])) * time.Second,
+		Delay:       time.Duration(num(a[1])) * time.Second,
+		MaxSize:     int(num(a[2])),
+		TotalRecv:   num(a[3]),
+		TotalSent:   num(a[4]),
+		Created:     secTime(str(a[5])),
+		Modified:    secTime(str(a[6])),
+		MaxReceives: int(num(a[7])),
+		DeadLetter:  str(a[8]),
+	}
+}
+
+// Attributes returns queue q's attributes without counting its messages:
+// one HMGET, O(1) whatever the queue holds.
+func (c *Client) Attributes(ctx context.Context, q string) (*Attributes, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	a, err := c.rdb.HMGet(ctx, c.keys(q)[1], attributeFields...).Result()
+	if err != nil {
+		return nil, err
+	}
+	if a[0] == nil || a[1] == nil || a[2] == nil {
+		return nil, notFound(q)
+	}
+	at := attributes(q, a)
+	c.remember(q, at.DeadLetter)
+	return &at, nil
+}
+
+// Stats describes a queue at one instant of server time.
+type Stats struct {
+	Attributes
 	// Messages = Ready + Delayed + InFlight.
 	Messages int64
 	// Ready messages are due now.
@@ -133,44 +206,85 @@ type Stats struct {
 	// InFlight messages were received and are invisible until their
 	// visibility timeout ends (or a retry's delay).
 	InFlight int64
+	// SplitExact is false when the split of invisible messages into Delayed
+	// and InFlight may be off: another client (rsmq) received from the
+	// queue while Stats rebuilt chatq's index of received messages, or this
+	// user may not write the index. Messages and Ready are always exact.
+	SplitExact bool
 	// NextVisible is when the next invisible message becomes due (zero if
 	// none), and Now the server time the counts were taken at, in ms.
 	NextVisible time.Time
 	Now         time.Time
 }
 
-// Stats returns queue q's attributes and counts.
+// Stats returns queue q's attributes and counts in one O(log n) script.
+// When chatq's index of received messages is incomplete (the queue was
+// created by rsmq, or an rsmq client received from it), Stats first
+// rebuilds it in bounded steps (about 1 ms of server time each; n/500 round
+// trips), then counts again.
 func (c *Client) Stats(ctx context.Context, q string) (*Stats, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
+	s, err := c.stats(ctx, q)
+	if err != nil || s.SplitExact {
+		return s, err
+	}
+	if err := c.reindex(ctx, q); err != nil {
+		if redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "READONLY") {
+			return s, nil // a read-only user: the split as the index has it
+		}
+		return nil, err
+	}
+	return c.stats(ctx, q)
+}
+
+func (c *Client) stats(ctx context.Context, q string) (*Stats, error) {
 	a, err := run(ctx, c.rdb, statsScript, c.keys(q))
 	if err != nil {
 		return nil, err
 	}
-	if str(a[0]) != "ok" {
+	if str(a[0]) != "ok" || len(a) < 17 {
 		return nil, notFound(q)
 	}
 	s := &Stats{
-		Name:        q,
-		Now:         msTime(str(a[1])),
-		VT:          time.Duration(num(a[2])) * time.Second,
-		Delay:       time.Duration(num(a[3])) * time.Second,
-		MaxSize:     int(num(a[4])),
-		TotalRecv:   num(a[5]),
-		TotalSent:   num(a[6]),
-		Created:     secTime(str(a[7])),
-		Modified:    secTime(str(a[8])),
-		MaxReceives: int(num(a[9])),
-		DeadLetter:  str(a[10]),
-		Messages:    num(a[11]),
-		Ready:       num(a[12]),
-		Delayed:     num(a[13]),
-		InFlight:    num(a[14]),
-		NextVisible: msTime(str(a[15])),
+		Attributes: attributes(q, a[2:11]),
+		Now:        msTime(str(a[1])),
+		Messages:   num(a[11]),
+		Ready:      num(a[12]),
 	}
+	hidden, inflight := num(a[13]), num(a[14])
+	s.NextVisible = msTime(str(a[15]))
+	s.SplitExact = num(a[16]) == 1
+	// A stale index (rsmq deleted a message chatq had received) must not
+	// make the counts impossible.
+	s.InFlight = min(max(inflight, 0), hidden)
+	s.Delayed = hidden - s.InFlight
 	c.remember(q, s.DeadLetter)
 	return s, nil
+}
+
+// reindex rebuilds queue q's index of received messages in bounded steps.
+func (c *Client) reindex(ctx context.Context, q string) error {
+	keys := c.keys(q)
+	ok, err := reindexBeginScript.Run(ctx, c.rdb, keys).Int64()
+	if err != nil {
+		return err
+	}
+	if ok == 0 {
+		return notFound(q)
+	}
+	cursor := "0"
+	for {
+		a, err := run(ctx, c.rdb, reindexStepScript, keys, cursor, stepCount)
+		if err != nil {
+			return err
+		}
+		if cursor = str(a[0]); cursor == "0" || cursor == "stop" {
+			break
+		}
+	}
+	return reindexEndScript.Run(ctx, c.rdb, keys).Err()
 }
 
 // Changes are the attributes SetAttributes changes; nil fields stay.
@@ -237,41 +351,68 @@ func (c *Client) SetAttributes(ctx context.Context, q string, ch Changes) error 
 	return nil
 }
 
-// Delete removes queue q and its messages.
+// Delete removes queue q and its messages. The script checks the keys'
+// types and (Redis 7) this user's permissions before it UNLINKs anything;
+// UNLINK frees a big queue in the background. Then the name leaves the
+// registry (a second command: on Redis Cluster it lives in another slot).
 func (c *Client) Delete(ctx context.Context, q string) error {
 	if err := CheckName(q); err != nil {
 		return err
 	}
-	var del *redis.IntCmd
-	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		del = p.Del(ctx, c.keys(q)[1])
-		p.Del(ctx, c.keys(q)[0])
-		p.SRem(ctx, c.queuesKey(), q)
-		return nil
-	})
+	if err := c.checkRegistry(ctx); err != nil {
+		return err
+	}
+	n, err := deleteScript.Run(ctx, c.rdb, c.keys(q), c.queuesKey(), q).Int64()
 	if err != nil {
 		return err
 	}
-	if del.Val() == 0 {
+	// A name without a queue (rsmq's deleteQueue removes it too) is dropped
+	// either way.
+	if err := c.rdb.SRem(ctx, c.queuesKey(), q).Err(); err != nil {
+		return err
+	}
+	if n == 0 {
 		return notFound(q)
 	}
 	return nil
 }
 
-// Purge deletes every message in queue q and returns how many; the queue's
-// attributes and counters stay.
+// Purge deletes the messages queue q held when the purge began and returns
+// how many; the queue's attributes and counters stay. It works in bounded
+// steps (about 1 ms of server time each, n/500 round trips), so the queue
+// stays usable meanwhile: a message pushed during the purge is kept, and a
+// consumer may still receive a message the purge has not reached yet.
 func (c *Client) Purge(ctx context.Context, q string) (int64, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
-	n, err := purgeScript.Run(ctx, c.rdb, c.keys(q)).Int64()
+	t, err := c.rdb.Time(ctx).Result()
 	if err != nil {
 		return 0, err
 	}
-	if n < 0 {
-		return 0, notFound(q)
+	start := t.UnixMicro()
+	keys := c.keys(q)
+	var total int64
+	for _, phase := range []string{"z", "h"} {
+		cursor := "0"
+		for {
+			a, err := run(ctx, c.rdb, purgeScript, keys, phase, cursor, stepCount, start)
+			if err != nil {
+				return total, err
+			}
+			if str(a[0]) == "notfound" {
+				if total == 0 && phase == "z" && cursor == "0" {
+					return 0, notFound(q)
+				}
+				return total, fmt.Errorf("queue %q deleted during the purge: %w", q, ErrQueueNotFound)
+			}
+			total += num(a[1])
+			if cursor = str(a[0]); cursor == "0" {
+				break
+			}
+		}
 	}
-	return n, nil
+	return total, nil
 }
 
 // remember records q's dead-letter queue for Receive.

@@ -1,7 +1,8 @@
 -- receive: claim up to N due messages in one atomic step (RSMQ
 -- receiveMessage / popMessage, for N messages and with the time read here).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
--- KEYS[3], KEYS[4]: the dead-letter queue's <ns>:<dlq> and <ns>:<dlq>:Q,
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
+-- received messages, id -> visible-at, for stats)
+-- KEYS[4], KEYS[5]: the dead-letter queue's <ns>:<dlq> and <ns>:<dlq>:Q,
 -- when the caller knows them (otherwise absent)
 -- ARGV[1] N
 -- ARGV[2] visibility timeout ms, or "" for the queue's vt
@@ -18,10 +19,13 @@
 if redis.replicate_commands then
   redis.replicate_commands()
 end
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter")
+local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter",
+  "totalrecv", "rsync", "rscan")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
 end
+local totalrecv = a[6] or "0"
+local received = 0
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local nowstr = string.format("%.0f", now)
@@ -35,7 +39,7 @@ local maxrc = tonumber(a[4] or "0") or 0
 local dlq = a[5] or ""
 if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
   -- A dead-letter queue deleted since the policy was set turns it off.
-  if redis.call("HEXISTS", KEYS[4], "vt") == 0 then
+  if redis.call("HEXISTS", KEYS[5], "vt") == 0 then
     maxrc = 0
   end
 end
@@ -56,6 +60,7 @@ while got < want and status == "ok" do
       -- An id without a body cannot be delivered: drop it.
       redis.call("ZREM", KEYS[1], id)
       redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr")
+      redis.call("ZREM", KEYS[3], id)
     elseif maxrc > 0 and dlq ~= "" and rc >= maxrc then
       if ARGV[4] ~= dlq then
         status = "dlq"
@@ -64,15 +69,17 @@ while got < want and status == "ok" do
       -- Received maxreceives times already: this receive would exceed the
       -- limit, so the message moves to the dead-letter queue instead, under
       -- the same id, visible there now.
-      redis.call("ZADD", KEYS[3], nowstr, id)
-      redis.call("HSET", KEYS[4], id, m[1])
-      redis.call("HINCRBY", KEYS[4], "totalsent", 1)
+      redis.call("ZADD", KEYS[4], nowstr, id)
+      redis.call("HSET", KEYS[5], id, m[1])
+      redis.call("HINCRBY", KEYS[5], "totalsent", 1)
       redis.call("ZREM", KEYS[1], id)
       redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
-      redis.call("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[3]))
+      redis.call("ZREM", KEYS[3], id)
+      redis.call("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
       moved = moved + 1
     else
       redis.call("HINCRBY", KEYS[2], "totalrecv", 1)
+      received = received + 1
       rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
       local fr = m[3]
       if rc == 1 or not fr then
@@ -81,8 +88,10 @@ while got < want and status == "ok" do
       if pop then
         redis.call("ZREM", KEYS[1], id)
         redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+        redis.call("ZREM", KEYS[3], id)
       else
         redis.call("ZADD", KEYS[1], visible, id)
+        redis.call("ZADD", KEYS[3], visible, id)
         if rc == 1 then
           redis.call("HSET", KEYS[2], id .. ":fr", fr)
         end
@@ -93,6 +102,17 @@ while got < want and status == "ok" do
       out[#out + 1] = fr
       got = got + 1
     end
+  end
+end
+-- Keep the index's completeness marks in step with chatq's own receives
+-- (a receive by another client leaves them behind totalrecv).
+if received > 0 then
+  local after = string.format("%.0f", tonumber(totalrecv) + received)
+  if a[7] == totalrecv then
+    redis.call("HSET", KEYS[2], "rsync", after)
+  end
+  if a[8] == totalrecv then
+    redis.call("HSET", KEYS[2], "rscan", after)
   end
 end
 local next = ""

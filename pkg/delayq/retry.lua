@@ -1,6 +1,7 @@
 -- retry: make a message visible again after a delay (RSMQ
 -- changeMessageVisibility, with the time read here).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
+-- received messages)
 -- ARGV[1] id, ARGV[2] delay ms, ARGV[3] realtime channel
 -- Returns {"ok", visible-at ms}, {"nomessage"} or {"notfound"}.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
@@ -19,5 +20,8 @@ local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local visible = string.format("%.0f", now + tonumber(ARGV[2]))
 redis.call("ZADD", KEYS[1], visible, ARGV[1])
+if redis.call("HEXISTS", KEYS[2], ARGV[1] .. ":rc") == 1 then
+  redis.call("ZADD", KEYS[3], visible, ARGV[1])
+end
 redis.call("PUBLISH", ARGV[3], redis.call("ZCARD", KEYS[1]))
 return {"ok", visible}
