@@ -92,7 +92,7 @@ func (c *Client) keys(q string) []string {
 	return []string{k, k + ":Q", k + ":R"}
 }
 
-func (c *Client) queuesKey() string { return c.ns + "QUEUES" }
+func (c *Client) queuesKey() string { return c.ns + registryName }
 
 // Channel is queue q's realtime channel, where every push publishes.
 func (c *Client) Channel(q string) string { return c.ns + "rt:" + q }
@@ -146,8 +146,19 @@ const stepCount = 500
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
 
-// CheckName checks a queue name against RSMQ's rule.
-func CheckName(q string) error { return names.Queue(q) }
+// CheckName checks a queue name against RSMQ's rule, and refuses QUEUES:
+// queue QUEUES's ZSET would be <ns>:QUEUES, RSMQ's registry of queue names
+// (rsmq accepts it and breaks its registry). No other name can collide with
+// the layout: names have no ':', so <ns>:<q>:Q and <ns>:<q>:R are never
+// another queue's keys.
+func CheckName(q string) error {
+	if q == registryName {
+		return &names.Error{Kind: "queue name", Name: q, Reason: "is RSMQ's registry of queue names (<ns>:QUEUES)"}
+	}
+	return names.Queue(q)
+}
+
+const registryName = "QUEUES"
 
 // CheckSeconds checks a vt or delay stored as a queue attribute: whole
 // seconds from 0 to MaxSeconds, as RSMQ stores them.

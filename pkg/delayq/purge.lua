@@ -5,11 +5,14 @@
 -- ZSET, left by crashed non-atomic writers). Only messages pushed before
 -- the purge began are deleted (a message id starts with its push time in
 -- microseconds, base 36): a push during the purge is kept. ZSCAN/HSCAN visit
--- everything present for the whole purge at least once.
+-- everything present for the whole scan at least once; the caller scans
+-- again until a scan deletes nothing (the embedded server's cursors skip
+-- elements when the scanned key shrinks).
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
 -- ARGV[1] "z" or "h", ARGV[2] cursor, ARGV[3] count hint, ARGV[4] the
 -- purge's start, server microseconds
--- Returns {next cursor, messages deleted}, or {"notfound"}.
+-- Returns {next cursor, messages ("z") or fields ("h") deleted}, or
+-- {"notfound"}.
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
@@ -46,6 +49,7 @@ for i = 1, #items, 2 do
   if id and #id == 32 and (#f == 32 or string.sub(f, 33, 33) == ":") and old(id)
     and not redis.call("ZSCORE", KEYS[1], id) then
     redis.call("HDEL", KEYS[2], f)
+    n = n + 1
   end
 end
-return {r[1], 0}
+return {r[1], n}

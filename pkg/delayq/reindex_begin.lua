@@ -18,6 +18,12 @@ for _, k in ipairs({KEYS[1], KEYS[3]}) do
     return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a sorted set")
   end
 end
+if redis.acl_check_cmd then
+  if not redis.acl_check_cmd("UNLINK", KEYS[3]) or not redis.acl_check_cmd("HSET", KEYS[2], "rscan", "0")
+    or not redis.acl_check_cmd("ZADD", KEYS[3], "0", "x") then
+    return redis.error_reply("NOPERM this user may not rebuild " .. KEYS[3])
+  end
+end
 redis.call("UNLINK", KEYS[3])
 redis.call("HDEL", KEYS[2], "rsync")
 redis.call("HSET", KEYS[2], "rscan", a[4] or "0")
