@@ -141,7 +141,7 @@ var (
 
 // stepCount is the COUNT hint of each bounded step (purge, index rebuild,
 // peek, list): about a millisecond of server time per call.
-const stepCount = 500
+const stepCount = 100
 
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
@@ -304,4 +304,16 @@ func run(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, 
 		return nil, fmt.Errorf("unexpected reply %v", v)
 	}
 	return a, nil
+}
+
+// Scripts returns the source of every Lua script of the package by file
+// name, for tools that attribute server time (SLOWLOG, commandstats) to a
+// script by its SHA1.
+func Scripts() map[string]string {
+	return map[string]string{
+		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "receive.lua": receiveLua,
+		"ack.lua": ackLua, "retry.lua": retryLua, "stats.lua": statsLua, "peek.lua": peekLua,
+		"purge.lua": purgeLua, "delete.lua": deleteLua, "reindex_begin.lua": reindexBeginLua,
+		"reindex_step.lua": reindexStepLua, "reindex_end.lua": reindexEndLua, "fill_counters.lua": fillCountersLua,
+	}
 }

@@ -268,7 +268,9 @@ type Peeked struct {
 }
 
 // Peek returns the first n messages of queue q by visible-at time, without
-// receiving them. Read only, one round trip.
+// receiving them. Read only; one round trip per 100 messages (each page is
+// read at its own instant, so a message that moves between pages may be
+// seen twice or not at all).
 func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
@@ -276,27 +278,35 @@ func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("count %d: must be positive: %w", n, ErrInvalidValue)
 	}
-	a, err := run(ctx, c.rdb, peekScript, c.keys(q), n)
-	if err != nil {
-		return nil, err
-	}
-	if str(a[0]) == "notfound" {
-		return nil, notFound(q)
-	}
-	now := msTime(str(a[1]))
 	var out []Peeked
-	for i := 2; i+4 < len(a); i += 5 {
-		p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
-		p.Sent = SentAt(p.ID)
-		switch {
-		case !p.VisibleAt.After(now):
-			p.State = Ready
-		case p.RC > 0 || !p.FR.IsZero():
-			p.State = InFlight
-		default:
-			p.State = Delayed
+	for len(out) < n {
+		want := min(n-len(out), stepCount)
+		a, err := run(ctx, c.rdb, peekScript, c.keys(q), len(out), want)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, p)
+		if str(a[0]) == "notfound" {
+			return nil, notFound(q)
+		}
+		now := msTime(str(a[1]))
+		got := 0
+		for i := 2; i+4 < len(a); i += 5 {
+			p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
+			p.Sent = SentAt(p.ID)
+			switch {
+			case !p.VisibleAt.After(now):
+				p.State = Ready
+			case p.RC > 0 || !p.FR.IsZero():
+				p.State = InFlight
+			default:
+				p.State = Delayed
+			}
+			out = append(out, p)
+			got++
+		}
+		if got < want {
+			break
+		}
 	}
 	return out, nil
 }

@@ -221,7 +221,7 @@ type Stats struct {
 // Stats returns queue q's attributes and counts in one O(log n) script.
 // When chatq's index of received messages is incomplete (the queue was
 // created by rsmq, or an rsmq client received from it), Stats first
-// rebuilds it in bounded steps (about 1 ms of server time each; n/500 round
+// rebuilds it in bounded steps (about 1 ms of server time each; n/100 round
 // trips), then counts again.
 func (c *Client) Stats(ctx context.Context, q string) (*Stats, error) {
 	if err := CheckName(q); err != nil {
@@ -380,7 +380,7 @@ func (c *Client) Delete(ctx context.Context, q string) error {
 
 // Purge deletes the messages queue q held when the purge began and returns
 // how many; the queue's attributes and counters stay. It works in bounded
-// steps (about 1 ms of server time each, n/500 round trips), so the queue
+// steps (about 1 ms of server time each, n/100 round trips), so the queue
 // stays usable meanwhile: a message pushed during the purge is kept, and a
 // consumer may still receive a message the purge has not reached yet.
 func (c *Client) Purge(ctx context.Context, q string) (int64, error) {
