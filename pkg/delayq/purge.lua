@@ -17,6 +17,13 @@ local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
 end
+for _, k in ipairs({KEYS[1], KEYS[3]}) do
+  local ty = redis.call("TYPE", k)
+  ty = ty.ok or ty
+  if ty ~= "zset" and ty ~= "none" then
+    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a zset: nothing written")
+  end
+end
 local start = tonumber(ARGV[4])
 -- Pushed before the purge began, or not an id chatq or rsmq made.
 local function old(id)

@@ -26,6 +26,22 @@ if not a[1] or not a[2] or not a[3] then
 end
 local totalrecv = a[6] or "0"
 local received = 0
+-- What could fail halfway (another writer's garbage) is checked before the
+-- first write.
+local function wrongtype(k, want)
+  local ty = redis.call("TYPE", k)
+  ty = ty.ok or ty
+  if ty ~= want and ty ~= "none" then
+    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a " .. want .. ": nothing written")
+  end
+end
+local e = wrongtype(KEYS[1], "zset") or wrongtype(KEYS[3], "zset")
+if e then
+  return e
+end
+if ARGV[2] == "" and not tonumber(a[1]) or not string.find(totalrecv, "^%d+$") or #totalrecv > 15 then
+  return redis.error_reply("ERR " .. KEYS[2] .. ": vt " .. a[1] .. " or totalrecv " .. totalrecv .. " is not a number: nothing written")
+end
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local nowstr = string.format("%.0f", now)
@@ -41,6 +57,12 @@ if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
   -- A dead-letter queue deleted since the policy was set turns it off.
   if redis.call("HEXISTS", KEYS[5], "vt") == 0 then
     maxrc = 0
+  else
+    local sent = redis.call("HGET", KEYS[5], "totalsent") or "0"
+    e = wrongtype(KEYS[4], "zset")
+    if e or not string.find(sent, "^%d+$") or #sent > 15 then
+      return e or redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " is not a number: nothing written")
+    end
   end
 end
 local want = tonumber(ARGV[1])
@@ -80,7 +102,14 @@ while got < want and status == "ok" do
     else
       redis.call("HINCRBY", KEYS[2], "totalrecv", 1)
       received = received + 1
-      rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
+      if m[2] and not string.find(m[2], "^%d+$") then
+        -- A receive count that is not a count (another writer's garbage):
+        -- count again from this receive rather than fail halfway.
+        redis.call("HSET", KEYS[2], id .. ":rc", 1)
+        rc = 1
+      else
+        rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
+      end
       local fr = m[3]
       if rc == 1 or not fr then
         fr = nowstr

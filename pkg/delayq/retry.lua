@@ -13,6 +13,12 @@ local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
 end
+-- A wrong-type index would fail after the first write: check it first.
+local ty = redis.call("TYPE", KEYS[3])
+ty = ty.ok or ty
+if ty ~= "zset" and ty ~= "none" then
+  return redis.error_reply("WRONGTYPE " .. KEYS[3] .. " is a " .. ty .. ", not a zset: nothing written")
+end
 if not redis.call("ZSCORE", KEYS[1], ARGV[1]) then
   return {"nomessage"}
 end
