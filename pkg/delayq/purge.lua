@@ -1,22 +1,20 @@
--- purge: one bounded step of deleting a queue's messages, keeping its
--- attributes and counters. The caller runs it from cursor "0" until the
--- cursor comes back "0", first over the ZSET ("z": each message and its
--- fields), then over the hash ("h": fields of messages no longer in the
--- ZSET, left by crashed non-atomic writers). Only messages pushed before
--- the purge began are deleted (a message id starts with its push time in
--- microseconds, base 36): a push during the purge is kept. ZSCAN/HSCAN visit
--- everything present for the whole scan at least once; the caller scans
--- again until a scan deletes nothing (the embedded server's cursors skip
--- elements when the scanned key shrinks).
+-- purge: delete every message of a queue at once, keeping its attributes
+-- and counters, in O(1) server time whatever the queue holds: the ZSET,
+-- the index and the hash are UNLINKed (Redis frees big values in a
+-- background thread) and the attribute fields are written back to a fresh
+-- hash, all in this one atomic script. A push after it is kept; bodies and
+-- <id>:rc/<id>:fr fields of any kind go, including ones a crashed
+-- non-atomic writer left behind.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
--- ARGV[1] "z" or "h", ARGV[2] cursor, ARGV[3] count hint, ARGV[4] the
--- purge's start, server microseconds
--- Returns {next cursor, messages ("z") or fields ("h") deleted}, or
--- {"notfound"}.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
+-- Returns the number of messages deleted, or -1 when the queue does not
+-- exist.
+local keep = {"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified",
+  "maxreceives", "deadletter"}
+local a = redis.call("HMGET", KEYS[2], unpack(keep))
 if not a[1] or not a[2] or not a[3] then
-  return {"notfound"}
+  return -1
 end
+-- Everything that could fail is checked before the first write.
 for _, k in ipairs({KEYS[1], KEYS[3]}) do
   local ty = redis.call("TYPE", k)
   ty = ty.ok or ty
@@ -24,39 +22,22 @@ for _, k in ipairs({KEYS[1], KEYS[3]}) do
     return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a zset: nothing written")
   end
 end
-local start = tonumber(ARGV[4])
--- Pushed before the purge began, or not an id chatq or rsmq made.
-local function old(id)
-  local p = string.sub(id, 1, 10)
-  if #id ~= 32 or string.find(p, "[^0-9a-z]") then
-    return true
-  end
-  return tonumber(p, 36) < start
-end
-local n = 0
-if ARGV[1] == "z" then
-  local r = redis.call("ZSCAN", KEYS[1], ARGV[2], "COUNT", ARGV[3])
-  local items = r[2]
-  for i = 1, #items, 2 do
-    local id = items[i]
-    if old(id) then
-      redis.call("ZREM", KEYS[1], id)
-      redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
-      redis.call("ZREM", KEYS[3], id)
-      n = n + 1
-    end
-  end
-  return {r[1], n}
-end
-local r = redis.call("HSCAN", KEYS[2], ARGV[2], "COUNT", ARGV[3])
-local items = r[2]
-for i = 1, #items, 2 do
-  local f = items[i]
-  local id = string.match(f, "^([0-9A-Za-z]+)")
-  if id and #id == 32 and (#f == 32 or string.sub(f, 33, 33) == ":") and old(id)
-    and not redis.call("ZSCORE", KEYS[1], id) then
-    redis.call("HDEL", KEYS[2], f)
-    n = n + 1
+if redis.acl_check_cmd then
+  if not redis.acl_check_cmd("UNLINK", KEYS[1], KEYS[2], KEYS[3]) or not redis.acl_check_cmd("HSET", KEYS[2], "vt", "0") then
+    return redis.error_reply("NOPERM this user may not purge " .. KEYS[1] .. " (UNLINK its keys, HSET " .. KEYS[2] .. "): nothing written")
   end
 end
-return {r[1], n}
+local n = redis.call("ZCARD", KEYS[1])
+local fields = {}
+for i, f in ipairs(keep) do
+  if a[i] then
+    fields[#fields + 1] = f
+    fields[#fields + 1] = a[i]
+  end
+end
+-- With no message left the (empty) index is complete.
+fields[#fields + 1] = "rsync"
+fields[#fields + 1] = a[4] or "0"
+redis.call("UNLINK", KEYS[1], KEYS[2], KEYS[3])
+redis.call("HSET", KEYS[2], unpack(fields))
+return n

@@ -378,50 +378,23 @@ func (c *Client) Delete(ctx context.Context, q string) error {
 	return nil
 }
 
-// Purge deletes the messages queue q held when the purge began and returns
-// how many; the queue's attributes and counters stay. It works in bounded
-// steps (about 1 ms of server time each, n/100 round trips), so the queue
-// stays usable meanwhile: a message pushed during the purge is kept, and a
-// consumer may still receive a message the purge has not reached yet.
+// Purge deletes every message of queue q and returns how many; the
+// queue's attributes and counters stay. One atomic script that UNLINKs the
+// queue's keys (big values are freed in a background thread) and writes
+// the attributes back: O(1) server time whatever the queue holds. A push
+// right after it is kept.
 func (c *Client) Purge(ctx context.Context, q string) (int64, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
-	t, err := c.rdb.Time(ctx).Result()
+	n, err := purgeScript.Run(ctx, c.rdb, c.keys(q)).Int64()
 	if err != nil {
 		return 0, err
 	}
-	start := t.UnixMicro()
-	keys := c.keys(q)
-	var total int64
-	first := true
-	for _, phase := range []string{"z", "h"} {
-		for deleted := int64(1); deleted > 0; {
-			deleted = 0
-			cursor := "0"
-			for {
-				a, err := run(ctx, c.rdb, purgeScript, keys, phase, cursor, stepCount, start)
-				if err != nil {
-					return total, err
-				}
-				if str(a[0]) == "notfound" {
-					if first {
-						return 0, notFound(q)
-					}
-					return total, fmt.Errorf("queue %q deleted during the purge: %w", q, ErrQueueNotFound)
-				}
-				first = false
-				deleted += num(a[1])
-				if cursor = str(a[0]); cursor == "0" {
-					break
-				}
-			}
-			if phase == "z" {
-				total += deleted
-			}
-		}
+	if n < 0 {
+		return 0, notFound(q)
 	}
-	return total, nil
+	return n, nil
 }
 
 // remember records q's dead-letter queue for Receive.

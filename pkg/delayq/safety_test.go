@@ -188,39 +188,41 @@ func TestFillAndStats(t *testing.T) {
 	})
 }
 
-func TestPurgeInSteps(t *testing.T) {
+func TestPurgeAtOnce(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q2", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Config{MaxReceives: 3, DeadLetter: "q2"})
 		if err := c.Fill(ctx, "q", 1500, delayq.FillOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		k := b.Prefix + "rsmq:q"
-		// A body left without its ZSET entry by a crashed writer, and a
-		// message "pushed during the purge" (its id's time is in the
-		// future), which the purge keeps.
+		before := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter").Val()
+		// A body left without its ZSET entry by a crashed writer goes too.
 		b.Client.HSet(ctx, k+":Q", "0000000001AAAAAAAAAAAAAAAAAAAAAA", "orphan", "0000000001AAAAAAAAAAAAAAAAAAAAAA:rc", "2")
-		late := "zzzzzzzzzzBBBBBBBBBBBBBBBBBBBBBB"
-		b.Client.ZAdd(ctx, k, redis.Z{Score: 1, Member: late})
-		b.Client.HSet(ctx, k+":Q", late, "kept")
 		n, err := c.Purge(ctx, "q")
 		if err != nil || n != 1500 {
 			t.Fatalf("purge = %d, %v", n, err)
 		}
-		if m := b.Client.ZRange(ctx, k, 0, -1).Val(); len(m) != 1 || m[0] != late {
-			t.Fatalf("ZSET after purge = %v", m)
+		if n := b.Client.Exists(ctx, k, k+":R").Val(); n != 0 {
+			t.Fatalf("%d of the ZSET and the index left after purge", n)
 		}
 		fields := sortedStrings(b.Client.HKeys(ctx, k+":Q").Val())
-		if strings.Join(fields, " ") != "created delay maxsize modified rsync totalrecv totalsent vt "+late {
+		if strings.Join(fields, " ") != "created deadletter delay maxreceives maxsize modified rsync totalrecv totalsent vt" {
 			t.Fatalf("hash after purge = %v", fields)
 		}
-		if n := b.Client.ZCard(ctx, k+":R").Val(); n != 0 {
-			t.Fatalf("index after purge holds %d", n)
+		after := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter").Val()
+		if fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("attributes %v became %v", before, after)
 		}
+		id := mustPush(t, c, "q", "after", delayq.PushOptions{})
 		s, err := c.Stats(ctx, "q")
-		if err != nil || s.Messages != 1 || s.InFlight != 0 || !s.SplitExact {
-			t.Fatalf("stats after purge = %+v, %v", s, err)
+		if err != nil || s.Messages != 1 || s.Ready != 1 || !s.SplitExact {
+			t.Fatalf("stats after purge and push = %+v, %v", s, err)
+		}
+		if r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Pop: true}); err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id {
+			t.Fatalf("receive after purge: %v %v", r, err)
 		}
 		if _, err := c.Purge(ctx, "missing"); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Fatalf("purge of a missing queue: %v", err)
