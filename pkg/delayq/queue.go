@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -208,9 +207,9 @@ type Stats struct {
 	// visibility timeout ends (or a retry's delay).
 	InFlight int64
 	// SplitExact is false when the split of invisible messages into Delayed
-	// and InFlight may be off: another client (rsmq) received from the
-	// queue while Stats rebuilt chatq's index of received messages, or this
-	// user may not write the index. Messages and Ready are always exact.
+	// and InFlight may be off: chatq's index of received messages is
+	// incomplete (rsmq created the queue or received from it; Reindex
+	// rebuilds it). Messages and Ready are always exact.
 	SplitExact bool
 	// NextVisible is when the next invisible message becomes due (zero if
 	// none), and Now the server time the counts were taken at, in ms.
@@ -218,26 +217,30 @@ type Stats struct {
 	Now         time.Time
 }
 
-// Stats returns queue q's attributes and counts in one O(log n) script.
-// When chatq's index of received messages is incomplete (the queue was
-// created by rsmq, or an rsmq client received from it), Stats first
-// rebuilds it in bounded steps (about 1 ms of server time each; n/100 round
-// trips), then counts again.
+// Stats returns queue q's attributes and counts in one read-only script,
+// O(log n) server time whatever the queue holds. Messages and Ready are
+// exact; the split of the others into Delayed and InFlight comes from
+// chatq's index of received messages, and SplitExact says whether that
+// index is complete. It is not when the queue was created by rsmq or an
+// rsmq client received from it since; Reindex rebuilds it.
 func (c *Client) Stats(ctx context.Context, q string) (*Stats, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	s, err := c.stats(ctx, q)
-	if err != nil || s.SplitExact {
-		return s, err
-	}
-	if err := c.reindex(ctx, q); err != nil {
-		if redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "READONLY") || strings.Contains(err.Error(), "can't run this command") {
-			return s, nil // a read-only user: the split as the index has it
-		}
-		return nil, err
-	}
 	return c.stats(ctx, q)
+}
+
+// Reindex rebuilds queue q's index of received messages in bounded steps
+// (ZSCAN of 100 messages per script call, well under a millisecond of
+// server time each; n/100 round trips), while the queue stays in use. It
+// ends complete unless another client (rsmq) received from the queue
+// meanwhile; then Stats keeps reporting SplitExact false. It needs write
+// permission on the queue's keys.
+func (c *Client) Reindex(ctx context.Context, q string) error {
+	if err := CheckName(q); err != nil {
+		return err
+	}
+	return c.reindex(ctx, q)
 }
 
 func (c *Client) stats(ctx context.Context, q string) (*Stats, error) {

@@ -120,6 +120,11 @@ func TestStatsIndex(t *testing.T) {
 		check := func(what string, ready, delayed, inflight int64) {
 			t.Helper()
 			s, err := c.Stats(ctx, "q")
+			if err == nil && !s.SplitExact {
+				if err = c.Reindex(ctx, "q"); err == nil {
+					s, err = c.Stats(ctx, "q")
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,6 +158,12 @@ func TestStatsIndex(t *testing.T) {
 		id := mustPush(t, c, "n", "x", delayq.PushOptions{})
 		mustPush(t, c, "n", "y", delayq.PushOptions{})
 		rsmqReceive(t, b.Client, b.Prefix, "n", id, time.Now().Add(time.Hour).UnixMilli())
+		if s, err := c.Stats(ctx, "n"); err != nil || s.SplitExact || s.Messages != 2 || s.Ready != 1 {
+			t.Fatalf("stats of rsmq's queue before reindex = %+v, %v", s, err)
+		}
+		if err := c.Reindex(ctx, "n"); err != nil {
+			t.Fatal(err)
+		}
 		s, err := c.Stats(ctx, "n")
 		if err != nil || s.InFlight != 1 || s.Ready != 1 || !s.SplitExact {
 			t.Fatalf("stats of rsmq's queue = %+v, %v", s, err)
@@ -333,5 +344,8 @@ func TestACL(t *testing.T) {
 	s, err := ro.Stats(ctx, "q")
 	if err != nil || s.Messages != 4 || s.SplitExact {
 		t.Fatalf("read-only stats = %+v, %v", s, err)
+	}
+	if err := ro.Reindex(ctx, "q"); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("read-only reindex: %v", err)
 	}
 }
