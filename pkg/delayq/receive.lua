@@ -97,7 +97,9 @@ while got < want and status == "ok" do
       redis.call("ZREM", KEYS[1], id)
       redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
       redis.call("ZREM", KEYS[3], id)
-      redis.call("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
+      -- Best-effort, as push's: a user without the channel must not fail
+      -- a receive whose writes are done.
+      redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
       moved = moved + 1
     else
       redis.call("HINCRBY", KEYS[2], "totalrecv", 1)

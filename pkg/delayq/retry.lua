@@ -29,5 +29,7 @@ redis.call("ZADD", KEYS[1], visible, ARGV[1])
 if redis.call("HEXISTS", KEYS[2], ARGV[1] .. ":rc") == 1 then
   redis.call("ZADD", KEYS[3], visible, ARGV[1])
 end
-redis.call("PUBLISH", ARGV[3], redis.call("ZCARD", KEYS[1]))
+-- Best-effort, as push's: a user without the channel must not fail a
+-- retry whose writes are done.
+redis.pcall("PUBLISH", ARGV[3], redis.call("ZCARD", KEYS[1]))
 return {"ok", visible}

@@ -324,6 +324,23 @@ func TestACL(t *testing.T) {
 	if p, err := admin.Push(ctx, "q", "x", delayq.PushOptions{}); err != nil || !p.Notified {
 		t.Fatalf("push with permission: %+v %v", p, err)
 	}
+	// Retry and a dead-letter move publish best-effort too.
+	mustCreate(t, admin, "dead", delayq.Config{})
+	mustCreate(t, admin, "once", delayq.Config{MaxReceives: 1, DeadLetter: "dead"})
+	mustPush(t, admin, "once", "m", delayq.PushOptions{})
+	r, err := nopub.Receive(ctx, "once", delayq.ReceiveOptions{HasVT: true})
+	if err != nil || len(r.Messages) != 1 {
+		t.Fatalf("receive without channel permission: %v %v", r, err)
+	}
+	if _, err := nopub.Retry(ctx, "once", r.Messages[0].ID, 0); err != nil {
+		t.Fatalf("retry without channel permission: %v", err)
+	}
+	if r, err := nopub.Receive(ctx, "once", delayq.ReceiveOptions{}); err != nil || r.Moved != 1 {
+		t.Fatalf("dead-letter move without channel permission: %+v %v", r, err)
+	}
+	if n := b.Client.ZCard(ctx, b.Prefix+"rsmq:dead").Val(); n != 1 {
+		t.Fatalf("dead-letter queue holds %d", n)
+	}
 	// A user who may write queues but not the registry: create refuses
 	// before writing, delete too.
 	noreg := user("chatqtest-noreg"+suffix, "~*", "+@all", "-sadd", "-srem", "allchannels")
