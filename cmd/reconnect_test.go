@@ -84,3 +84,47 @@ func TestWatchRidesOutARestart(t *testing.T) {
 		t.Errorf("stderr: %s", errOut.String())
 	}
 }
+
+// chat watch rides out a Cluster failover: the master of the chat's slot is
+// killed, its replica takes over, and every message is printed once.
+func TestWatchRidesOutAClusterFailover(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cl := []string{"--cluster"}
+	b := redistest.Backend{Name: "cluster", URL: c.URL(), Prefix: "t:"}
+	if code, _, stderr := run(ctx, b, append(cl, "chat", "create", "--from", "joe", "--to", "jeff", "before")...); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runChatq(ctx, b, "", &out, &errOut, append(cl, "chat", "watch", "jeff", "--poll", "100ms")...)
+	}()
+	waitFor(t, "the first message", func() bool { return strings.Contains(out.String(), "before") })
+	c.WaitReplicated(t)
+	c.MasterOf(t, "t:msgs:{1}").Kill()
+	c.WaitHealthy(t)
+	var lastErr string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last send: %s\nwatch's stderr: %s", lastErr, errOut.String())
+		}
+	}()
+	waitFor(t, "a send after the failover", func() bool {
+		code, _, stderr := run(ctx, b, append(cl, "chat", "send", "1", "--from", "joe", "after")...)
+		lastErr = stderr
+		return code == 0
+	})
+	waitFor(t, "after printed", func() bool { return strings.Contains(out.String(), "after") })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch exited %d after an interrupt, want 0: %s", code, errOut.String())
+	}
+	for _, body := range []string{"before", "after"} {
+		if n := strings.Count(out.String(), body); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", body, n, out.String())
+		}
+	}
+	t.Logf("stderr:\n%s", errOut.String())
+}

@@ -72,7 +72,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 	}
 	// Through a restart or failover, watch reconnects and goes on after the
 	// last message it printed.
-	p := &cmdutil.Persistent{IO: f.IO, GiveUpAfter: opts.giveUpAfter}
+	p := f.Persistent(opts.giveUpAfter)
 	wopts := chat.WatchOptions{Mark: opts.mark, Poll: opts.poll, After: map[string]int64{}, OnRead: p.Healthy}
 	return p.Run(ctx, func(ctx context.Context) error {
 		return s.Watch(ctx, opts.user, wopts, func(cs []chat.ChatMessages) error {

@@ -55,6 +55,9 @@ type Persistent struct {
 	GiveUpAfter time.Duration
 	// MinBackoff and MaxBackoff bound the wait between tries (100ms, 5s).
 	MinBackoff, MaxBackoff time.Duration
+	// Refresh, when set, runs before each retry: it makes the client look
+	// up the topology again (a Cluster's slots after a failover).
+	Refresh func(ctx context.Context)
 
 	mu     sync.Mutex
 	lostAt time.Time
@@ -104,6 +107,9 @@ func (p *Persistent) Run(ctx context.Context, op func(ctx context.Context) error
 		case <-t.C:
 		}
 		backoff = min(backoff*2, maxB)
+		if p.Refresh != nil {
+			p.Refresh(ctx)
+		}
 	}
 }
 

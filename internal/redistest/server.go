@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,152 @@ func freePort(t testing.TB) int {
 	}
 	t.Fatal("no free port pair")
 	return 0
+}
+
+// Cluster is a Redis Cluster of redis-server processes a test owns, with
+// replicas, so that killing a master makes its replica take over.
+type Cluster struct {
+	Nodes []*Server // masters first, then replicas, as redis-cli assigns them
+}
+
+// StartCluster starts masters masters with replicas replicas each (node
+// timeout 1s, so a failover takes a few seconds) and waits until the
+// cluster is ready. It skips or fails as StartServer does.
+func StartCluster(t testing.TB, masters, replicas int) *Cluster {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-cli is not installed")
+		}
+		t.Skip("redis-cli not installed")
+	}
+	c := &Cluster{}
+	addrs := []string{"--cluster", "create"}
+	for range masters * (1 + replicas) {
+		s := StartServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0")
+		c.Nodes = append(c.Nodes, s)
+		addrs = append(addrs, s.Addr())
+	}
+	addrs = append(addrs, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", addrs...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	c.WaitHealthy(t)
+	return c
+}
+
+// URL is a --cluster seed URL naming every node.
+func (c *Cluster) URL() string {
+	u := "redis://" + c.Nodes[0].Addr()
+	for i, s := range c.Nodes[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + s.Addr()
+	}
+	return u
+}
+
+// WaitHealthy waits until every live node says the cluster is ok and every
+// slot is served.
+func (c *Cluster) WaitHealthy(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, s := range c.Nodes {
+		if s.cmd == nil {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+		for {
+			info, err := cl.ClusterInfo(t.Context()).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
+				break
+			}
+			if time.Now().After(deadline) {
+				cl.Close()
+				t.Fatalf("cluster not healthy on %s: %v %s", s.Addr(), err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cl.Close()
+	}
+}
+
+// MasterOf returns the node that serves key's slot now.
+func (c *Cluster) MasterOf(t testing.TB, key string) *Server {
+	t.Helper()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.Nodes[0].Addr()}})
+	defer cc.Close()
+	var addr string
+	slot, err := cc.ClusterKeySlot(t.Context(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, err := cc.ClusterSlots(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range slots {
+		if int64(r.Start) <= slot && slot <= int64(r.End) {
+			addr = r.Nodes[0].Addr
+		}
+	}
+	for _, s := range c.Nodes {
+		if s.Addr() == addr {
+			return s
+		}
+	}
+	t.Fatalf("no node serves %q (slot %d, %s)", key, slot, addr)
+	return nil
+}
+
+// WaitReplicated waits until every replica of every live master has all of
+// its master's writes, so that a failover loses nothing acknowledged.
+func (c *Cluster) WaitReplicated(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, s := range c.Nodes {
+		if s.cmd == nil {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+		for !replicated(t, cl) {
+			if time.Now().After(deadline) {
+				cl.Close()
+				t.Fatalf("replicas of %s did not catch up", s.Addr())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cl.Close()
+	}
+}
+
+// replicated reports whether cl is a replica, or a master whose replicas are
+// all online at its replication offset.
+func replicated(t testing.TB, cl *redis.Client) bool {
+	info, err := cl.Info(t.Context(), "replication").Result()
+	if err != nil {
+		return false
+	}
+	if strings.Contains(info, "role:slave") {
+		return true
+	}
+	var offset string
+	var replicas []string
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+			offset = v
+		}
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, "state=") {
+			replicas = append(replicas, line)
+		}
+	}
+	for _, r := range replicas {
+		if !strings.Contains(r, "state=online") || !strings.Contains(r, "offset="+offset+",") {
+			return false
+		}
+	}
+	return len(replicas) > 0
 }
