@@ -121,12 +121,14 @@ func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
 	if err != nil {
 		return chatError(err, opts.chatID, opts.user)
 	}
+	if l.StaleEntryRemoved {
+		f.IO.Infof("%s was not in chat %s; removed the chat from %s's chat list, which still named it", opts.user, opts.chatID, opts.user)
+	}
 	if f.JSON() {
 		return f.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted,
 			StaleEntryRemoved: l.StaleEntryRemoved})
 	}
 	if l.StaleEntryRemoved {
-		f.IO.Infof("%s was not in chat %s; removed the chat from %s's chat list, which still named it", opts.user, opts.chatID, opts.user)
 		return nil
 	}
 	if f.IO.ErrTTY {
