@@ -578,3 +578,36 @@ func TestRandomCorruption(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockingPopOnOneConnection: a client with a pool of one connection has
+// none to spare for the wait, so the wait shares it (in short slices)
+// rather than deadlocking the pop that follows.
+func TestBlockingPopOnOneConnection(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		opt, err := redis.ParseURL(b.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.PoolSize = 1
+		c := redis.NewClient(opt)
+		defer c.Close()
+		l, _ := New(c, "onepool", Options{Prefix: b.Prefix})
+		if _, err := l.BLPop(ctx, 50*time.Millisecond); !errors.Is(err, ErrEmpty) {
+			t.Fatalf("BLPop on empty: %v", err)
+		}
+		other := newList(t, b, "onepool", 0)
+		got := make(chan string, 1)
+		go func() {
+			item, err := l.BLPop(ctx, 10*time.Second)
+			if err != nil {
+				item = err.Error()
+			}
+			got <- item
+		}()
+		other.RPush(ctx, "a")
+		if item := <-got; item != "a" {
+			t.Fatalf("BLPop: %q", item)
+		}
+	})
+}
