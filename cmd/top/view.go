@@ -1,0 +1,324 @@
+package top
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// styles are the few colours top uses. Built from a renderer whose colour
+// profile says what the terminal takes (none with NO_COLOR), so the same
+// view renders plain text for tests and golden frames.
+type styles struct {
+	title, header, selected, warn, bad, dim lipgloss.Style
+}
+
+func newStyles(r *lipgloss.Renderer) styles {
+	return styles{
+		title:    r.NewStyle().Bold(true),
+		header:   r.NewStyle().Bold(true).Underline(false).Foreground(lipgloss.Color("6")),
+		selected: r.NewStyle().Reverse(true),
+		warn:     r.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
+		bad:      r.NewStyle().Foreground(lipgloss.Color("1")),
+		dim:      r.NewStyle().Faint(true),
+	}
+}
+
+// column is one column of a table: a title, a width and an alignment.
+type column struct {
+	title string
+	width int
+	right bool
+}
+
+// row renders cells into the columns, each cut or padded to its width.
+func row(cols []column, cells []string) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		s := cells[i]
+		if ansi.StringWidth(s) > c.width {
+			s = ansi.Truncate(s, c.width, "…")
+		}
+		pad := strings.Repeat(" ", c.width-ansi.StringWidth(s))
+		if c.right {
+			b.WriteString(pad + s)
+		} else {
+			b.WriteString(s + pad)
+		}
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+func titles(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.title
+	}
+	return out
+}
+
+// fit cuts or pads a line to exactly width cells.
+func fit(s string, width int) string {
+	if ansi.StringWidth(s) > width {
+		return ansi.Truncate(s, width, "…")
+	}
+	return s + strings.Repeat(" ", width-ansi.StringWidth(s))
+}
+
+// queueColumns lays out the queue table for a width: the name column takes
+// what the longest name needs (8 to 24 cells) and the sparkline the rest,
+// left out when fewer than 5 cells remain.
+func queueColumns(width int, rows []QueueRow) []column {
+	name := 8
+	for _, r := range rows {
+		name = max(name, min(ansi.StringWidth(r.Name), 24))
+	}
+	cols := []column{
+		{"QUEUE", name, false}, {"READY", 7, true}, {"DELAYED", 7, true}, {"INFLIGHT", 8, true},
+		{"DLQ", 10, false}, {"OLDEST", 6, true}, {"PUSH/S", 6, true}, {"RECV/S", 6, true},
+	}
+	used := 2 // the selection mark
+	for _, c := range cols {
+		used += c.width + 1
+	}
+	if spark := width - used; spark >= 5 {
+		cols = append(cols, column{"PUSHED, LAST MIN", spark, false})
+	} else if width-used < 0 {
+		// Narrower still: give the name column what is missing, down to 6.
+		cols[0].width = max(6, cols[0].width+width-used+1)
+	}
+	return cols
+}
+
+func queueCells(r QueueRow, cols []column) []string {
+	cells := []string{r.Name, count(r.Ready), count(r.Delayed), count(r.InFlight), dlq(r, cols[4].width),
+		age(r.OldestReadyMs, r.Ready > 0), rate(r.PushRate), rate(r.RecvRate)}
+	if r.Error != "" {
+		cells = []string{r.Name, "", "", "", r.Error, "", "", ""}
+	}
+	if len(cols) > len(cells) {
+		cells = append(cells, sparkline(r.PushHistory, cols[len(cells)].width))
+	}
+	return cells
+}
+
+func count(n int64) string { return fmt.Sprint(n) }
+
+// dlq renders a dead-letter queue and its depth in width cells, cutting
+// the name rather than the depth.
+func dlq(r QueueRow, width int) string {
+	if r.DeadLetter == "" {
+		return "-"
+	}
+	depth := "?"
+	if r.DeadLetterDepth >= 0 {
+		depth = fmt.Sprint(r.DeadLetterDepth)
+	}
+	name := r.DeadLetter
+	if room := width - len(depth) - 1; ansi.StringWidth(name) > room {
+		name = ansi.Truncate(name, max(room, 1), "…")
+	}
+	return name + " " + depth
+}
+
+func rate(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	switch v := *r; {
+	case v >= 10000:
+		return fmt.Sprintf("%.0fk", v/1000)
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+// age renders a duration in ms the way an operator reads it at a glance.
+func age(ms int64, some bool) string {
+	if !some {
+		return "-"
+	}
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+func bytesHuman(n int64) string {
+	if n <= 0 {
+		return "?"
+	}
+	v, unit := float64(n), "B"
+	for _, u := range []string{"K", "M", "G", "T"} {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
+	}
+	if unit == "B" {
+		return fmt.Sprintf("%dB", n)
+	}
+	return fmt.Sprintf("%.1f%s", v, unit)
+}
+
+var sparks = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws the samples (oldest first, one per refresh, at most a
+// minute of them) in width cells: with fewer samples than cells it is
+// right-aligned, with more each cell is the mean of its share.
+func sparkline(samples []float64, width int) string {
+	if width <= 0 || len(samples) == 0 {
+		return ""
+	}
+	var cells []float64
+	if len(samples) <= width {
+		cells = samples
+	} else {
+		for i := 0; i < width; i++ {
+			lo, hi := i*len(samples)/width, (i+1)*len(samples)/width
+			sum := 0.0
+			for _, v := range samples[lo:hi] {
+				sum += v
+			}
+			cells = append(cells, sum/float64(hi-lo))
+		}
+	}
+	top := 0.0
+	for _, v := range cells {
+		top = math.Max(top, v)
+	}
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", width-len(cells)))
+	for _, v := range cells {
+		i := 0
+		if top > 0 {
+			i = int(math.Round(v / top * float64(len(sparks)-1)))
+		}
+		b.WriteRune(sparks[i])
+	}
+	return b.String()
+}
+
+// serverLine is the title line: what chatq watches and how it answers.
+func serverLine(s *Snapshot, interval time.Duration) string {
+	sv := s.Server
+	role := ""
+	if sv.Role != "" {
+		role = " " + sv.Role
+	}
+	return fmt.Sprintf("chatq top · redis %s %s%s · mem %s · %d clients · rtt %.2f ms · every %s",
+		sv.Version, sv.Mode, role, bytesHuman(sv.UsedMemory), sv.Clients, sv.RTTMs, interval)
+}
+
+// chatLines sum up the chats in one or two lines.
+func chatLines(c ChatsInfo, complete bool) []string {
+	if c.Count == 0 {
+		if complete {
+			return []string{"CHATS none"}
+		}
+		return []string{"CHATS none seen yet"}
+	}
+	more := ""
+	if !complete {
+		more = "+"
+	}
+	head := fmt.Sprintf("CHATS %d%s · %d messages stored", c.Count, more, c.Messages)
+	if c.Examined < c.Count {
+		head += fmt.Sprintf(" (in the %d examined so far)", c.Examined)
+	}
+	var busy []string
+	for _, r := range c.Busiest {
+		s := fmt.Sprintf("%s: %d stored", r.ID, r.Messages)
+		if r.Rate != nil && *r.Rate > 0 {
+			s += ", " + rate(r.Rate) + "/s"
+		}
+		busy = append(busy, s)
+	}
+	return []string{head, "  busiest " + strings.Join(busy, " · ")}
+}
+
+// costLine says what a refresh cost and how far discovery has got.
+func costLine(s *Snapshot) string {
+	line := fmt.Sprintf("%d calls this refresh", s.Calls)
+	if !s.KeysComplete {
+		line += fmt.Sprintf(" · scanning keys (%d so far)", s.KeysScanned)
+	}
+	return line
+}
+
+// stamp renders a time relative to now, as "in 5s" or "12s ago".
+func relative(t, now time.Time) string {
+	d := t.Sub(now)
+	if d > 0 {
+		return "in " + age(d.Milliseconds(), true)
+	}
+	return age(-d.Milliseconds(), true) + " ago"
+}
+
+// snapshotTable is the --once text: one table per part, each row starting
+// with what it is, so `grep ^queue` and `cut -f` work on piped output.
+type tableWriter interface {
+	Row(cells ...any)
+	Flush() error
+}
+
+func writeTables(newTable func(header ...string) tableWriter, s *Snapshot) error {
+	t := newTable("KIND", "NAME", "VERSION", "MODE", "MEMORY", "CLIENTS", "RTT_MS")
+	t.Row("server", "-", s.Server.Version, s.Server.Mode, s.Server.UsedMemory, s.Server.Clients, fmt.Sprintf("%.3f", s.Server.RTTMs))
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	t = newTable("KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S")
+	for _, r := range s.Queues {
+		if r.Error != "" {
+			t.Row("queue", r.Name, "-", "-", "-", "-", "-", "-", "-", r.Error)
+			continue
+		}
+		dl, depth := "-", "-"
+		if r.DeadLetter != "" {
+			dl, depth = r.DeadLetter, "?"
+			if r.DeadLetterDepth >= 0 {
+				depth = fmt.Sprint(r.DeadLetterDepth)
+			}
+		}
+		t.Row("queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.OldestReadyMs, rateCell(r.PushRate), rateCell(r.RecvRate))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	t = newTable("KIND", "NAME", "LENGTH", "SHARDS")
+	for _, r := range s.Lists {
+		t.Row("list", r.Key, r.Length, r.Shards)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	t = newTable("KIND", "NAME", "MESSAGES", "LAST_ID", "SEND_PER_S")
+	for _, r := range s.Chats.Busiest {
+		t.Row("chat", r.ID, r.Messages, r.LastID, rateCell(r.Rate))
+	}
+	return t.Flush()
+}
+
+func rateCell(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *r)
+}
