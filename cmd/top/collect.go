@@ -31,9 +31,6 @@ type Limits struct {
 // DefaultLimits are the limits of `chatq top` unless flags change them.
 var DefaultLimits = Limits{Queues: 30, Lists: 20, Chats: 50, ScanCalls: 4, RegistryCalls: 2, ScanCount: 500}
 
-// history is how many rate samples a sparkline shows: a minute at 1s.
-const history = 60
-
 // maxPeek is the most messages the queue view asks for.
 const maxPeek = 50
 
@@ -49,6 +46,9 @@ type collector struct {
 	cluster  bool
 	clock    func() time.Time
 	lim      Limits
+	// minSample is the shortest time a rate is measured over: half the
+	// refresh interval.
+	minSample time.Duration
 
 	queues scanSet // from the registry
 	keys   scanSet // lists and chats, from SCAN of the prefix
@@ -72,8 +72,14 @@ type counters struct {
 	at         time.Time
 }
 
+// rateHistory is the last minute of a queue's rates, oldest first.
 type rateHistory struct {
-	push, recv []float64
+	samples []rateSample
+}
+
+type rateSample struct {
+	at         time.Time
+	push, recv float64
 }
 
 type chatSample struct {
@@ -125,8 +131,8 @@ func (s *scanSet) sorted() []string {
 	return out
 }
 
-func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, clock func() time.Time) *collector {
-	return &collector{
+func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
+	return &collector{minSample: interval / 2,
 		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
 		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
 		lists: map[string]bool{}, chats: map[string]bool{}, cycleLists: map[string]bool{}, cycleChats: map[string]bool{},
@@ -538,35 +544,47 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 }
 
 // rate sets r's rates from the counters' change since the previous
-// refresh, and keeps the last minute of them.
+// sample, and keeps the last minute of them. Refreshes closer than
+// minSample to the last sample (a key asked for one) reuse its rates.
 func (c *collector) rate(r *QueueRow, now time.Time) {
-	p, ok := c.prev[r.Name]
-	c.prev[r.Name] = counters{r.TotalSent, r.TotalRecv, now}
 	h := c.rates[r.Name]
 	if h == nil {
 		h = &rateHistory{}
 		c.rates[r.Name] = h
 	}
-	dt := now.Sub(p.at).Seconds()
-	// A counter that went down (the queue was recreated, or the server
-	// lost data in a restart) gives no rate.
-	if ok && dt > 0 && r.TotalSent >= p.sent && r.TotalRecv >= p.recv {
-		push := float64(r.TotalSent-p.sent) / dt
-		recv := float64(r.TotalRecv-p.recv) / dt
-		r.PushRate, r.RecvRate = &push, &recv
-		h.push = appendCapped(h.push, push)
-		h.recv = appendCapped(h.recv, recv)
+	p, ok := c.prev[r.Name]
+	dt := now.Sub(p.at)
+	switch {
+	case ok && dt < c.minSample && r.TotalSent >= p.sent && r.TotalRecv >= p.recv:
+		// Too soon for a new sample: keep the last one.
+	case ok && dt > 0 && r.TotalSent >= p.sent && r.TotalRecv >= p.recv:
+		sec := dt.Seconds()
+		h.add(now, float64(r.TotalSent-p.sent)/sec, float64(r.TotalRecv-p.recv)/sec)
+		c.prev[r.Name] = counters{r.TotalSent, r.TotalRecv, now}
+	default:
+		// The first sight, or a counter that went down (the queue was
+		// recreated, the server lost data in a restart): no rate yet.
+		*h = rateHistory{}
+		c.prev[r.Name] = counters{r.TotalSent, r.TotalRecv, now}
 	}
-	r.PushHistory = slices.Clone(h.push)
-	r.RecvHistory = slices.Clone(h.recv)
+	if n := len(h.samples); n > 0 {
+		last := h.samples[n-1]
+		r.PushRate, r.RecvRate = &last.push, &last.recv
+	}
+	for _, sm := range h.samples {
+		r.PushHistory = append(r.PushHistory, sm.push)
+		r.RecvHistory = append(r.RecvHistory, sm.recv)
+	}
 }
 
-func appendCapped(s []float64, v float64) []float64 {
-	s = append(s, v)
-	if len(s) > history {
-		s = s[len(s)-history:]
+// add keeps a sample and drops those older than a minute.
+func (h *rateHistory) add(at time.Time, push, recv float64) {
+	h.samples = append(h.samples, rateSample{at, push, recv})
+	i := 0
+	for i < len(h.samples) && at.Sub(h.samples[i].at) >= time.Minute {
+		i++
 	}
-	return s
+	h.samples = h.samples[i:]
 }
 
 // listRows reads the length (one O(1) script) and the endpoints (one MGET)
@@ -642,9 +660,13 @@ func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time)
 	for i, id := range batch {
 		last, _ := lasts[i].Int64()
 		sm := chatSample{messages: cards[i].Val(), lastID: last, rate: -1, at: now}
-		if old, ok := c.chatData[id]; ok {
-			if dt := now.Sub(old.at).Seconds(); dt > 0 && last >= old.lastID {
-				sm.rate = float64(last-old.lastID) / dt
+		if old, ok := c.chatData[id]; ok && last >= old.lastID {
+			switch dt := now.Sub(old.at); {
+			case dt < c.minSample:
+				// Too soon for a new sample: keep the last one.
+				sm.rate, sm.lastID, sm.at = old.rate, old.lastID, old.at
+			default:
+				sm.rate = float64(last-old.lastID) / dt.Seconds()
 			}
 		}
 		c.chatData[id] = sm

@@ -211,7 +211,7 @@ func (m *model) View() string {
 		lines = m.overview()
 	}
 	for i, l := range lines {
-		lines[i] = fit(l, m.width)
+		lines[i] = cut(l, m.width)
 	}
 	// A fixed height: the footer stays at the bottom, nothing scrolls.
 	for len(lines) < m.height {
@@ -228,12 +228,12 @@ func (m *model) status() string {
 	if m.err != nil {
 		since := m.col.clock().Sub(m.errFrom).Round(time.Second)
 		msg := fmt.Sprintf("reconnecting (for %s): %s", since, oneLine(m.err.Error()))
-		return m.st.warn.Render(fit(msg, m.width))
+		return m.st.warn.Render(cut(msg, m.width))
 	}
 	if m.snap == nil {
 		return "chatq top · connecting"
 	}
-	return m.st.title.Render(fit(serverLine(m.snap, m.interval), m.width))
+	return m.st.title.Render(cut(serverLine(m.snap, m.interval, m.width), m.width))
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -249,7 +249,7 @@ func (m *model) footer(keys string) string {
 	if m.snap != nil {
 		parts = append(parts, costLine(m.snap))
 	}
-	return m.st.dim.Render(fit(strings.Join(parts, " · "), m.width))
+	return m.st.dim.Render(cut(strings.Join(parts, " · "), m.width))
 }
 
 func (m *model) overview() []string {
@@ -337,7 +337,7 @@ func listColumns(rows []ListRow) []column {
 // minute, and its first messages by due time with their states (peek).
 func (m *model) queueView() []string {
 	lines := []string{m.status()}
-	foot := m.footer("esc back · q quit · the first messages by due time, as `chatq queue peek`")
+	foot := m.footer("esc back · q quit · first messages by due time (queue peek)")
 	s := m.snap
 	if s == nil {
 		return append(lines, foot)

@@ -110,7 +110,7 @@ func topRun(ctx context.Context, opts *topOptions) error {
 	if err != nil {
 		return err
 	}
-	col := newCollector(c, ns, f.Prefix(), f.Config().Cluster, opts.lim, opts.clock)
+	col := newCollector(c, ns, f.Prefix(), f.Config().Cluster, opts.lim, opts.interval, opts.clock)
 	first, err := col.snapshot(ctx, "", "", 0)
 	if err != nil {
 		return fmt.Errorf("top %s: %w", f.Config().RedactedURL(), err)

@@ -64,6 +64,14 @@ func titles(cols []column) []string {
 	return out
 }
 
+// cut cuts a line to at most width cells.
+func cut(s string, width int) string {
+	if ansi.StringWidth(s) > width {
+		return ansi.Truncate(s, width, "…")
+	}
+	return s
+}
+
 // fit cuts or pads a line to exactly width cells.
 func fit(s string, width int) string {
 	if ansi.StringWidth(s) > width {
@@ -88,8 +96,22 @@ func queueColumns(width int, rows []QueueRow) []column {
 	for _, c := range cols {
 		used += c.width + 1
 	}
+	// Room to spare: show whole dead-letter names (up to 24 cells), still
+	// leaving 20 for the sparkline.
+	want := 0
+	for _, r := range rows {
+		want = max(want, min(ansi.StringWidth(dlq(r, 100)), 24))
+	}
+	if extra := min(want-cols[4].width, width-used-20); extra > 0 {
+		cols[4].width += extra
+		used += extra
+	}
 	if spark := width - used; spark >= 5 {
-		cols = append(cols, column{"PUSHED, LAST MIN", spark, false})
+		title := "PUSHES, LAST MINUTE"
+		if spark < len(title) {
+			title = "1 MIN"
+		}
+		cols = append(cols, column{title, spark, false})
 	} else if width-used < 0 {
 		// Narrower still: give the name column what is missing, down to 6.
 		cols[0].width = max(6, cols[0].width+width-used+1)
@@ -216,14 +238,18 @@ func sparkline(samples []float64, width int) string {
 }
 
 // serverLine is the title line: what chatq watches and how it answers.
-func serverLine(s *Snapshot, interval time.Duration) string {
+func serverLine(s *Snapshot, interval time.Duration, width int) string {
 	sv := s.Server
 	role := ""
 	if sv.Role != "" {
 		role = " " + sv.Role
 	}
-	return fmt.Sprintf("chatq top · redis %s %s%s · mem %s · %d clients · rtt %.2f ms · every %s",
+	line := fmt.Sprintf("redis %s %s%s · mem %s · %d clients · rtt %.2fms · every %s",
 		sv.Version, sv.Mode, role, bytesHuman(sv.UsedMemory), sv.Clients, sv.RTTMs, interval)
+	if long := "chatq top · " + line; len(long) <= width {
+		return long
+	}
+	return line
 }
 
 // chatLines sum up the chats in one or two lines.
