@@ -269,7 +269,7 @@ func (m *model) overview() []string {
 	}
 	lHead := fmt.Sprintf("SHARDED LISTS %d", s.ListsKnown)
 	if !s.KeysComplete {
-		lHead = fmt.Sprintf("SHARDED LISTS %d+", s.ListsKnown)
+		lHead = fmt.Sprintf("SHARDED LISTS %d+ · scanning keys (%d so far)", s.ListsKnown, s.KeysScanned)
 	}
 	if len(s.Lists) < s.ListsKnown {
 		lHead += fmt.Sprintf(" · the first %d examined (--max-lists)", len(s.Lists))
@@ -337,7 +337,7 @@ func listColumns(rows []ListRow) []column {
 // minute, and its first messages by due time with their states (peek).
 func (m *model) queueView() []string {
 	lines := []string{m.status()}
-	foot := m.footer("esc back · q quit · first messages by due time (queue peek)")
+	foot := m.footer("esc back · q quit · first messages by due time")
 	s := m.snap
 	if s == nil {
 		return append(lines, foot)

@@ -150,7 +150,7 @@ func fill(t *testing.T, ctx context.Context, c redis.UniversalClient, prefix str
 		_, err := q.Push(ctx, "jobs", fmt.Sprintf("resize image %d", i), delayq.PushOptions{})
 		must(err)
 	}
-	_, err := q.Push(ctx, "jobs", "send report", delayq.PushOptions{Delay: time.Hour, HasDelay: true})
+	_, err := q.Push(ctx, "jobs", "send report", delayq.PushOptions{Delay: 2 * time.Hour, HasDelay: true})
 	must(err)
 	_, err = q.Receive(ctx, "jobs", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true})
 	must(err)

@@ -281,11 +281,7 @@ func chatLines(c ChatsInfo, complete bool) []string {
 
 // costLine says what a refresh cost and how far discovery has got.
 func costLine(s *Snapshot) string {
-	line := fmt.Sprintf("%d calls this refresh", s.Calls)
-	if !s.KeysComplete {
-		line += fmt.Sprintf(" · scanning keys (%d so far)", s.KeysScanned)
-	}
-	return line
+	return fmt.Sprintf("%d calls this refresh", s.Calls)
 }
 
 // stamp renders a time relative to now, as "in 5s" or "12s ago".
