@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // model is the live view: the last snapshot, what is selected, the filter
@@ -102,30 +102,32 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.refresh()
 		}
 		return m, m.schedule()
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-func (m *model) key(k tea.KeyMsg) tea.Cmd {
-	if k.Type == tea.KeyCtrlC {
+func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
+	if k.String() == "ctrl+c" {
 		m.quitting = true
 		return tea.Quit
 	}
 	if m.editing {
-		switch k.Type {
-		case tea.KeyEnter:
+		switch k.String() {
+		case "enter":
 			m.editing, m.filter = false, m.input
 			return m.refresh()
-		case tea.KeyEsc:
+		case "esc":
 			m.editing = false
-		case tea.KeyBackspace:
+		case "backspace":
 			if r := []rune(m.input); len(r) > 0 {
 				m.input = string(r[:len(r)-1])
 			}
-		case tea.KeyRunes, tea.KeySpace:
-			m.input += string(k.Runes)
+		default:
+			if k.Text != "" {
+				m.input += k.Text
+			}
 		}
 		return nil
 	}
@@ -200,7 +202,14 @@ func (m *model) peekRows() int {
 	return max(1, min(m.height-9, maxPeek))
 }
 
-func (m *model) View() string {
+func (m *model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+// render is the frame for the terminal's size.
+func (m *model) render() string {
 	if m.quitting {
 		return ""
 	}

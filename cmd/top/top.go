@@ -11,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/pkg/delayq"
-	"github.com/muesli/termenv"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
 )
 
@@ -130,12 +129,13 @@ func topRun(ctx context.Context, opts *topOptions) error {
 		return printSnapshot(f, s)
 	}
 
-	r := lipgloss.NewRenderer(f.IO.Out)
-	if f.Getenv("NO_COLOR") != "" {
-		r.SetColorProfile(termenv.Ascii)
+	noColor := f.Getenv("NO_COLOR") != ""
+	m := newModel(ctx, col, opts.interval, newStyles(noColor), first)
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out)}
+	if noColor {
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	m := newModel(ctx, col, opts.interval, newStyles(r), first)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out))
+	p := tea.NewProgram(m, popts...)
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
 		return err
 	}

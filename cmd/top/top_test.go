@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/embedded"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
-	"github.com/muesli/termenv"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -30,11 +29,8 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-func plainStyles() styles {
-	r := lipgloss.NewRenderer(os.Stdout)
-	r.SetColorProfile(termenv.Ascii)
-	return newStyles(r)
-}
+// plainStyles render plain text, for golden frames.
+func plainStyles() styles { return styles{} }
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
@@ -113,16 +109,16 @@ func step(t *testing.T, m *model, cmd tea.Cmd) {
 func key(m *model, keys ...string) tea.Cmd {
 	var cmd tea.Cmd
 	for _, k := range keys {
-		var msg tea.KeyMsg
+		var msg tea.KeyPressMsg
 		switch k {
 		case "enter":
-			msg = tea.KeyMsg{Type: tea.KeyEnter}
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
 		case "esc":
-			msg = tea.KeyMsg{Type: tea.KeyEsc}
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
 		case "down":
-			msg = tea.KeyMsg{Type: tea.KeyDown}
+			msg = tea.KeyPressMsg{Code: tea.KeyDown}
 		default:
-			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+			msg = tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 		}
 		_, c := m.Update(msg)
 		if c != nil {
@@ -214,28 +210,28 @@ func testModel(t *testing.T, b redistest.Backend) {
 	clock.advance(time.Second)
 	_, cmd := m.Update(tickMsg{m.tickGen})
 	step(t, m, cmd)
-	golden(t, "overview_80x24.txt", m.View())
+	golden(t, "overview_80x24.txt", m.render())
 
 	// Select jobs (the second queue by name) and open it.
 	key(m, "j")
-	if !strings.Contains(m.View(), "> jobs ") {
-		t.Fatalf("j did not select jobs:\n%s", m.View())
+	if !strings.Contains(m.render(), "> jobs ") {
+		t.Fatalf("j did not select jobs:\n%s", m.render())
 	}
 	step(t, m, key(m, "enter"))
-	golden(t, "queue_80x24.txt", m.View())
+	golden(t, "queue_80x24.txt", m.render())
 	key(m, "esc")
 
 	// A wide terminal, then a filter.
 	m.Update(tea.WindowSizeMsg{Width: 132, Height: 30})
-	golden(t, "overview_132x30.txt", m.View())
+	golden(t, "overview_132x30.txt", m.render())
 	step(t, m, key(m, "/", "d", "e", "a", "d", "enter"))
-	v := m.View()
+	v := m.render()
 	if !strings.Contains(v, "QUEUES 1") || !strings.Contains(v, "> jobs-dead") || strings.Contains(v, "emails") {
 		t.Errorf("filter dead:\n%s", v)
 	}
 	step(t, m, key(m, "esc"))
-	if !strings.Contains(m.View(), "QUEUES 3") {
-		t.Errorf("esc did not clear the filter:\n%s", m.View())
+	if !strings.Contains(m.render(), "QUEUES 3") {
+		t.Errorf("esc did not clear the filter:\n%s", m.render())
 	}
 
 	// q leaves.
@@ -259,7 +255,7 @@ func TestFramesFit(t *testing.T) {
 			if open {
 				step(t, m, key(m, "enter"))
 			}
-			lines := strings.Split(m.View(), "\n")
+			lines := strings.Split(m.render(), "\n")
 			if len(lines) != size[1] {
 				t.Errorf("%v open=%v: %d lines", size, open, len(lines))
 			}
@@ -293,7 +289,7 @@ func TestReconnect(t *testing.T) {
 	s.Miniredis.Close()
 	clock.advance(3 * time.Second)
 	m.Update(m.refresh()())
-	if v := m.View(); !strings.Contains(v, "reconnecting") || !strings.Contains(v, "jobs") {
+	if v := m.render(); !strings.Contains(v, "reconnecting") || !strings.Contains(v, "jobs") {
 		t.Errorf("server down: want reconnecting and the last numbers:\n%s", v)
 	}
 	if err := s.Miniredis.Restart(); err != nil {
@@ -313,7 +309,7 @@ func TestReconnect(t *testing.T) {
 			t.Fatalf("no refresh after the restart: %v", msg.err)
 		}
 	}
-	if v := m.View(); strings.Contains(v, "reconnecting") || !strings.Contains(v, "QUEUES 3") {
+	if v := m.render(); strings.Contains(v, "reconnecting") || !strings.Contains(v, "QUEUES 3") {
 		t.Errorf("after the restart:\n%s", v)
 	}
 }
@@ -357,7 +353,7 @@ func testBounded(t *testing.T, b redistest.Backend) {
 		t.Errorf("%d calls, want at most %d", s.Calls, maxCalls)
 	}
 	m := newModel(ctx, col, time.Second, plainStyles(), s)
-	if v := m.View(); !strings.Contains(v, "QUEUES 43 · the first 10 examined (--max-queues)") || b.Real() && !strings.Contains(v, "scanning keys") {
+	if v := m.render(); !strings.Contains(v, "QUEUES 43 · the first 10 examined (--max-queues)") || b.Real() && !strings.Contains(v, "scanning keys") {
 		t.Errorf("the view does not say it is capped:\n%s", v)
 	}
 	// Enough refreshes finish the scan, and find the list and the chats.

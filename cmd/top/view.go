@@ -6,26 +6,32 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// styles are the few colours top uses. Built from a renderer whose colour
-// profile says what the terminal takes (none with NO_COLOR), so the same
-// view renders plain text for tests and golden frames.
+// styles are the few attributes and colours top uses; with NO_COLOR the
+// attributes stay and the colours go. The zero value renders plain text
+// (tests and golden frames).
 type styles struct {
 	title, header, selected, warn, bad, dim lipgloss.Style
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
-	return styles{
-		title:    r.NewStyle().Bold(true),
-		header:   r.NewStyle().Bold(true).Underline(false).Foreground(lipgloss.Color("6")),
-		selected: r.NewStyle().Reverse(true),
-		warn:     r.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
-		bad:      r.NewStyle().Foreground(lipgloss.Color("1")),
-		dim:      r.NewStyle().Faint(true),
+func newStyles(noColor bool) styles {
+	st := styles{
+		title:    lipgloss.NewStyle().Bold(true),
+		header:   lipgloss.NewStyle().Bold(true),
+		selected: lipgloss.NewStyle().Reverse(true),
+		warn:     lipgloss.NewStyle().Bold(true),
+		bad:      lipgloss.NewStyle(),
+		dim:      lipgloss.NewStyle().Faint(true),
 	}
+	if !noColor {
+		st.header = st.header.Foreground(lipgloss.Cyan)
+		st.warn = st.warn.Foreground(lipgloss.Yellow)
+		st.bad = st.bad.Foreground(lipgloss.Red)
+	}
+	return st
 }
 
 // column is one column of a table: a title, a width and an alignment.
