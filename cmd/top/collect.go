@@ -188,9 +188,9 @@ type QueueRow struct {
 	Delayed  int64  `json:"delayed"`
 	InFlight int64  `json:"inflight"`
 	// DeadLetter is the dead-letter queue ("" when none) and
-	// DeadLetterDepth its messages (-1 when it was not examined).
+	// DeadLetterDepth its messages (nil when it was not examined).
 	DeadLetter      string `json:"dead_letter"`
-	DeadLetterDepth int64  `json:"dead_letter_depth"`
+	DeadLetterDepth *int64 `json:"dead_letter_depth"`
 	// OldestReadyMs is how long the first ready message has been due, in
 	// ms (0 when none is ready).
 	OldestReadyMs int64 `json:"oldest_ready_ms"`
@@ -486,9 +486,8 @@ func (c *collector) queueRows(ctx context.Context, names []string, now time.Time
 	}
 	for i := range rows {
 		r := &rows[i]
-		r.DeadLetterDepth = -1
 		if d, ok := depth[r.DeadLetter]; ok {
-			r.DeadLetterDepth = d
+			r.DeadLetterDepth = &d
 		}
 		if r.Error != "" {
 			continue

@@ -311,7 +311,7 @@ func (m *model) overview() []string {
 			switch {
 			case i == sel:
 				lines = append(lines, m.st.selected.Render(fit("> "+text, m.width)))
-			case r.Error != "" || r.DeadLetterDepth > 0:
+			case r.Error != "" || r.DeadLetterDepth != nil && *r.DeadLetterDepth > 0:
 				lines = append(lines, "  "+m.st.bad.Render(text))
 			default:
 				lines = append(lines, "  "+text)

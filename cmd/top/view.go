@@ -146,8 +146,8 @@ func dlq(r QueueRow, width int) string {
 		return "-"
 	}
 	depth := "?"
-	if r.DeadLetterDepth >= 0 {
-		depth = fmt.Sprint(r.DeadLetterDepth)
+	if r.DeadLetterDepth != nil {
+		depth = fmt.Sprint(*r.DeadLetterDepth)
 	}
 	name := r.DeadLetter
 	if room := width - len(depth) - 1; ansi.StringWidth(name) > room {
@@ -321,8 +321,8 @@ func writeTables(newTable func(header ...string) tableWriter, s *Snapshot) error
 		dl, depth := "-", "-"
 		if r.DeadLetter != "" {
 			dl, depth = r.DeadLetter, "?"
-			if r.DeadLetterDepth >= 0 {
-				depth = fmt.Sprint(r.DeadLetterDepth)
+			if r.DeadLetterDepth != nil {
+				depth = fmt.Sprint(*r.DeadLetterDepth)
 			}
 		}
 		t.Row("queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.OldestReadyMs, rateCell(r.PushRate), rateCell(r.RecvRate))
