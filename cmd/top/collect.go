@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
@@ -259,6 +260,9 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 		c.queues.reset()
 		c.keys.reset()
 		c.nodes = nil
+		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+			cc.ReloadState(ctx) // after a failover, find the new masters
+		}
 		return nil, err
 	}
 
@@ -754,9 +758,7 @@ func parseInfo(info string, cluster bool) ServerInfo {
 	return s
 }
 
-// isConnErr reports whether err means the server could not be reached
-// (rather than a reply about one key).
-func isConnErr(err error) bool {
-	var re redis.Error
-	return !errors.As(err, &re)
-}
+// isConnErr reports whether err is about reaching the server (a lost
+// connection, a timeout, a failover under way) rather than a reply about
+// one key: the refresh fails and the view says "reconnecting".
+func isConnErr(err error) bool { return cmdutil.Transient(err) }
