@@ -3,6 +3,7 @@ package top
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
@@ -100,15 +102,21 @@ type scanSet struct {
 	lastScan int64 // keys returned in the last complete cycle
 }
 
-func (s *scanSet) add(names []string) {
+// add records members; those that are not valid queue names (written by
+// something other than chatq or rsmq) are left out, as delayq would refuse
+// them.
+func (s *scanSet) add(members []string) {
 	if s.known == nil {
 		s.known, s.cycle = map[string]bool{}, map[string]bool{}
 	}
-	for _, n := range names {
+	for _, n := range members {
+		if names.Queue(n) != nil {
+			continue
+		}
 		s.known[n] = true
 		s.cycle[n] = true
 	}
-	s.scanned += int64(len(names))
+	s.scanned += int64(len(members))
 }
 
 // endCycle ends a cycle: what it did not see is gone.
@@ -144,7 +152,9 @@ func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, li
 // Snapshot is what one refresh saw. Its JSON is the contract of
 // `chatq top --once -o json`.
 type Snapshot struct {
-	Time   time.Time  `json:"-"`
+	Time time.Time `json:"-"`
+	// TimeMs is when the snapshot was taken (client clock), Unix ms.
+	TimeMs int64      `json:"time"`
 	Server ServerInfo `json:"server"`
 	Queues []QueueRow `json:"queues"`
 	// QueuesKnown is the number of queues in the registry (matching the
@@ -252,7 +262,8 @@ type PeekRow struct {
 // names contain filter. peekQueue, when not "", also peeks at up to peekN
 // of its messages. This is the one place chatq top reads from Redis.
 func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
-	s := &Snapshot{Time: c.clock(), Limits: limitsJSON{c.lim.Queues, c.lim.Lists, c.lim.Chats}}
+	now := c.clock()
+	s := &Snapshot{Time: now, TimeMs: now.UnixMilli(), Limits: limitsJSON{c.lim.Queues, c.lim.Lists, c.lim.Chats}}
 	calls := 0
 	fail := func(err error) (*Snapshot, error) {
 		// After a failure (a restart, a failover) the cursors may mean
@@ -300,10 +311,10 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	}
 
 	// Queues.
-	names := matching(c.queues.sorted(), filter)
-	s.QueuesKnown = len(names)
-	names = names[:min(len(names), c.lim.Queues)]
-	rows, n, err := c.queueRows(ctx, names, s.Time)
+	queues := matching(c.queues.sorted(), filter)
+	s.QueuesKnown = len(queues)
+	queues = queues[:min(len(queues), c.lim.Queues)]
+	rows, n, err := c.queueRows(ctx, queues, s.Time)
 	calls += n
 	if err != nil {
 		return fail(err)
@@ -431,14 +442,14 @@ func (c *collector) scanKeys(ctx context.Context) (int, error) {
 func (c *collector) classify(k string) {
 	if rest, ok := strings.CutPrefix(k, "{"); ok {
 		key, tail, ok := strings.Cut(rest, "}:")
-		if ok && key != "" && isListPart(tail) {
+		if ok && names.ListKey(key) == nil && isListPart(tail) {
 			c.lists[key] = true
 			c.cycleLists[key] = true
 		}
 		return
 	}
 	if rest, ok := strings.CutPrefix(k, "chat:{"); ok {
-		if id, ok := strings.CutSuffix(rest, "}"); ok && id != "" && !strings.ContainsAny(id, "{}") {
+		if id, ok := strings.CutSuffix(rest, "}"); ok && names.Chat(id) == nil {
 			c.chats[id] = true
 			c.cycleChats[id] = true
 		}
@@ -562,7 +573,7 @@ func (c *collector) rate(r *QueueRow, now time.Time) {
 		// Too soon for a new sample: keep the last one.
 	case ok && dt > 0 && r.TotalSent >= p.sent && r.TotalRecv >= p.recv:
 		sec := dt.Seconds()
-		h.add(now, float64(r.TotalSent-p.sent)/sec, float64(r.TotalRecv-p.recv)/sec)
+		h.add(now, round3(float64(r.TotalSent-p.sent)/sec), round3(float64(r.TotalRecv-p.recv)/sec))
 		c.prev[r.Name] = counters{r.TotalSent, r.TotalRecv, now}
 	default:
 		// The first sight, or a counter that went down (the queue was
@@ -579,6 +590,9 @@ func (c *collector) rate(r *QueueRow, now time.Time) {
 		r.RecvHistory = append(r.RecvHistory, sm.recv)
 	}
 }
+
+// round3 rounds a rate to thousandths, enough for people and scripts.
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // add keeps a sample and drops those older than a minute.
 func (h *rateHistory) add(at time.Time, push, recv float64) {
@@ -669,7 +683,7 @@ func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time)
 				// Too soon for a new sample: keep the last one.
 				sm.rate, sm.lastID, sm.at = old.rate, old.lastID, old.at
 			default:
-				sm.rate = float64(last-old.lastID) / dt.Seconds()
+				sm.rate = round3(float64(last-old.lastID) / dt.Seconds())
 			}
 		}
 		c.chatData[id] = sm

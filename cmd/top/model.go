@@ -245,7 +245,9 @@ func (m *model) status() string {
 	return m.st.title.Render(cut(serverLine(m.snap, m.interval, m.width), m.width))
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine puts text from the server on one line, whitespace runs as one
+// space and control characters escaped.
+func oneLine(s string) string { return printable(strings.Join(strings.Fields(s), " ")) }
 
 func (m *model) footer(keys string) string {
 	if m.editing {

@@ -45,7 +45,7 @@ What a refresh costs the server, whatever the number of keys:
   at most 4 SCAN (COUNT 500) of the prefix, to find lists and chats: a big
   keyspace is discovered over several refreshes, and the view says so;
   per queue shown (at most --max-queues): the queue stats script, and a
-  peek at one message when some are ready (O(1));
+  peek at its first message (body included) when some are ready;
   per list shown (at most --max-lists): the length script (O(1)) and one
   MGET of its endpoints;
   one pipeline of a ZCARD and a GET for each of at most --max-chats chats,

@@ -386,3 +386,25 @@ func TestSparkline(t *testing.T) {
 		}
 	}
 }
+
+// Text from the server reaches the terminal with its control characters
+// escaped: a message body cannot clear the operator's screen.
+func TestPrintable(t *testing.T) {
+	b := redistest.Embedded(t)
+	ctx := t.Context()
+	q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
+	if err := q.Create(ctx, "evil", delayq.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Push(ctx, "evil", "a\x1b[2Jb\x07c\u009bd", delayq.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(ctx, newCollector(b.Client, "rsmq", b.Prefix, false, testLimits(), time.Second, time.Now), time.Second, plainStyles(), nil)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 20})
+	step(t, m, m.refresh())
+	step(t, m, key(m, "enter"))
+	v := m.render()
+	if strings.ContainsAny(v, "\x1b\x07\u009b") || !strings.Contains(v, `a\x1b[2Jb\x07c\x9bd`) {
+		t.Errorf("body not escaped:\n%q", v)
+	}
+}

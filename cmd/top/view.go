@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -48,7 +49,7 @@ func row(cols []column, cells []string) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		s := cells[i]
+		s := printable(cells[i])
 		if ansi.StringWidth(s) > c.width {
 			s = ansi.Truncate(s, c.width, "…")
 		}
@@ -68,6 +69,27 @@ func titles(cols []column) []string {
 		out[i] = c.title
 	}
 	return out
+}
+
+// printable escapes what a terminal would act on (control characters,
+// escape sequences) in text from the server: message bodies, keys, errors.
+func printable(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError
 }
 
 // cut cuts a line to at most width cells.
@@ -252,6 +274,7 @@ func serverLine(s *Snapshot, interval time.Duration, width int) string {
 	}
 	line := fmt.Sprintf("redis %s %s%s · mem %s · %d clients · rtt %.2fms · every %s",
 		sv.Version, sv.Mode, role, bytesHuman(sv.UsedMemory), sv.Clients, sv.RTTMs, interval)
+	line = printable(line) // the server's own words
 	if long := "chatq top · " + line; len(long) <= width {
 		return long
 	}
