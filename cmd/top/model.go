@@ -78,7 +78,9 @@ func (m *model) schedule() tea.Cmd {
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		// A frame needs its first and last lines; a terminal narrower
+		// than 20 columns just cuts the lines.
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 2)
 		return m, nil
 	case tickMsg:
 		if msg.gen != m.tickGen {

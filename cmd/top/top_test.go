@@ -249,7 +249,11 @@ func TestFramesFit(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	m := newModel(ctx, newCollector(b.Client, "rsmq", b.Prefix, false, testLimits(), time.Second, clock.now), time.Second, plainStyles(), nil)
 	step(t, m, m.refresh())
-	for _, size := range [][2]int{{80, 24}, {40, 10}, {200, 60}, {60, 5}} {
+	m.Update(tea.WindowSizeMsg{Width: 0, Height: 0}) // some terminals say so at first
+	if lines := strings.Split(m.render(), "\n"); len(lines) != 2 {
+		t.Errorf("a 0x0 terminal: %d lines", len(lines))
+	}
+	for _, size := range [][2]int{{80, 24}, {40, 10}, {200, 60}, {60, 5}, {20, 2}} {
 		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		for _, open := range []bool{false, true} {
 			if open {
