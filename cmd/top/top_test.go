@@ -14,6 +14,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/faultproxy"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -410,5 +411,64 @@ func TestPrintable(t *testing.T) {
 	v := m.render()
 	if strings.ContainsAny(v, "\x1b\x07\u009b") || !strings.Contains(v, `a\x1b[2Jb\x07c\x9bd`) {
 		t.Errorf("body not escaped:\n%q", v)
+	}
+}
+
+// Through a network outage (every connection cut, then nothing answering)
+// the view says "reconnecting" over the last numbers, on both backends, and
+// resumes when the network is back.
+func TestReconnectNetwork(t *testing.T) { redistest.Run(t, testReconnectNetwork) }
+
+func testReconnectNetwork(t *testing.T, b redistest.Backend) {
+	redis.SetLogger(cmdutil.QuietLogger{})
+	ctx := t.Context()
+	fill(t, ctx, b.Client, b.Prefix)
+	p, err := faultproxy.Start(b.Client.Options().Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	opt := *b.Client.Options()
+	opt.Addr, opt.MaxRetries = p.Addr(), -1
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
+	c := redis.NewClient(&opt)
+	defer c.Close()
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	m := newModel(ctx, newCollector(c, "rsmq", b.Prefix, false, testLimits(), time.Second, clock.now), time.Second, plainStyles(), nil)
+	step(t, m, m.refresh())
+
+	p.Blackhole(true)
+	p.CutAll()
+	clock.advance(2 * time.Second)
+	msg := m.refresh()().(snapMsg)
+	if msg.err == nil {
+		t.Fatal("a refresh through a blackhole succeeded")
+	}
+	m.Update(msg)
+	if v := m.render(); !strings.Contains(v, "reconnecting (for 0s)") || !strings.Contains(v, "QUEUES 3") {
+		t.Errorf("network down: want reconnecting and the last numbers:\n%s", v)
+	}
+	clock.advance(5 * time.Second)
+	m.busy = false
+	m.Update(m.refresh()())
+	if v := m.render(); !strings.Contains(v, "reconnecting (for 5s)") {
+		t.Errorf("still down: want how long:\n%s", v)
+	}
+
+	p.Blackhole(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.busy = false
+		msg := m.refresh()().(snapMsg)
+		m.Update(msg)
+		if msg.err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no refresh after the network came back: %v", msg.err)
+		}
+	}
+	if v := m.render(); strings.Contains(v, "reconnecting") || !strings.Contains(v, "QUEUES 3") {
+		t.Errorf("after the outage:\n%s", v)
 	}
 }
