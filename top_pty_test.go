@@ -117,10 +117,16 @@ func TestTopTerminal(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("chatq top did not end after q:\n%q", screen.String())
 	}
-	out := screen.String()
-	enter, leave := bytes.LastIndex([]byte(out), []byte("\x1b[?1049h")), bytes.LastIndex([]byte(out), []byte("\x1b[?1049l"))
-	if leave < enter || leave < 0 {
-		t.Errorf("the alternate screen was not left:\n%q", out)
+	// What chatq wrote last may still be on its way through the pty.
+	left := func() bool {
+		out := []byte(screen.String())
+		return bytes.LastIndex(out, []byte("\x1b[?1049l")) > bytes.LastIndex(out, []byte("\x1b[?1049h"))
+	}
+	for deadline := time.Now().Add(10 * time.Second); !left(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the alternate screen was not left:\n%q", screen.String())
+			break
+		}
 	}
 	tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
 	if err != nil {
