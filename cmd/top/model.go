@@ -287,7 +287,7 @@ func (m *model) overview() []string {
 	if len(s.Lists) < s.ListsKnown {
 		lHead += fmt.Sprintf(" · the first %d examined (--max-lists)", len(s.Lists))
 	}
-	chats := chatLines(s.Chats, s.KeysComplete)
+	chats := chatLines(s.Chats, s.KeysComplete, s.Limits.Chats)
 
 	// Room: the title, two section titles, two headers, the chats and the
 	// footer are fixed; the lists get up to a third of the rest, the

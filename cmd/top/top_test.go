@@ -343,7 +343,7 @@ func testBounded(t *testing.T, b redistest.Backend) {
 		}
 	}
 	lim := DefaultLimits
-	lim.Queues, lim.ScanCalls, lim.ScanCount = 10, 1, 100
+	lim.Queues, lim.Chats, lim.ScanCalls, lim.ScanCount = 10, 1, 1, 100
 	col := newCollector(b.Client, "rsmq", b.Prefix, false, lim, time.Second, time.Now)
 	s, err := col.snapshot(ctx, "", "", 0)
 	if err != nil {
@@ -372,6 +372,18 @@ func testBounded(t *testing.T, b redistest.Backend) {
 	}
 	if !s.KeysComplete || s.ListsKnown != 1 || s.Chats.Count != 2 {
 		t.Errorf("after a full scan: complete=%v lists=%d chats=%d", s.KeysComplete, s.ListsKnown, s.Chats.Count)
+	}
+	// One chat per refresh, in turn: the next refresh reads the other.
+	if s, err = col.snapshot(ctx, "", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if s.Chats.Examined != 2 || s.Chats.Messages != 2 {
+		t.Errorf("chats in turn: examined %d, messages %d", s.Chats.Examined, s.Chats.Messages)
+	}
+	m = newModel(ctx, col, time.Second, plainStyles(), s)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+	if v := m.render(); !strings.Contains(v, "CHATS 2 · 2 messages stored · 1 read per refresh, in turn (--max-chats)") {
+		t.Errorf("the view does not say the chats are capped:\n%s", v)
 	}
 }
 

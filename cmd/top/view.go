@@ -282,7 +282,7 @@ func serverLine(s *Snapshot, interval time.Duration, width int) string {
 }
 
 // chatLines sum up the chats in one or two lines.
-func chatLines(c ChatsInfo, complete bool) []string {
+func chatLines(c ChatsInfo, complete bool, limit int) []string {
 	if c.Count == 0 {
 		if complete {
 			return []string{"CHATS none"}
@@ -296,6 +296,9 @@ func chatLines(c ChatsInfo, complete bool) []string {
 	head := fmt.Sprintf("CHATS %d%s · %d messages stored", c.Count, more, c.Messages)
 	if c.Examined < c.Count {
 		head += fmt.Sprintf(" (in the %d examined so far)", c.Examined)
+	}
+	if c.Count > limit {
+		head += fmt.Sprintf(" · %d read per refresh, in turn (--max-chats)", limit)
 	}
 	var busy []string
 	for _, r := range c.Busiest {
