@@ -60,11 +60,11 @@ type collector struct {
 
 	lists map[string]bool
 	chats map[string]bool
-	// keysCycle collects lists and chats seen in the current SCAN cycle;
+	// cycleLists and cycleChats collect the lists and chats seen in the current SCAN cycle;
 	// at its end they replace lists and chats, which drops deleted ones.
 	cycleLists, cycleChats map[string]bool
 
-	prev     map[string]counters // queue -> counters at the previous refresh
+	prev     map[string]counters // queue -> counters at the last rate sample
 	rates    map[string]*rateHistory
 	chatData map[string]chatSample
 	chatNext int // round-robin position over the sorted chats
