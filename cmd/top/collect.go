@@ -550,6 +550,9 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 	if st.Ready == 0 {
 		return r, 1, nil
 	}
+	// The age of the oldest ready message: the due time of the first
+	// message. When pkg/delayq's stats report it, read it there and drop
+	// this peek (it returns the body too).
 	ps, err := c.q.Peek(ctx, name, 1)
 	if err == nil && len(ps) == 1 && ps[0].State == delayq.Ready {
 		r.OldestReadyMs = max(st.Now.Sub(ps[0].VisibleAt).Milliseconds(), 0)
