@@ -152,7 +152,7 @@ func printSnapshot(f *cmdutil.Factory, s *Snapshot) error {
 	if f.JSON() {
 		return f.WriteJSON(s)
 	}
-	return writeTables(func(header ...string) tableWriter { return f.NewTable(header...) }, s)
+	return writeTables(func(header ...string) tableWriter { return f.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
 }
 
 // namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as

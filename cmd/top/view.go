@@ -2,6 +2,7 @@ package top
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -325,23 +326,25 @@ func relative(t, now time.Time) string {
 	return age(-d.Milliseconds(), true) + " ago"
 }
 
-// snapshotTable is the --once text: one table per part, each row starting
-// with what it is, so `grep ^queue` and `cut -f` work on piped output.
+// writeTables prints the --once text: one table per part (the empty ones
+// left out), each row starting with what it is, so `grep ^queue` and
+// `cut -f` work on piped output. On a terminal the tables have headers and
+// a blank line between them.
 type tableWriter interface {
 	Row(cells ...any)
 	Flush() error
 }
 
-func writeTables(newTable func(header ...string) tableWriter, s *Snapshot) error {
-	t := newTable("KIND", "NAME", "VERSION", "MODE", "MEMORY", "CLIENTS", "RTT_MS")
-	t.Row("server", "-", s.Server.Version, s.Server.Mode, s.Server.UsedMemory, s.Server.Clients, fmt.Sprintf("%.3f", s.Server.RTTMs))
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	t = newTable("KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S")
+func writeTables(newTable func(header ...string) tableWriter, tty bool, out io.Writer, s *Snapshot) error {
+	var parts [][][]any
+	parts = append(parts, [][]any{
+		{"KIND", "NAME", "VERSION", "MODE", "MEMORY", "CLIENTS", "RTT_MS"},
+		{"server", "-", s.Server.Version, s.Server.Mode, s.Server.UsedMemory, s.Server.Clients, fmt.Sprintf("%.3f", s.Server.RTTMs)},
+	})
+	queues := [][]any{{"KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S"}}
 	for _, r := range s.Queues {
 		if r.Error != "" {
-			t.Row("queue", r.Name, "-", "-", "-", "-", "-", "-", "-", r.Error)
+			queues = append(queues, []any{"queue", r.Name, "-", "-", "-", "-", "-", "-", "-", r.Error})
 			continue
 		}
 		dl, depth := "-", "-"
@@ -351,23 +354,41 @@ func writeTables(newTable func(header ...string) tableWriter, s *Snapshot) error
 				depth = fmt.Sprint(*r.DeadLetterDepth)
 			}
 		}
-		t.Row("queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.OldestReadyMs, rateCell(r.PushRate), rateCell(r.RecvRate))
+		queues = append(queues, []any{"queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.OldestReadyMs, rateCell(r.PushRate), rateCell(r.RecvRate)})
 	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	t = newTable("KIND", "NAME", "LENGTH", "SHARDS")
+	lists := [][]any{{"KIND", "NAME", "LENGTH", "SHARDS"}}
 	for _, r := range s.Lists {
-		t.Row("list", r.Key, r.Length, r.Shards)
+		if r.Error != "" {
+			lists = append(lists, []any{"list", r.Key, "-", r.Error})
+			continue
+		}
+		lists = append(lists, []any{"list", r.Key, r.Length, r.Shards})
 	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	t = newTable("KIND", "NAME", "MESSAGES", "LAST_ID", "SEND_PER_S")
+	chats := [][]any{{"KIND", "NAME", "MESSAGES", "LAST_ID", "SEND_PER_S"}}
 	for _, r := range s.Chats.Busiest {
-		t.Row("chat", r.ID, r.Messages, r.LastID, rateCell(r.Rate))
+		chats = append(chats, []any{"chat", r.ID, r.Messages, r.LastID, rateCell(r.Rate)})
 	}
-	return t.Flush()
+	parts = append(parts, queues, lists, chats)
+	for i, p := range parts {
+		if len(p) == 1 {
+			continue
+		}
+		if i > 0 && tty {
+			fmt.Fprintln(out)
+		}
+		header := make([]string, len(p[0]))
+		for j, h := range p[0] {
+			header[j] = h.(string)
+		}
+		t := newTable(header...)
+		for _, row := range p[1:] {
+			t.Row(row...)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func rateCell(r *float64) string {
