@@ -50,8 +50,8 @@
 //	Retry     retry.lua    make a message visible again after a delay
 //	Stats     stats.lua    attributes and ready/delayed/in-flight counts,
 //	                       O(log n), read only
-//	Peek      peek.lua     read up to 100 messages without receiving them
-//	                       (more: one call per 100)
+//	Peek      peek.lua     read up to 50 messages without receiving them
+//	                       (more: one call per 50)
 //	Purge     purge.lua    delete every message, keep the attributes: O(1)
 //	                       (UNLINK, attributes written back)
 //	Delete    delete.lua   UNLINK the queue's keys, O(1)
