@@ -143,6 +143,10 @@ var (
 // well under a millisecond of server time per call on an idle server.
 const stepCount = 100
 
+// reindexBudget is the server time one reindex step spends before it
+// returns (it checks after each ZSCAN of stepCount messages).
+const reindexBudget = time.Millisecond
+
 // peekPage is how many messages one peek call reads: each costs a ZRANGE
 // entry and an HMGET inside the script, and bodies may be up to 64 KiB.
 const peekPage = 50

@@ -231,8 +231,8 @@ func (c *Client) Stats(ctx context.Context, q string) (*Stats, error) {
 }
 
 // Reindex rebuilds queue q's index of received messages in bounded steps
-// (ZSCAN of 100 messages per script call, well under a millisecond of
-// server time each; n/100 round trips), while the queue stays in use. It
+// (ZSCANs of 100 messages in each script call until it has spent about a
+// millisecond of server time), while the queue stays in use. It
 // ends complete unless another client (rsmq) received from the queue
 // meanwhile; then Stats keeps reporting SplitExact false. It needs write
 // permission on the queue's keys.
@@ -280,7 +280,7 @@ func (c *Client) reindex(ctx context.Context, q string) error {
 	}
 	cursor := "0"
 	for {
-		a, err := run(ctx, c.rdb, reindexStepScript, keys, cursor, stepCount)
+		a, err := run(ctx, c.rdb, reindexStepScript, keys, cursor, stepCount, reindexBudget.Microseconds())
 		if err != nil {
 			return err
 		}
