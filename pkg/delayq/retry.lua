@@ -1,8 +1,11 @@
--- retry: make a message visible again after a delay (RSMQ
--- changeMessageVisibility, with the time read here).
+-- retry: set when a message becomes visible again (RSMQ
+-- changeMessageVisibility, with the time read here). Retry, ChangeVisibility
+-- and Extend (a lease renewal) all run it. With a receipt it changes the
+-- message only while the receipt names its latest delivery.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
--- ARGV[1] id, ARGV[2] delay ms, ARGV[3] realtime channel
--- Returns {"ok", visible-at ms}, {"nomessage"} or {"notfound"}.
+-- ARGV[1] id, ARGV[2] rc and ARGV[3] fr of the receipt ("" for a bare id),
+-- ARGV[4] ms from now, ARGV[5] realtime channel
+-- Returns {"ok", visible-at ms}, {"nomessage"}, {"stale"} or {"notfound"}.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
 -- unless told to replicate effects (the default since Redis 5).
 if redis.replicate_commands then
@@ -12,12 +15,23 @@ local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
 end
-if not redis.call("ZSCORE", KEYS[1], ARGV[1]) then
+local old = redis.call("ZSCORE", KEYS[1], ARGV[1])
+if not old then
   return {"nomessage"}
+end
+if ARGV[2] ~= "" then
+  local m = redis.call("HMGET", KEYS[2], ARGV[1] .. ":rc", ARGV[1] .. ":fr")
+  if tonumber(m[1] or "") ~= tonumber(ARGV[2]) or tonumber(m[2] or "") ~= tonumber(ARGV[3]) then
+    return {"stale"}
+  end
 end
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local visible = string.format("%.0f", now + tonumber(ARGV[2]))
-redis.call("ZADD", KEYS[1], visible, ARGV[1])
-redis.call("PUBLISH", ARGV[3], redis.call("ZCARD", KEYS[1]))
-return {"ok", visible}
+local visible = now + tonumber(ARGV[4])
+redis.call("ZADD", KEYS[1], string.format("%.0f", visible), ARGV[1])
+-- A waiting receive sleeps until the earliest visible-at it saw: wake it
+-- when a message becomes due sooner than before (a lease renewal does not).
+if visible < tonumber(old) then
+  redis.call("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[1]))
+end
+return {"ok", string.format("%.0f", visible)}
