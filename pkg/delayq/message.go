@@ -132,7 +132,7 @@ func (c *Client) Receive(ctx context.Context, q string, opt ReceiveOptions) (*Re
 	if opt.Wait > 0 {
 		return c.receiveWait(ctx, q, opt)
 	}
-	return c.claim(ctx, q, opt)
+	return c.claimPrompt(ctx, q, opt)
 }
 
 // claim runs the receive script once, and once more if a dead-letter move

@@ -1,0 +1,103 @@
+package delayq_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/faultproxy"
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/redis/go-redis/v9"
+)
+
+// proxied returns a client of b's server through a fault-injecting proxy,
+// with the given read timeout (-1: none, so only chatq's own deadlines
+// can end a read).
+func proxied(t *testing.T, b redistest.Backend, readTimeout time.Duration) (*delayq.Client, *faultproxy.Proxy) {
+	t.Helper()
+	opt, err := redis.ParseURL(b.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.Start(opt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	opt.Addr = p.Addr()
+	opt.ReadTimeout = readTimeout
+	opt.MaxRetries = -1
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil { // the pool's first connection, before any fault
+		t.Fatal(err)
+	}
+	return delayq.New(rdb, delayq.Options{Prefix: b.Prefix}), p
+}
+
+// cancelAfter runs receive with a context cancelled after 50ms and returns
+// its error and how long after the cancel it returned. A receive that
+// ignores the cancel fails the test after 20s instead of hanging it.
+func cancelAfter(t *testing.T, receive func(ctx context.Context) error) (error, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- receive(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	at := time.Now()
+	select {
+	case err := <-done:
+		return err, time.Since(at)
+	case <-time.After(20 * time.Second):
+		t.Fatal("receive ignored its cancelled context")
+		return nil, 0
+	}
+}
+
+// Waits have deadlines and honour cancellation even when the server's
+// replies never come: the SUBSCRIBE confirmation blackholed, a claim's
+// reply blackholed. Latencies are logged, not asserted (CI is slow and
+// shared); the test fails only if a call hangs.
+func TestPromptCancel(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		mustCreate(t, newClient(t, b), "q", delayq.Config{})
+
+		// SUBSCRIBE's reply never comes, the client has no read timeout.
+		c, p := proxied(t, b, -1)
+		p.BlackholeNew(true)
+		err, lat := cancelAfter(t, func(ctx context.Context) error {
+			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: time.Hour})
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("blackholed SUBSCRIBE, cancelled: %v", err)
+		}
+		t.Logf("blackholed SUBSCRIBE: returned %v after the cancel", lat)
+		// Not cancelled: the wait ends with an error, not never.
+		start := time.Now()
+		_, err = c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 300 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), "subscribe") {
+			t.Fatalf("blackholed SUBSCRIBE, 300ms wait: %v", err)
+		}
+		t.Logf("blackholed SUBSCRIBE, 300ms wait: error after %v: %v", time.Since(start), err)
+
+		// A claim's reply never comes (bounded by a 5s read timeout so
+		// that the abandoned call ends with the test).
+		c, p = proxied(t, b, 5*time.Second)
+		p.Blackhole(true)
+		for _, wait := range []time.Duration{0, time.Hour} {
+			err, lat = cancelAfter(t, func(ctx context.Context) error {
+				_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: wait})
+				return err
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("blackholed claim (wait %v), cancelled: %v", wait, err)
+			}
+			t.Logf("blackholed claim (wait %v): returned %v after the cancel", wait, lat)
+		}
+	})
+}
