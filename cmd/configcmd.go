@@ -1,8 +1,11 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/spf13/cobra"
+)
 
-func newConfigCmd(f *Factory) *cobra.Command {
+func newConfigCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
@@ -10,13 +13,13 @@ func newConfigCmd(f *Factory) *cobra.Command {
 (flag, env, config file or default). The password is never shown, only
 whether one is set.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			entries := f.Config().describe(f.flags, f.Getenv)
+			entries := f.Config().Describe(f.Flags(), f.Getenv)
 			if f.JSON() {
-				return f.writeJSON(entries)
+				return f.WriteJSON(entries)
 			}
-			t := f.newTable("KEY", "VALUE", "SOURCE")
+			t := f.NewTable("KEY", "VALUE", "SOURCE")
 			for _, e := range entries {
 				t.Row(e.Key, e.Value, e.Source)
 			}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
@@ -17,7 +18,7 @@ func TestDemoOnServerRemovesItsKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := run(ctx, b, "demo")
-		if code != exitOK {
+		if code != cmdutil.ExitOK {
 			t.Fatalf("demo exited %d: %s", code, stderr)
 		}
 		if !strings.Contains(stdout, "send the reminder") || strings.Contains(stderr, "started an embedded") {

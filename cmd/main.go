@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -20,13 +21,13 @@ import (
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	redis.SetLogger(quietLogger{})
-	return Run(ctx, os.Args[1:], systemIO(), os.Getenv)
+	redis.SetLogger(cmdutil.QuietLogger{})
+	return Run(ctx, os.Args[1:], cmdutil.SystemIO(), os.Getenv)
 }
 
 // Run executes one chatq command line and returns its exit code.
-func Run(ctx context.Context, args []string, io *IOStreams, getenv func(string) string) int {
-	f := &Factory{IO: io, Getenv: getenv}
+func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string) int {
+	f := &cmdutil.Factory{IO: io, Getenv: getenv}
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(io.In)
@@ -34,24 +35,25 @@ func Run(ctx context.Context, args []string, io *IOStreams, getenv func(string) 
 	root.SetErr(io.ErrOut)
 
 	c, err := root.ExecuteContextC(ctx)
-	f.close()
+	f.Close()
 	if err != nil && isCobraUsage(err) {
-		err = &usageError{err}
+		err = cmdutil.UsageErr(err)
 	}
-	exitStatus := f.cfg != nil && f.cfg.ExitStatus
-	code := exitCode(err, exitStatus)
+	err = cmdutil.MaybeApplied(c, err)
+	exitStatus := f.Config() != nil && f.Config().ExitStatus
+	code := cmdutil.ExitCode(err, exitStatus)
 	switch {
-	case err == nil || errors.Is(err, ErrNothing):
+	case err == nil || errors.Is(err, cmdutil.ErrNothing):
 		return code
 	case ctx.Err() != nil:
 		io.Infof("interrupted")
-		return exitInterrupted
+		return cmdutil.ExitInterrupted
 	}
 	io.Infof("error: %s", err)
-	if hint := hintFor(err); hint != "" {
+	if hint := cmdutil.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
-	if code == exitUsage && c != nil {
+	if code == cmdutil.ExitUsage && c != nil {
 		io.Infof("usage: %s", c.UseLine())
 		io.Infof("run '%s --help' for flags and examples", c.CommandPath())
 	}
@@ -70,42 +72,8 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-// usageArgs wraps a cobra argument validator so that its errors exit 2.
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return &usageError{err}
-		}
-		return nil
-	}
-}
-
-// exactArgs, minArgs, rangeArgs and noArgs are cobra's validators as usage errors.
-func exactArgs(n int) cobra.PositionalArgs    { return usageArgs(cobra.ExactArgs(n)) }
-func minArgs(n int) cobra.PositionalArgs      { return usageArgs(cobra.MinimumNArgs(n)) }
-func rangeArgs(a, b int) cobra.PositionalArgs { return usageArgs(cobra.RangeArgs(a, b)) }
-
-var noArgs = usageArgs(cobra.NoArgs)
-
-// newGroupCmd makes a command that only holds subcommands: run bare it shows
-// its help; run with an unknown subcommand it is a usage error.
-func newGroupCmd(use, short, long string) *cobra.Command {
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Long:  long,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-}
-
 // Command returns chatq's command tree, for generating man pages and shell
 // completions at release time.
 func Command() *cobra.Command {
-	return newRootCmd(&Factory{IO: systemIO(), Getenv: os.Getenv})
+	return newRootCmd(&cmdutil.Factory{IO: cmdutil.SystemIO(), Getenv: os.Getenv})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -14,7 +15,7 @@ import (
 // code, stdout and stderr.
 func run(ctx context.Context, b redistest.Backend, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	io := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
 	code := Run(ctx, full, io, func(string) string { return "" })
 	return code, out.String(), errOut.String()
@@ -27,12 +28,12 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"list", "lpop", "empty"}, exitOK},
-		{[]string{"-e", "list", "lpop", "empty"}, exitNothing},
-		{[]string{"list", "lpop", "bad key"}, exitUsage},
-		{[]string{"list", "lpop"}, exitUsage},
-		{[]string{"queue", "stats", "nosuch"}, exitError},
-		{[]string{"chat", "send", "1", "--from", "joe", "hi"}, exitError},
+		{[]string{"list", "lpop", "empty"}, cmdutil.ExitOK},
+		{[]string{"-e", "list", "lpop", "empty"}, cmdutil.ExitNothing},
+		{[]string{"list", "lpop", "bad key"}, cmdutil.ExitUsage},
+		{[]string{"list", "lpop"}, cmdutil.ExitUsage},
+		{[]string{"queue", "stats", "nosuch"}, cmdutil.ExitError},
+		{[]string{"chat", "send", "1", "--from", "joe", "hi"}, cmdutil.ExitError},
 	}
 	for _, tt := range tests {
 		if code, _, stderr := run(ctx, b, tt.args...); code != tt.code {
@@ -70,7 +71,7 @@ func testInterruptExits130(t *testing.T, b redistest.Backend) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitInterrupted {
+		if code != cmdutil.ExitInterrupted {
 			t.Errorf("exit %d, want 130 (stderr %q)", code, stderr)
 		}
 		if !strings.Contains(stderr, "chatq: interrupted") || strings.Contains(stderr, "error:") {

@@ -6,21 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
 type pingOptions struct {
-	f *Factory
+	f *cmdutil.Factory
 }
 
-func newPingCmd(f *Factory) *cobra.Command {
+func newPingCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &pingOptions{f: f}
 	return &cobra.Command{
 		Use:   "ping",
 		Short: "Check the connection: server version, mode and round-trip time",
 		Example: `  chatq ping
   chatq --url rediss://:secret@redis.example.com:6380 ping -o json`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return pingRun(cmd.Context(), opts) },
 	}
 }
@@ -63,7 +64,7 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		}
 	}
 	if f.JSON() {
-		return f.writeJSON(res)
+		return f.WriteJSON(res)
 	}
 	fmt.Fprintf(f.IO.Out, "PONG from %s: redis %s, %s, rtt %.3f ms\n", res.URL, res.Version, res.Mode, res.RTTMs)
 	return nil

@@ -3,6 +3,13 @@ package cmd
 import (
 	"time"
 
+	"github.com/chatq-dev/chatq/cmd/bench"
+	"github.com/chatq-dev/chatq/cmd/chat"
+	"github.com/chatq-dev/chatq/cmd/demo"
+	"github.com/chatq-dev/chatq/cmd/dev"
+	"github.com/chatq-dev/chatq/cmd/list"
+	"github.com/chatq-dev/chatq/cmd/queue"
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -23,6 +30,9 @@ Exit codes:
   1    runtime error: connection, Redis error, not found, wrong key type
   2    usage error: unknown flag, missing argument, invalid name or value
   3    nothing to return, only with -e/--exit-status
+  4    a write was sent but its reply was lost: the server may have
+       applied it (the hint names the command that shows whether it did);
+       exit 1 on a write means it was not applied
   130  interrupted`
 
 const rootExample = `  # try it without a Redis server
@@ -35,7 +45,7 @@ const rootExample = `  # try it without a Redis server
   # point at a real server
   chatq --url redis://:secret@redis.internal:6379/0 ping -o json`
 
-func newRootCmd(f *Factory) *cobra.Command {
+func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chatq",
 		Short:         "Operate group chats, delayed queues and sharded lists on Redis",
@@ -43,22 +53,21 @@ func newRootCmd(f *Factory) *cobra.Command {
 		Example:       rootExample,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          noArgs,
+		Args:          cmdutil.NoArgs,
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd.Root().PersistentFlags(), f.Getenv)
+			cfg, err := cmdutil.LoadConfig(cmd.Root().PersistentFlags(), f.Getenv)
 			if err != nil {
 				return err
 			}
-			f.cfg = cfg
-			f.flags = cmd.Root().PersistentFlags()
+			f.Load(cfg, cmd.Root().PersistentFlags())
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
 
 	pf := root.PersistentFlags()
-	pf.StringP("url", "u", defaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
+	pf.StringP("url", "u", cmdutil.DefaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
 	pf.Bool("cluster", false, "treat --url as a Redis Cluster seed, ?addr=host:port repeating (env CHATQ_CLUSTER)")
 	pf.String("prefix", "", "string put in front of every key chatq touches (env CHATQ_PREFIX)")
 	pf.String("config", "", "config file (env CHATQ_CONFIG; default $XDG_CONFIG_HOME/chatq/config.yaml)")
@@ -71,12 +80,12 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newPingCmd(f),
 		newVersionCmd(f),
 		newConfigCmd(f),
-		newDevCmd(f),
-		newDemoCmd(f),
-		newBenchCmd(f),
-		newChatCmd(f),
-		newQueueCmd(f),
-		newListCmd(f),
+		dev.NewCmd(f),
+		demo.NewCmd(f, Run),
+		bench.NewCmd(f),
+		chat.NewCmd(f),
+		queue.NewCmd(f),
+		list.NewCmd(f),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -23,12 +24,12 @@ func Version() string {
 	return "dev"
 }
 
-func newVersionCmd(f *Factory) *cobra.Command {
+func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print chatq's version",
 		Example: "  chatq version\n  chatq version -o json",
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := struct {
 				Version string `json:"version"`
@@ -37,7 +38,7 @@ func newVersionCmd(f *Factory) *cobra.Command {
 				Arch    string `json:"arch"`
 			}{Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
 			if f.JSON() {
-				return f.writeJSON(v)
+				return f.WriteJSON(v)
 			}
 			fmt.Fprintf(f.IO.Out, "chatq %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 			return nil

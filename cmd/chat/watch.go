@@ -1,0 +1,77 @@
+package chat
+
+import (
+	"context"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/spf13/cobra"
+)
+
+type chatWatchOptions struct {
+	f    *cmdutil.Factory
+	user string
+	mark bool
+	poll time.Duration
+}
+
+func newChatWatchCmd(f *cmdutil.Factory) *cobra.Command {
+	opts := &chatWatchOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "watch USER",
+		Short: "Follow a user's new messages as they arrive, like tail -f",
+		Long: `Print USER's unseen messages, then each new message as it arrives, until
+interrupted (Ctrl-C exits 0). By default watch only reads, like tail -f;
+--mark marks what it prints as seen, like a loop of 'pending'.
+
+Every send announces its chat on a Pub/Sub channel (<prefix>chat:sent);
+watch reads when told, so it uses no CPU while the chats are idle, and also
+every --poll in case a notification was lost (e.g. over a reconnect).
+
+Text: one message per line, as 'pending' prints them. JSON Lines, one
+message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}.`,
+		Example: `  chatq chat watch jeff
+  chatq chat watch jeff --mark -o json | jq .message`,
+		Args:              cmdutil.ExactArgs(1),
+		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.user = args[0]
+			if err := names.User(opts.user); err != nil {
+				return err
+			}
+			if opts.poll < 100*time.Millisecond {
+				return cmdutil.UsageErrorf("invalid --poll %s: want at least 100ms", opts.poll)
+			}
+			return chatWatchRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.mark, "mark", false, "mark printed messages seen (deletes what every member has seen)")
+	cmd.Flags().DurationVar(&opts.poll, "poll", 5*time.Second, "read at least this often, should a notification be lost")
+	return cmd
+}
+
+func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
+	f := opts.f
+	s, err := chatStore(f)
+	if err != nil {
+		return err
+	}
+	if f.IO.ErrTTY {
+		f.IO.Infof("watching %s's chats; Ctrl-C to stop", opts.user)
+	}
+	return s.Watch(ctx, opts.user, chat.WatchOptions{Mark: opts.mark, Poll: opts.poll}, func(cs []chat.ChatMessages) error {
+		lines := flatten(cs)
+		if !f.JSON() {
+			writeMessageText(f.IO.Out, lines)
+			return nil
+		}
+		for _, l := range lines {
+			if err := cmdutil.WriteJSONLine(f.IO.Out, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,44 @@
+// Package dev holds `chatq dev`, the embedded development server.
+package dev
+
+import (
+	"fmt"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/spf13/cobra"
+)
+
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run an embedded in-memory Redis-protocol server for development",
+		Long: `Run an embedded in-memory server that speaks the Redis protocol (miniredis) in
+the foreground until interrupted. It keeps nothing: all data is lost when it
+stops. It prints the URL to use on stdout. It is for trying chatq out, not for
+production data; it lacks some Redis commands (OBJECT, MEMORY, CONFIG).`,
+		Example: `  chatq dev                          # in one terminal
+  export CHATQ_URL=redis://127.0.0.1:6379/0
+  chatq ping                         # in another
+
+  chatq dev --addr 127.0.0.1:0       # any free port`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := embedded.Start(addr)
+			if err != nil {
+				return cmdutil.WithHint(fmt.Errorf("listen on %s: %w", addr, err),
+					"is a Redis server already listening there? pick another with --addr")
+			}
+			defer s.Close()
+			f.IO.Infof("embedded server (miniredis) listening on %s; it keeps nothing: data is lost when it stops", s.Addr())
+			f.IO.Infof("use it with: export CHATQ_URL=%s   (Ctrl-C stops it)", s.URL())
+			fmt.Fprintln(f.IO.Out, s.URL())
+			<-cmd.Context().Done()
+			f.IO.Infof("stopped")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6379", "address to listen on (port 0 picks a free one)")
+	return cmd
+}

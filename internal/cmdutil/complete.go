@@ -1,0 +1,90 @@
+package cmdutil
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/spf13/cobra"
+)
+
+// completionTimeout bounds the server look-ups behind shell completion: a
+// slow or absent server must not hang the user's shell.
+const completionTimeout = 500 * time.Millisecond
+
+// CompleteFromServer makes a cobra completion function that asks the server
+// for names with list; any failure completes nothing.
+func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		// The root's hook loaded a configuration for __complete itself, which
+		// has not seen the flags on the line being completed: load it again.
+		cfg, err := LoadConfig(cmd.Flags(), f.Getenv)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cfg.Timeout = min(cfg.Timeout, completionTimeout)
+		f.cfg = cfg
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		names, err := list(ctx, f, cmd)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		out := names[:0]
+		for _, n := range names {
+			if strings.HasPrefix(n, toComplete) {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// ScanNames returns the hash tags (the part between '{' and '}') of the keys
+// under the prefix that match pattern, on every cluster master, at most 1000
+// of them: the chat ids of "chat:{*}", the list keys of "{*}:*".
+func ScanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
+	c, err := f.Client()
+	if err != nil {
+		return nil, err
+	}
+	keys, err := keyspace.Scan(ctx, c, keyspace.Quote(f.Prefix())+pattern, 10000)
+	seen := map[string]bool{}
+	var out []string
+	for _, key := range keys {
+		k := strings.TrimPrefix(key, f.Prefix())
+		_, rest, ok := strings.Cut(k, "{")
+		name, _, ok2 := strings.Cut(rest, "}")
+		if ok && ok2 && name != "" && !seen[name] && len(out) < 1000 {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out, err
+}
+
+// CompleteKeyArg completes a command's first argument with the names of the
+// keys matching pattern (see ScanNames), and nothing after it.
+func (f *Factory) CompleteKeyArg(pattern string) cobra.CompletionFunc {
+	return f.CompleteFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		return ScanNames(ctx, f, pattern)
+	})
+}
+
+// CompleteFirstArg completes a command's first argument with the names list
+// returns, and nothing after it.
+func (f *Factory) CompleteFirstArg(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
+	fromServer := f.CompleteFromServer(list)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fromServer(cmd, args, toComplete)
+	}
+}
+
+// CompleteNothing is the shell completion for free-form arguments.
+func CompleteNothing(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
