@@ -18,16 +18,11 @@ import (
 // can end a read).
 func proxied(t *testing.T, b redistest.Backend, readTimeout time.Duration) (*delayq.Client, *faultproxy.Proxy) {
 	t.Helper()
-	opt, err := redis.ParseURL(b.URL)
+	pb, p := redistest.Proxied(t, b)
+	opt, err := redis.ParseURL(pb.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := faultproxy.Start(opt.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	opt.Addr = p.Addr()
 	opt.ReadTimeout = readTimeout
 	opt.MaxRetries = -1
 	rdb := redis.NewClient(opt)
@@ -68,7 +63,7 @@ func TestPromptCancel(t *testing.T) {
 
 		// SUBSCRIBE's reply never comes, the client has no read timeout.
 		c, p := proxied(t, b, -1)
-		p.BlackholeNew(true)
+		p.DropReplyTo("subscribe")
 		err, lat := cancelAfter(t, func(ctx context.Context) error {
 			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: time.Hour})
 			return err
@@ -76,8 +71,12 @@ func TestPromptCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("blackholed SUBSCRIBE, cancelled: %v", err)
 		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want the SUBSCRIBE confirmation", dropped)
+		}
 		t.Logf("blackholed SUBSCRIBE: returned %v after the cancel", lat)
 		// Not cancelled: the wait ends with an error, not never.
+		p.DropReplyTo("subscribe")
 		start := time.Now()
 		_, err = c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 300 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "subscribe") {
@@ -98,6 +97,32 @@ func TestPromptCancel(t *testing.T) {
 				t.Fatalf("blackholed claim (wait %v), cancelled: %v", wait, err)
 			}
 			t.Logf("blackholed claim (wait %v): returned %v after the cancel", wait, lat)
+		}
+	
+		// A claim whose reply comes after the caller left: its message is
+		// made visible again, not hidden for the queue's 30s vt.
+		p.Blackhole(false)
+		c, p = proxied(t, b, 5*time.Second)
+		id := mustPush(t, c, "q", "released", delayq.PushOptions{})
+		p.Latency(300 * time.Millisecond)
+		err, _ = cancelAfter(t, func(ctx context.Context) error {
+			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("slow claim, cancelled: %v", err)
+		}
+		p.Latency(0)
+		// Wait for the delayed claim to reach the server.
+		for deadline := time.Now().Add(10 * time.Second); b.Client.HGet(context.Background(), b.Prefix+"rsmq:q:Q", id+":rc").Val() != "1"; {
+			if time.Now().After(deadline) {
+				t.Fatal("the abandoned claim never reached the server")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		r, err := newClient(t, b).Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
+		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || r.Messages[0].RC != 2 {
+			t.Fatalf("after an abandoned claim: %+v %v", r, err)
 		}
 	})
 }
