@@ -98,7 +98,7 @@ func TestPromptCancel(t *testing.T) {
 			}
 			t.Logf("blackholed claim (wait %v): returned %v after the cancel", wait, lat)
 		}
-	
+
 		// A claim whose reply comes after the caller left: its message is
 		// made visible again, not hidden for the queue's 30s vt.
 		p.Blackhole(false)
