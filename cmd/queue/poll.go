@@ -39,9 +39,12 @@ and [] with -o json. A receive that would exceed a dead-letter policy's
 Text output: one line per message, ID, RC and MESSAGE (tab-separated when
 piped; tabs and newlines in the message escaped). JSON: an array of
 {"id","message","rc","fr","sent"} as RSMQ returns them (fr and sent in Unix
-milliseconds).`,
+milliseconds), plus "receipt": ID.RC.FR, naming this delivery. Ack or retry
+by receipt to act only while no later receive has taken the message (see
+'chatq queue ack').`,
 		Example: `  chatq queue poll jobs
   chatq queue poll jobs -n 10 --vt 5m -o json
+  chatq queue poll jobs -o json | jq -r '.[].receipt' | xargs chatq queue ack jobs
   chatq queue poll jobs --wait 30s --pop`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,17 +61,19 @@ milliseconds).`,
 	return cmd
 }
 
-// messageJSON is RSMQ's received message: fr and sent in Unix ms.
+// messageJSON is RSMQ's received message: fr and sent in Unix ms; plus,
+// for a received message, the receipt naming its delivery (peek has none).
 type messageJSON struct {
 	ID      string `json:"id"`
 	Message string `json:"message"`
 	RC      int64  `json:"rc"`
 	FR      any    `json:"fr"`
 	Sent    int64  `json:"sent"`
+	Receipt string `json:"receipt,omitempty"`
 }
 
 func toMessageJSON(m delayq.Message) messageJSON {
-	return messageJSON{ID: m.ID, Message: m.Body, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli()}
+	return messageJSON{ID: m.ID, Message: m.Body, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli(), Receipt: m.Receipt}
 }
 
 func queuePollRun(ctx context.Context, opts *queuePollOptions) error {

@@ -40,8 +40,8 @@ type WorkOptions struct {
 	// handler's goroutine).
 	Report func(Outcome)
 	// Moved, if set, is called when a receive moved messages to the
-	// dead-letter queue (received too often), with how many.
-	Moved func(n int)
+	// dead-letter queue (received too often), with how many and where to.
+	Moved func(n int, deadLetter string)
 }
 
 // Outcome is what became of one message under Work.
@@ -118,7 +118,7 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 			return err
 		}
 		if r.Moved > 0 && opt.Moved != nil {
-			opt.Moved(r.Moved)
+			opt.Moved(r.Moved, c.deadLetter(q))
 		}
 		if len(r.Messages) == 0 {
 			<-slots
