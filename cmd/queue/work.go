@@ -123,6 +123,10 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // SIGKILL. A lost lease kills at once: the message may be delivered again.
 const killGrace = 5 * time.Second
 
+// minWorkVT is the shortest lease work takes: renewals every third of it
+// must be possible round trips.
+const minWorkVT = 100 * time.Millisecond
+
 func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	f := opts.f
 	if opts.concurrency < 1 {
@@ -132,6 +136,9 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	if opts.cmd.Flags().Changed("vt") {
 		if err := checkFlagDuration("vt", opts.vt, false); err != nil {
 			return err
+		}
+		if opts.vt < minWorkVT {
+			return cmdutil.UsageErrorf("invalid --vt %s: work needs at least %s, as it renews the lease every third of it", opts.vt, minWorkVT)
 		}
 		wo.VT, wo.HasVT = opts.vt, true
 	}
@@ -254,6 +261,9 @@ func withoutPassword(raw string) string {
 	}
 	if _, has := u.User.Password(); has {
 		u.User = url.User(u.User.Username())
+		if u.User.Username() == "" {
+			u.User = nil
+		}
 	}
 	return u.String()
 }
