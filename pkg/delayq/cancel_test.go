@@ -33,15 +33,24 @@ func proxied(t *testing.T, b redistest.Backend, readTimeout time.Duration) (*del
 	return delayq.New(rdb, delayq.Options{Prefix: b.Prefix}), p
 }
 
-// cancelAfter runs receive with a context cancelled after 50ms and returns
-// its error and how long after the cancel it returned. A receive that
-// ignores the cancel fails the test after 20s instead of hanging it.
-func cancelAfter(t *testing.T, receive func(ctx context.Context) error) (error, time.Duration) {
+// cancelAfter runs receive with a context cancelled once ready reports
+// true (checked every 5ms, for up to 20s; nil: after 50ms) and returns its
+// error and how long after the cancel it returned. A receive that ignores
+// the cancel fails the test after 20s instead of hanging it.
+func cancelAfter(t *testing.T, ready func() bool, receive func(ctx context.Context) error) (error, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- receive(ctx) }()
-	time.Sleep(50 * time.Millisecond)
+	if ready == nil {
+		time.Sleep(50 * time.Millisecond)
+	} else {
+		for deadline := time.Now().Add(20 * time.Second); !ready(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the fault never happened")
+			}
+		}
+	}
 	cancel()
 	at := time.Now()
 	select {
@@ -64,32 +73,39 @@ func TestPromptCancel(t *testing.T) {
 		// SUBSCRIBE's reply never comes, the client has no read timeout.
 		c, p := proxied(t, b, -1)
 		p.DropReplyTo("subscribe")
-		err, lat := cancelAfter(t, func(ctx context.Context) error {
+		dropped := func() bool { _, _, _, n := p.Counts(); return n == 1 }
+		err, lat := cancelAfter(t, dropped, func(ctx context.Context) error {
 			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: time.Hour})
 			return err
 		})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("blackholed SUBSCRIBE, cancelled: %v", err)
 		}
-		if _, _, _, dropped := p.Counts(); dropped != 1 {
-			t.Fatalf("the proxy dropped %d replies, want the SUBSCRIBE confirmation", dropped)
-		}
 		t.Logf("blackholed SUBSCRIBE: returned %v after the cancel", lat)
-		// Not cancelled: the wait ends with an error, not never.
+		// Not cancelled: the wait ends (nothing received), not never; and
+		// with a wait longer than the client's read timeout, an error.
 		p.DropReplyTo("subscribe")
 		start := time.Now()
-		_, err = c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 300 * time.Millisecond})
-		if err == nil || !strings.Contains(err.Error(), "subscribe") {
-			t.Fatalf("blackholed SUBSCRIBE, 300ms wait: %v", err)
+		r, err := c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 300 * time.Millisecond})
+		if err != nil || len(r.Messages) != 0 {
+			t.Fatalf("blackholed SUBSCRIBE, 300ms wait: %+v %v", r, err)
 		}
-		t.Logf("blackholed SUBSCRIBE, 300ms wait: error after %v: %v", time.Since(start), err)
+		t.Logf("blackholed SUBSCRIBE, 300ms wait: ended after %v", time.Since(start))
+		c, p = proxied(t, b, 500*time.Millisecond)
+		p.DropReplyTo("subscribe")
+		start = time.Now()
+		_, err = c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: time.Hour})
+		if err == nil || !strings.Contains(err.Error(), "subscribe to") {
+			t.Fatalf("blackholed SUBSCRIBE, 1h wait: %v", err)
+		}
+		t.Logf("blackholed SUBSCRIBE, 1h wait: error after %v: %v", time.Since(start), err)
 
 		// A claim's reply never comes (bounded by a 5s read timeout so
 		// that the abandoned call ends with the test).
 		c, p = proxied(t, b, 5*time.Second)
 		p.Blackhole(true)
 		for _, wait := range []time.Duration{0, time.Hour} {
-			err, lat = cancelAfter(t, func(ctx context.Context) error {
+			err, lat = cancelAfter(t, nil, func(ctx context.Context) error {
 				_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: wait})
 				return err
 			})
@@ -105,7 +121,7 @@ func TestPromptCancel(t *testing.T) {
 		c, p = proxied(t, b, 5*time.Second)
 		id := mustPush(t, c, "q", "released", delayq.PushOptions{})
 		p.Latency(300 * time.Millisecond)
-		err, _ = cancelAfter(t, func(ctx context.Context) error {
+		err, _ = cancelAfter(t, nil, func(ctx context.Context) error {
 			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
 			return err
 		})
@@ -120,7 +136,7 @@ func TestPromptCancel(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		r, err := newClient(t, b).Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
+		r, err = newClient(t, b).Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
 		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || r.Messages[0].RC != 2 {
 			t.Fatalf("after an abandoned claim: %+v %v", r, err)
 		}

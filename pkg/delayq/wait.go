@@ -2,6 +2,7 @@ package delayq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,7 +29,10 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 	ps := c.rdb.Subscribe(ctx) // no channel yet: no connection yet
 	// Close waits for the lock a blocked Subscribe holds: never wait for it.
 	defer func() { go ps.Close() }()
-	if err := c.subscribe(ctx, ps, c.Channel(q), time.Until(deadline)); err != nil {
+	if err := c.subscribe(ctx, ps, c.Channel(q), deadline); err != nil {
+		if errors.Is(err, errWaitOver) {
+			return res, nil // a slow confirmation ate the wait: nothing was due
+		}
 		return nil, err
 	}
 	pushes := ps.Channel()
@@ -71,21 +75,24 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 // the client's own read timeout is unknown or disabled.
 const DefaultReplyTimeout = 3 * time.Second
 
+// errWaitOver: the wait ended before the SUBSCRIBE was confirmed.
+var errWaitOver = errors.New("wait over")
+
 // subscribe subscribes ps to channel and reads the confirmation, within the
-// client's read timeout (DefaultReplyTimeout if it has none), at most the
-// time left of the wait but at least 100ms. PubSub.Receive has no deadline
-// of its own, and the new connection's handshake reads with the client's
-// read timeout, none at all if it is disabled: either hangs forever when a
-// reply never comes. Running them aside, subscribe returns when the limit
-// passes or ctx is done; the caller then closes the subscription, which
-// ends a blocked confirmation read (a handshake that never gets its reply
-// stays blocked until the connection dies).
-func (c *Client) subscribe(ctx context.Context, ps *redis.PubSub, channel string, left time.Duration) error {
+// client's read timeout (DefaultReplyTimeout if it has none; past it, an
+// error) and at most until the wait's deadline (past it, errWaitOver).
+// PubSub.Receive has no deadline of its own, and the new connection's
+// handshake reads with the client's read timeout, none at all if it is
+// disabled: either hangs forever when a reply never comes. Running them
+// aside, subscribe returns when a limit passes or ctx is done; the caller
+// then closes the subscription, which ends a blocked confirmation read (a
+// handshake that never gets its reply stays blocked until the connection
+// dies).
+func (c *Client) subscribe(ctx context.Context, ps *redis.PubSub, channel string, deadline time.Time) error {
 	limit := DefaultReplyTimeout
 	if rt := readTimeout(c.rdb); rt > 0 {
 		limit = rt
 	}
-	limit = max(min(limit, left), 100*time.Millisecond)
 	done := make(chan error, 1)
 	go func() {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
@@ -96,16 +103,20 @@ func (c *Client) subscribe(ctx context.Context, ps *redis.PubSub, channel string
 		}
 		done <- err
 	}()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
+	timeout := time.NewTimer(limit)
+	defer timeout.Stop()
+	over := time.NewTimer(time.Until(deadline))
+	defer over.Stop()
 	select {
 	case err := <-done:
 		if err != nil {
 			return fmt.Errorf("subscribe to %s: %w", channel, err)
 		}
 		return nil
-	case <-timer.C:
+	case <-timeout.C:
 		return fmt.Errorf("subscribe to %s: no confirmation within %s", channel, limit)
+	case <-over.C:
+		return errWaitOver
 	case <-ctx.Done():
 		return ctx.Err()
 	}
