@@ -56,7 +56,7 @@ func TestWorkLease(t *testing.T) {
 		stop := make(chan struct{})
 		var rival sync.WaitGroup
 		stolen := 0
-		o := workOne(t, c, delayq.WorkOptions{VT: 300 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
+		o := workOne(t, c, delayq.WorkOptions{VT: 500 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
 			rival.Add(1)
 			go func() {
 				defer rival.Done()
@@ -73,7 +73,7 @@ func TestWorkLease(t *testing.T) {
 				}
 			}()
 			for i := 0; i < 3; i++ {
-				time.Sleep(300 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond)
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
@@ -88,7 +88,7 @@ func TestWorkLease(t *testing.T) {
 		if stolen != 0 {
 			t.Fatalf("a rival received the leased message %d times", stolen)
 		}
-		t.Logf("900ms handler, 300ms vt: %d renewals", o.Renewals)
+		t.Logf("1.5s handler, 500ms vt: %d renewals", o.Renewals)
 	})
 }
 
@@ -133,11 +133,13 @@ func TestWorkLeaseLost(t *testing.T) {
 		t.Logf("lease lost: %v after %v", o.Err, o.Duration)
 		// And a message taken by someone else is a lost lease at once.
 		c2 := newClient(t, b)
-		o = workOne(t, c2, delayq.WorkOptions{VT: 300 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
-			if _, err := c2.Retry(ctx, "q", m.ID, 0); err != nil {
+		// (A 1.5s vt: a loaded machine may not lose the lease for slowness.)
+		o = workOne(t, c2, delayq.WorkOptions{VT: 1500 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
+			bg := context.Background()
+			if _, err := c2.Retry(bg, "q", m.ID, 0); err != nil {
 				return err
 			}
-			if r, err := c2.Receive(ctx, "q", delayq.ReceiveOptions{Wait: 10 * time.Second}); err != nil || len(r.Messages) != 1 {
+			if r, err := c2.Receive(bg, "q", delayq.ReceiveOptions{Wait: 10 * time.Second}); err != nil || len(r.Messages) != 1 {
 				return errors.New("no second delivery")
 			}
 			<-ctx.Done()
