@@ -143,9 +143,9 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Mes
 	start := time.Now()
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var timeout *time.Timer
 	if opt.JobTimeout > 0 {
-		t := time.AfterFunc(opt.JobTimeout, func() { cancel(fmt.Errorf("%w: ran longer than %s", ErrJobTimeout, opt.JobTimeout)) })
-		defer t.Stop()
+		timeout = time.AfterFunc(opt.JobTimeout, func() { cancel(fmt.Errorf("%w: ran longer than %s", ErrJobTimeout, opt.JobTimeout)) })
 	}
 	rctx, stop := context.WithCancel(ctx)
 	renewals := make(chan int, 1)
@@ -153,9 +153,12 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Mes
 		renewals <- c.renew(rctx, q, opt, m, claimed, lease, cancel)
 	}()
 	herr := handle(hctx, m)
+	cause := context.Cause(hctx) // what ended the handler, if Work did
+	if opt.JobTimeout > 0 {
+		timeout.Stop()
+	}
 	stop()
 	o := Outcome{Message: m, Renewals: <-renewals}
-	cause := context.Cause(hctx)
 	switch {
 	case cause != nil && herr != nil && herr != cause && !errors.Is(herr, context.Canceled):
 		o.Err = fmt.Errorf("%w (handler: %v)", cause, herr)
