@@ -26,6 +26,7 @@ type queueWorkOptions struct {
 	concurrency int
 	vt          time.Duration
 	jobTimeout  time.Duration
+	giveUpAfter time.Duration
 }
 
 func newQueueWorkCmd(f *cmdutil.Factory) *cobra.Command {
@@ -63,6 +64,14 @@ killed CMD); CMD's own stdout then goes to stderr, keeping stdout JSON only.
 Messages a receive moved to the dead-letter queue are reported too (JSON:
 {"dead_lettered":N,"to":"Q2"}).
 
+Server restarts and failovers: when the server stops answering, work says
+so once on stderr, waits for its running commands (whose leases then
+cannot be renewed: a job that outlives 5/6 of the vt without the server is
+killed, as above), and reconnects with capped exponential backoff and
+jitter, saying when it is back; nothing is acked twice or lost (acks are
+by receipt). It gives up (exit 1) on errors retrying cannot fix (auth, ACL,
+a missing queue), or after --give-up-after without the server.
+
 On SIGINT or SIGTERM work stops taking messages, waits for the running
 commands (renewing their leases; they get no signal from chatq, and a
 terminal's Ctrl-C does not reach their process group) and exits 0.`,
@@ -87,6 +96,7 @@ terminal's Ctrl-C does not reach their process group) and exits 0.`,
 	cmd.Flags().IntVar(&opts.concurrency, "concurrency", 1, "run up to N commands at once")
 	cmd.Flags().DurationVar(&opts.vt, "vt", 0, "visibility timeout, the lease renewed while CMD runs (default: the queue's)")
 	cmd.Flags().DurationVar(&opts.jobTimeout, "job-timeout", 0, "kill a CMD that runs longer than this (default: no limit)")
+	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
 	return cmd
 }
 
@@ -208,7 +218,9 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		f.IO.Infof("moved %s received too often to the dead-letter queue %s", plural(int64(n), "message"), to)
 	}
 	env := append(os.Environ(), handlerConnEnv(f, opts.cmd)...)
-	err = q.Work(ctx, opts.queue, wo, func(ctx context.Context, m delayq.Message) error {
+	p := f.Persistent(opts.giveUpAfter)
+	wo.Received = p.Healthy
+	handle := func(ctx context.Context, m delayq.Message) error {
 		c := exec.CommandContext(ctx, path, opts.argv[1:]...)
 		c.Stdin = strings.NewReader(m.Body)
 		c.Stdout, c.Stderr = stdout, stderr
@@ -230,7 +242,8 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		// Output pipes held open by a killed CMD's stray children.
 		c.WaitDelay = killGrace + time.Second
 		return c.Run()
-	})
+	}
+	err = p.Run(ctx, func(ctx context.Context) error { return q.Work(ctx, opts.queue, wo, handle) })
 	if err != nil {
 		return queueErr(err)
 	}

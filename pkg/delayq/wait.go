@@ -35,7 +35,10 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 		}
 		return nil, err
 	}
-	pushes := ps.Channel()
+	// With subscriptions: after go-redis re-subscribes on a new connection
+	// (the old one died), a push published meanwhile was missed, so the
+	// re-subscription wakes the loop to claim again.
+	pushes := ps.ChannelWithSubscriptions()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C

@@ -39,6 +39,10 @@ type WorkOptions struct {
 	// Report, if set, is called after each message is handled (from the
 	// handler's goroutine).
 	Report func(Outcome)
+	// Received, if set, is called after each receive that reached the
+	// server (with or without messages): a caller that reconnects after
+	// errors learns that the server answers again.
+	Received func()
 	// Moved, if set, is called when a receive moved messages to the
 	// dead-letter queue (received too often), with how many and where to.
 	Moved func(n int, deadLetter string)
@@ -116,6 +120,9 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		if err != nil {
 			<-slots
 			return err
+		}
+		if opt.Received != nil {
+			opt.Received()
 		}
 		if r.Moved > 0 && opt.Moved != nil {
 			opt.Moved(r.Moved, c.deadLetter(q))
