@@ -13,8 +13,8 @@ import (
 // one is (by the server's clock: the wait is the difference of two server
 // times) or a push is published on the queue's realtime channel, until
 // opt.Wait has passed. It subscribes before the claim it sleeps after, so
-// a push between that claim and the sleep still wakes it. It never polls on a
-// fixed tick.
+// a push between that claim and the sleep still wakes it. It sleeps at most
+// RecheckInterval between claims, in case a notification was lost.
 //
 // Every read has a deadline, and cancelling ctx returns within moments
 // whatever the server does (see claimPrompt).
@@ -61,6 +61,10 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 				sleep = max(d, 100*time.Microsecond)
 			}
 		}
+		// A notification can be lost with a subscription whose replies
+		// stopped (go-redis notices a dead subscription only when a write
+		// fails): claim again at least every RecheckInterval.
+		sleep = min(sleep, RecheckInterval)
 		timer.Reset(sleep)
 		select {
 		case <-ctx.Done():
@@ -73,6 +77,11 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 		}
 	}
 }
+
+// RecheckInterval is the longest a wait sleeps without claiming: the safety
+// net for a push notification lost on a broken subscription. One claim per
+// interval per idle waiter.
+const RecheckInterval = 5 * time.Second
 
 // DefaultReplyTimeout bounds the wait for the SUBSCRIBE confirmation when
 // the client's own read timeout is unknown or disabled.
