@@ -43,10 +43,13 @@ echo "$CHATQ_MESSAGE_ID" >> "$OUT/done"
 //
 // Run alone: CHATQ_TEST_REDIS_URL=redis://... go test -run TestWorkLeasesUnderKills -v .
 func TestWorkLeasesUnderKills(t *testing.T) {
+	b := redistest.Real(t)
 	if _, err := exec.LookPath("flock"); err != nil {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but flock(1) (util-linux) is not installed")
+		}
 		t.Skip("needs flock(1) (util-linux)")
 	}
-	b := redistest.Real(t)
 	chatq, err := exec.LookPath("chatq") // the test binary, installed by testscript.Main
 	if err != nil {
 		t.Fatal(err)
