@@ -144,6 +144,10 @@ var (
 	ErrShardSizeMismatch = errors.New("shard size differs from the list's")
 	// ErrReserved is returned when an item to push equals WakeMarker.
 	ErrReserved = errors.New("item equals the reserved wake-up marker")
+	// ErrWait is matched by the errors of a blocking pop's wait (as opposed
+	// to its pop): the wait changes nothing, so a caller may retry after
+	// one, even when its reply was lost.
+	ErrWait = errors.New("waiting failed")
 	// ErrCount is returned for a pop count below 1.
 	ErrCount = errors.New("count must be at least 1")
 	// ErrCorrupt is matched by errors for a list whose stored state is
@@ -257,9 +261,11 @@ type Options struct {
 	// BatchSize is the number of items pushed per script call; 0 means 500.
 	BatchSize int
 	// WaitSlice is the longest single wait (BLMOVE) of a blocking pop; 0 means
-	// one second. It is also kept 150 ms under the client's read timeout
-	// (or at a quarter of it), since the wait is pipelined with the wake
-	// script and read with the client's read timeout.
+	// one second. A wait runs on a connection of its own whose read
+	// deadline is the client's read timeout plus the slice, so a slow
+	// server cannot turn a long wait into a false "reply lost". On a client
+	// that cannot give such a connection it is kept 150 ms under the
+	// client's read timeout (or at a quarter of it).
 	WaitSlice time.Duration
 }
 
@@ -272,7 +278,8 @@ type List struct {
 	size     int
 	explicit bool // size was asked for, not defaulted
 	batch    int
-	slice    time.Duration
+	slice    time.Duration // a wait on the client's own connections
+	ownSlice time.Duration // a wait on a waiter's connection (waiter.own)
 }
 
 // New returns the sharded list KEY on c. It checks KEY and the options and
@@ -295,6 +302,7 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	if opt.WaitSlice <= 0 {
 		opt.WaitSlice = DefaultWaitSlice
 	}
+	ownSlice := opt.WaitSlice
 	if rt := readTimeout(c); rt > 0 {
 		// The pipelined wait must be answered within the read timeout,
 		// and Redis ends a blocking wait up to 1000/hz ms (100 ms) late.
@@ -305,6 +313,7 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 		c: c, key: key, base: base,
 		keys: []string{base + "first", base + "last", base + "mid", base + "size", base + "ver"},
 		size: opt.ShardSize, explicit: explicit, batch: opt.BatchSize, slice: opt.WaitSlice,
+		ownSlice: ownSlice,
 	}, nil
 }
 
@@ -591,7 +600,15 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 		if len(items) > 0 {
 			return items[0], nil
 		}
+		if w == nil {
+			if w, err = l.newWaiter(ctx, shard); err != nil {
+				return "", err
+			}
+		}
 		wait := l.slice
+		if w.own != nil {
+			wait = l.ownSlice
+		}
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
@@ -601,11 +618,6 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 				return "", ErrEmpty
 			}
 			wait = min(wait, left)
-		}
-		if w == nil {
-			if w, err = l.newWaiter(ctx, shard); err != nil {
-				return "", err
-			}
 		}
 		if !w.interruptible {
 			wait = min(wait, fallbackSlice)
@@ -626,8 +638,11 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 // BLMOVE return at once. Without CLIENT ID (the embedded server, or a user
 // not allowed to run it) waits are cut into short slices instead.
 type waiter struct {
-	l             *List
-	node          *redis.Client // the client of the node the list lives on
+	l    *List
+	node *redis.Client // the client of the node the list lives on
+	// own is a one-connection client of the waiter's own on that node,
+	// whose read deadline allows for the wait (see WaitSlice).
+	own           *redis.Client
 	conn          *redis.Conn
 	id            int64
 	interruptible bool
@@ -641,13 +656,28 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 	case *redis.ClusterClient:
 		var err error
 		if node, err = c.MasterForKey(ctx, l.ShardKey(shard)); err != nil {
-			return nil, fmt.Errorf("wait on list %s: %w", l.key, err)
+			return nil, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
-	default:
+	}
+	if node == nil || node.Options().PoolSize < 2 {
+		// No connection to spare for the wait (it would hold the only
+		// one, and the pop after it could not run): short slices.
 		w := &waiter{l: l}
 		return w, w.load(ctx, l.c)
 	}
-	w := &waiter{l: l, node: node, conn: node.Conn()}
+	opt := *node.Options()
+	if opt.ReadTimeout >= 0 {
+		opt.ReadTimeout = readTimeout(node) + l.ownSlice
+	}
+	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 1
+	if opt.MaintNotificationsConfig != nil {
+		// go-redis writes to this struct when a connection starts: a copy,
+		// so the two clients do not race on it.
+		mc := *opt.MaintNotificationsConfig
+		opt.MaintNotificationsConfig = &mc
+	}
+	own := redis.NewClient(&opt)
+	w := &waiter{l: l, node: node, own: own, conn: own.Conn()}
 	if id, err := w.conn.ClientID(ctx).Result(); err == nil {
 		w.id, w.interruptible = id, true
 	}
@@ -662,7 +692,7 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 // pipeline (where a NOSCRIPT reply would come only after the wait).
 func (w *waiter) load(ctx context.Context, c redis.Scripter) error {
 	if err := wakeScript.Load(ctx, c).Err(); err != nil {
-		return fmt.Errorf("wait on list %s: %w", w.l.key, err)
+		return fmt.Errorf("wait on list %s: %w: %w", w.l.key, ErrWait, err)
 	}
 	return nil
 }
@@ -670,6 +700,9 @@ func (w *waiter) load(ctx context.Context, c redis.Scripter) error {
 func (w *waiter) close() {
 	if w.conn != nil {
 		w.conn.Close()
+	}
+	if w.own != nil {
+		w.own.Close()
 	}
 }
 
@@ -713,7 +746,7 @@ func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Dur
 			if msg, ok := scriptError(err, "CORRUPT"); ok {
 				err = fmt.Errorf("%w: %s", ErrCorrupt, msg)
 			}
-			return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+			return "", false, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 		item, err = move.Text()
 		if errors.Is(err, redis.Nil) {
@@ -723,7 +756,7 @@ func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Dur
 			if ctx.Err() != nil {
 				return "", false, ctx.Err()
 			}
-			return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+			return "", false, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 		return item, true, nil
 	}
