@@ -20,7 +20,7 @@ func newPingCmd(f *cmdutil.Factory) *cobra.Command {
 		Use:   "ping",
 		Short: "Check the connection: server version, mode and round-trip time",
 		Example: `  chatq ping
-  chatq --url rediss://:secret@redis.example.com:6380 ping -o json`,
+  chatq --url rediss://redis.example.com:6380 --cacert ca.pem ping -o json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return pingRun(cmd.Context(), opts) },
 	}
