@@ -315,7 +315,7 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 		"insecure": fmt.Sprint(c.Insecure), "sni": c.SNI,
 		"sentinel-master": c.SentinelMaster, "sentinel-user": c.SentinelUser,
 		"sentinel-password": hidden(c.SentinelPassword != ""),
-		"output": c.Output, "exit-status": fmt.Sprint(c.ExitStatus),
+		"output":            c.Output, "exit-status": fmt.Sprint(c.ExitStatus),
 		"timeout": c.Timeout.String(), "verbose": fmt.Sprint(c.Verbose),
 	}
 	out := make([]ConfigEntry, 0, len(configKeys))
