@@ -1,12 +1,15 @@
 package cmdutil
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // normalizeURL percent-encodes the user and password of a URL written by
@@ -110,4 +113,44 @@ func pathErr(err error) string {
 		return fmt.Sprintf("%s: %v", pe.Path, pe.Err)
 	}
 	return err.Error()
+}
+
+// TLSHandshakeError is a failed TLS handshake with Addr: a dial that
+// reached the server, so the failure is about TLS (certificates, or a port
+// that does not speak it), which the hints tell apart.
+type TLSHandshakeError struct {
+	Addr string
+	Err  error
+}
+
+func (e *TLSHandshakeError) Error() string { return "TLS handshake with " + e.Addr + ": " + e.Err.Error() }
+func (e *TLSHandshakeError) Unwrap() error { return e.Err }
+
+// tlsDialer dials addr and does the TLS handshake within timeout, naming
+// the handshake in its errors. The server name, unless --sni gives one, is
+// the host dialled.
+func tlsDialer(tc *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		d := &net.Dialer{KeepAlive: 5 * time.Minute}
+		raw, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := tc.Clone()
+		if cfg.ServerName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			cfg.ServerName = host
+		}
+		conn := tls.Client(raw, cfg)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, &TLSHandshakeError{Addr: addr, Err: err}
+		}
+		return conn, nil
+	}
 }

@@ -143,6 +143,9 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
 		opt.TLSConfig = tc
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
+		if tc != nil {
+			opt.Dialer = tlsDialer(tc, opt.DialTimeout)
+		}
 		opt.MaxRetries = -1
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
@@ -166,6 +169,9 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		}
 		opt.TLSConfig = tc
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
+		if tc != nil {
+			opt.Dialer = tlsDialer(tc, opt.DialTimeout)
+		}
 		opt.MaxRetries = -1
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
@@ -185,6 +191,9 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 			opt.TLSConfig = tc
 		}
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
+		if opt.TLSConfig != nil {
+			opt.Dialer = tlsDialer(tc, opt.DialTimeout)
+		}
 		// A retried write could apply twice; an operator would rather see
 		// the error than wait through redials. The client-identity round
 		// trip buys nothing here.
@@ -196,6 +205,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClient(opt)
 	}
+	c.AddHook(permHook{})
 	if cfg.Verbose {
 		io.Infof("connecting to %s", cfg.Server())
 		c.AddHook(verboseHook{io})
