@@ -123,7 +123,9 @@ type TLSHandshakeError struct {
 	Err  error
 }
 
-func (e *TLSHandshakeError) Error() string { return "TLS handshake with " + e.Addr + ": " + e.Err.Error() }
+func (e *TLSHandshakeError) Error() string {
+	return "TLS handshake with " + e.Addr + ": " + e.Err.Error()
+}
 func (e *TLSHandshakeError) Unwrap() error { return e.Err }
 
 // tlsDialer dials addr and does the TLS handshake within timeout, naming
