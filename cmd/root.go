@@ -99,6 +99,7 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 		newPingCmd(f),
 		newVersionCmd(f),
 		newConfigCmd(f),
+		newACLCmd(f),
 		dev.NewCmd(f),
 		demo.NewCmd(f, Run),
 		bench.NewCmd(f),
