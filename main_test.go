@@ -119,6 +119,8 @@ func scriptParams(connect func(env *testscript.Env) error) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,
 			"waitredis": cmdWaitRedis,
+			"fakeredis": cmdFakeRedis,
+			"tlscerts":  cmdTLSCerts,
 		},
 	}
 }
