@@ -61,7 +61,7 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 	switch {
 	case sentinel && strings.Contains(msg, "redis: nil"):
 		return fmt.Sprintf("no Sentinel at --url monitors a master named %q: check --sentinel-master (`redis-cli -h HOST -p PORT SENTINEL MASTERS` lists the names)", cfg.SentinelMaster)
-	case sentinel && strings.Contains(msg, "unknown command 'sentinel'"):
+	case sentinel && strings.Contains(msg, "unknown command") && strings.Contains(msg, "get-master-addr-by-name"):
 		return "--url is not a Sentinel: point it at the Sentinels (port 26379 by default), or drop --sentinel-master to use the server directly"
 	case sentinel && (strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "WRONGPASS")):
 		return "the Sentinel needs its own password: set CHATQ_SENTINEL_PASSWORD (and CHATQ_SENTINEL_USER for an ACL user), or sentinel-password in the config file; the URL's password is the master's"

@@ -273,6 +273,9 @@ func badURL(err error, raw string) error {
 		err = ue.Err
 	}
 	msg := scrubSecrets(strings.TrimPrefix(err.Error(), "redis: "), raw)
+	if strings.Contains(msg, "unexpected option: addr") {
+		return WithHint(UsageErrorf("invalid --url: %s", msg), "?addr=host:port lists more seeds for --cluster or more Sentinels for --sentinel-master; a single server takes none")
+	}
 	return WithHint(UsageErrorf("invalid --url: %s", msg),
 		"use redis://[user@]host:port/db (password from CHATQ_PASSWORD or --askpass), rediss:// for TLS, or unix:///path/to/socket")
 }
