@@ -77,7 +77,7 @@ var needs = []need{
 type aclOptions struct {
 	f         *cmdutil.Factory
 	readOnly  bool
-	namespace string
+	namespaces []string
 }
 
 func newACLCmd(f *cmdutil.Factory) *cobra.Command {
@@ -113,7 +113,7 @@ patterns).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return aclRun(opts) },
 	}
 	cmd.Flags().BoolVar(&opts.readOnly, "read-only", false, "grant only what the commands that read need")
-	cmd.Flags().StringVar(&opts.namespace, "namespace", "", "RSMQ namespace of the queues (env CHATQ_NAMESPACE, default rsmq)")
+	cmd.Flags().StringSliceVar(&opts.namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
 	return cmd
 }
 
@@ -130,18 +130,20 @@ func aclRun(opts *aclOptions) error {
 	if cfg.User == "" {
 		return cmdutil.WithHint(cmdutil.UsageErrorf("acl needs --user NAME"), "name the user to create: chatq acl --user app")
 	}
-	ns := opts.namespace
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
+	nss := opts.namespaces
+	if len(nss) == 0 && f.Getenv("CHATQ_NAMESPACE") != "" {
+		nss = strings.Split(f.Getenv("CHATQ_NAMESPACE"), ",")
 	}
-	if ns == "" {
-		ns = "rsmq"
+	if len(nss) == 0 {
+		nss = []string{"rsmq"}
 	}
-	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
+	for _, ns := range nss {
+		if ns == "" || strings.ContainsAny(ns, "{} \t\r\n") {
+			return cmdutil.UsageErrorf("invalid --namespace %q: not empty, no whitespace, '{' or '}'", ns)
+		}
 	}
 	sel := selectNeeds(opts.readOnly)
-	args := aclArgs(cfg.User, sel, cfg.Prefix, ns, cfg.Cluster, aclDB(cfg) != 0)
+	args := aclArgs(cfg.User, sel, cfg.Prefix, nss, cfg.Cluster, aclDB(cfg) != 0)
 	res := aclResult{User: cfg.User, ReadOnly: opts.readOnly, Line: strings.Join(quoteAll(args), " "), Needs: sel}
 	if f.JSON() {
 		return f.WriteJSON(res)
@@ -163,7 +165,7 @@ func selectNeeds(readOnly bool) []need {
 
 // aclArgs builds the arguments of ACL SETUSER for sel: reset the user's
 // commands, keys and channels (not its passwords), switch it on, grant.
-func aclArgs(user string, sel []need, prefix, ns string, cluster, selectDB bool) []string {
+func aclArgs(user string, sel []need, prefix string, nss []string, cluster, selectDB bool) []string {
 	cmds := map[string]bool{}
 	keys := map[string]bool{}
 	chans := map[string]bool{}
@@ -179,11 +181,13 @@ func aclArgs(user string, sel []need, prefix, ns string, cluster, selectDB bool)
 				cmds[c] = true
 			}
 		}
-		for _, k := range n.Keys {
-			keys[expandPattern(prefix, ns, k)] = true
-		}
-		for _, ch := range n.Channels {
-			chans[expandPattern(prefix, ns, ch)] = true
+		for _, ns := range nss {
+			for _, k := range n.Keys {
+				keys[expandPattern(prefix, ns, k)] = true
+			}
+			for _, ch := range n.Channels {
+				chans[expandPattern(prefix, ns, ch)] = true
+			}
 		}
 	}
 	if cluster {

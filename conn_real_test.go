@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/cmd"
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/redis/go-redis/v9"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// gate returns the value of env, or skips t when it is unset, or fails it
+// when the require variable is "1" (CI sets it, so that a server that did
+// not start fails rather than skips).
+func gate(t *testing.T, env, require string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if os.Getenv(require) == "1" {
+			t.Fatalf("%s=1 but %s is not set", require, env)
+		}
+		t.Skipf("%s not set", env)
+	}
+	return v
+}
+
+// TestTLSScripts runs testdata/tls/*.txtar against real TLS redis-servers:
+// CHATQ_TEST_TLS_URL (tls-auth-clients no) and CHATQ_TEST_MTLS_URL
+// (tls-auth-clients yes), with the CA and a client certificate in
+// CHATQ_TEST_TLS_CACERT, CHATQ_TEST_TLS_CERT and CHATQ_TEST_TLS_KEY, and the
+// plain server of CHATQ_TEST_REDIS_URL. .ci/run makes them with openssl.
+func TestTLSScripts(t *testing.T) {
+	tlsURL := gate(t, "CHATQ_TEST_TLS_URL", "CHATQ_REQUIRE_TLS")
+	vars := map[string]string{"TLSURL": tlsURL}
+	for env, name := range map[string]string{
+		"CHATQ_TEST_MTLS_URL": "MTLSURL", "CHATQ_TEST_TLS_CACERT": "CACERT",
+		"CHATQ_TEST_TLS_CERT": "CERT", "CHATQ_TEST_TLS_KEY": "KEY", "CHATQ_TEST_REDIS_URL": "PLAINURL",
+	} {
+		vars[name] = gate(t, env, "CHATQ_REQUIRE_TLS")
+	}
+	u, err := url.Parse(tlsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars["TLSADDR"] = u.Host
+	admin, err := cmdutil.NewClient(&cmdutil.Config{URL: tlsURL, CACert: vars["CACERT"], Timeout: 5 * time.Second}, &cmdutil.IOStreams{ErrOut: os.Stderr}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	p := scriptParams(func(env *testscript.Env) error {
+		for k, v := range vars {
+			env.Setenv(k, v)
+		}
+		prefix := keyspace.UniquePrefix("chatqtest:tls:" + filepath.Base(env.WorkDir))
+		env.Setenv("CHATQ_PREFIX", prefix)
+		env.Defer(func() {
+			if err := keyspace.DeletePrefix(context.Background(), admin, prefix); err != nil {
+				env.T().Fatal("cleanup: ", err)
+			}
+		})
+		return nil
+	})
+	p.Dir = "testdata/tls"
+	testscript.Run(t, p)
+}
+
+// TestACLScripts runs the scripts of every pattern on the real server of
+// CHATQ_TEST_REDIS_URL as a user created from `chatq acl` for the script's
+// own prefix: whatever chatq needs and the line does not grant fails with
+// NOPERM. Run with CHATQ_TEST_ACL=1 (CI does).
+func TestACLScripts(t *testing.T) {
+	if os.Getenv("CHATQ_TEST_ACL") != "1" {
+		t.Skip("CHATQ_TEST_ACL=1 not set")
+	}
+	realURL := gate(t, "CHATQ_TEST_REDIS_URL", "CHATQ_REQUIRE_REDIS")
+	opt, err := redis.ParseURL(realURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(opt)
+	t.Cleanup(func() { admin.Close() })
+	files, err := filepath.Glob("testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pick []string
+	for _, f := range files {
+		base := filepath.Base(f)
+		for _, p := range []string{"chat_", "queue_", "list_"} {
+			if strings.HasPrefix(base, p) {
+				pick = append(pick, f)
+				break
+			}
+		}
+	}
+	p := scriptParams(func(env *testscript.Env) error {
+		prefix := keyspace.UniquePrefix("chatqtest:acl:" + filepath.Base(env.WorkDir))
+		user := "chatqtest-" + randomHex(6)
+		password := randomHex(16)
+		var out, errOut bytes.Buffer
+		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other"}, io, func(string) string { return "" }); code != 0 {
+			t.Fatalf("chatq acl: exit %d: %s", code, errOut.String())
+		}
+		var args []any
+		for _, a := range strings.Fields(out.String()) {
+			args = append(args, a)
+		}
+		ctx := context.Background()
+		if err := admin.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%s: %v", out.String(), err)
+		}
+		if err := admin.Do(ctx, "acl", "setuser", user, ">"+password).Err(); err != nil {
+			t.Fatal(err)
+		}
+		env.Defer(func() {
+			if err := keyspace.DeletePrefix(ctx, admin, prefix); err != nil {
+				env.T().Fatal("cleanup: ", err)
+			}
+			admin.Do(ctx, "acl", "deluser", user)
+		})
+		env.Setenv("CHATQ_URL", realURL)
+		env.Setenv("CHATQ_USER", user)
+		env.Setenv("CHATQ_PASSWORD", password)
+		env.Setenv("CHATQ_PREFIX", prefix)
+		env.Setenv("BACKEND", "redis")
+		return nil
+	})
+	p.Files = pick
+	testscript.Run(t, p)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// TestSentinelFailover reaches the master named CHATQ_TEST_SENTINEL_MASTER
+// through the Sentinel at CHATQ_TEST_SENTINEL_URL, forces a failover with
+// SENTINEL FAILOVER, and checks that the same client follows it: writes go
+// to the new master, and nothing written before is lost.
+func TestSentinelFailover(t *testing.T) {
+	sentinelURL := gate(t, "CHATQ_TEST_SENTINEL_URL", "CHATQ_REQUIRE_SENTINEL")
+	master := gate(t, "CHATQ_TEST_SENTINEL_MASTER", "CHATQ_REQUIRE_SENTINEL")
+	ctx := context.Background()
+	redis.SetLogger(cmdutil.QuietLogger{})
+	cfg := &cmdutil.Config{URL: sentinelURL, SentinelMaster: master, Timeout: 3 * time.Second}
+	c, err := cmdutil.NewClient(cfg, &cmdutil.IOStreams{ErrOut: os.Stderr}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	prefix := keyspace.UniquePrefix("chatqtest:sentinel")
+	defer func() {
+		if err := keyspace.DeletePrefix(ctx, c, prefix); err != nil {
+			t.Error("cleanup: ", err)
+		}
+	}()
+
+	// ping through Sentinel reports the mode
+	var out, errOut bytes.Buffer
+	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	getenv := func(string) string { return "" }
+	if code := cmd.Run(ctx, []string{"--url", sentinelURL, "--sentinel-master", master, "ping", "-o", "json"}, io, getenv); code != 0 {
+		t.Fatalf("ping: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"mode":"sentinel"`) {
+		t.Errorf("ping: %s", out.String())
+	}
+
+	chatq := func(args ...string) (int, string) {
+		out.Reset()
+		errOut.Reset()
+		base := []string{"--url", sentinelURL, "--sentinel-master", master, "--prefix", prefix}
+		code := cmd.Run(ctx, append(base, args...), io, getenv)
+		return code, out.String() + errOut.String()
+	}
+	if code, msg := chatq("queue", "create", "jobs"); code != 0 {
+		t.Fatalf("queue create: exit %d: %s", code, msg)
+	}
+	if code, msg := chatq("queue", "push", "jobs", "before"); code != 0 {
+		t.Fatalf("queue push: exit %d: %s", code, msg)
+	}
+	// the replica has what was written before the failover
+	if err := c.Set(ctx, prefix+"k", "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); ; {
+		n, err := c.Do(ctx, "wait", 1, 1000).Int()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= 1 {
+			break
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatal("the replica did not catch up within 60s")
+		}
+	}
+
+	sopt, err := redis.ParseURL(sentinelURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sopt.Addr})
+	defer sc.Close()
+	old, err := sc.GetMasterAddrByName(ctx, master).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Failover(ctx, master).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		now, err := sc.GetMasterAddrByName(ctx, master).Result()
+		if err == nil && strings.Join(now, ":") != strings.Join(old, ":") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failover from %v within 60s (last: %v, %v)", old, now, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The same client follows: a write may fail while the roles change
+	// (chatq never retries a write on its own), then succeeds.
+	for {
+		err := c.Set(ctx, prefix+"k", "after", 0).Err()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no write through the same client after the failover: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for {
+		code, msg := chatq("queue", "push", "jobs", "after")
+		if code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue push after the failover: exit %d: %s", code, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, msg := chatq("queue", "poll", "jobs", "-n", "10", "--pop", "-o", "json")
+	if code != 0 || !regexp.MustCompile(`(?s)"message":"before".*"message":"after"`).MatchString(msg) {
+		t.Errorf("after the failover, queue poll: exit %d: %s", code, msg)
+	}
+	if code, msg := chatq("ping"); code != 0 || !strings.Contains(msg, "sentinel") {
+		t.Errorf("ping after the failover: exit %d: %s", code, msg)
+	}
+}
