@@ -75,8 +75,8 @@ var needs = []need{
 }
 
 type aclOptions struct {
-	f         *cmdutil.Factory
-	readOnly  bool
+	f          *cmdutil.Factory
+	readOnly   bool
 	namespaces []string
 }
 
