@@ -52,6 +52,8 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 		return "the server requires a client certificate signed by a CA it trusts (tls-auth-clients): give it with --cert FILE --key FILE (CHATQ_CERT, CHATQ_KEY)"
 	case errors.As(err, &he) && (errors.As(err, &rh) || errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF)):
 		return "the server does not speak TLS on that port: drop --tls and use redis://, or use the server's tls-port"
+	case cfg.usesTLS() && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)):
+		return "the server did not answer within --timeout: if the port does not speak TLS, drop --tls and use redis://; else check --url, or raise --timeout"
 	case !cfg.usesTLS() && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)):
 		return "the server closed the connection at once: if it expects TLS, use rediss:// or --tls (CHATQ_TLS=true), with --cacert for a private CA"
 	}
