@@ -265,3 +265,79 @@ func TestSentinelFailover(t *testing.T) {
 		t.Errorf("ping after the failover: exit %d: %s", code, msg)
 	}
 }
+
+// TestACLReadOnly checks `chatq acl --read-only` on the real server: the
+// reading commands work as that user, and every write is refused.
+func TestACLReadOnly(t *testing.T) {
+	if os.Getenv("CHATQ_TEST_ACL") != "1" {
+		t.Skip("CHATQ_TEST_ACL=1 not set")
+	}
+	realURL := gate(t, "CHATQ_TEST_REDIS_URL", "CHATQ_REQUIRE_REDIS")
+	opt, err := redis.ParseURL(realURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	admin := redis.NewClient(opt)
+	defer admin.Close()
+	prefix := keyspace.UniquePrefix("chatqtest:aclro")
+	user, password := "chatqtest-ro-"+randomHex(6), randomHex(16)
+	defer func() {
+		admin.Do(ctx, "acl", "deluser", user)
+		if err := keyspace.DeletePrefix(ctx, admin, prefix); err != nil {
+			t.Error("cleanup: ", err)
+		}
+	}()
+	run := func(url string, args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		code := cmd.Run(ctx, append([]string{"--url", url, "--prefix", prefix}, args...), io, func(string) string { return "" })
+		return code, out.String() + errOut.String()
+	}
+	code, line := run(realURL, "acl", "--user", user, "--read-only")
+	if code != 0 {
+		t.Fatal(line)
+	}
+	var acl []any
+	for _, a := range strings.Fields(line) {
+		acl = append(acl, a)
+	}
+	if err := admin.Do(ctx, acl...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "acl", "setuser", user, ">"+password).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"queue", "create", "jobs"}, {"queue", "push", "jobs", "m"}, {"list", "rpush", "k", "a"},
+		{"chat", "create", "--from", "joe", "--to", "jeff", "hi"},
+	} {
+		if code, msg := run(realURL, args...); code != 0 {
+			t.Fatalf("%v as admin: %s", args, msg)
+		}
+	}
+	u, err := url.Parse(realURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(user, password)
+	ro := u.String()
+	for _, args := range [][]string{
+		{"ping"}, {"queue", "ls"}, {"queue", "stats", "jobs"}, {"queue", "peek", "jobs"},
+		{"list", "llen", "k"}, {"list", "lrange", "k", "0", "-1"}, {"list", "shards", "k"},
+		{"chat", "members", "1"}, {"chat", "history", "1"}, {"chat", "ls", "jeff"}, {"chat", "pending", "jeff", "--peek"},
+	} {
+		if code, msg := run(ro, args...); code != 0 {
+			t.Errorf("%v as the read-only user: exit %d: %s", args, code, msg)
+		}
+	}
+	for _, args := range [][]string{
+		{"queue", "push", "jobs", "m"}, {"queue", "poll", "jobs"}, {"queue", "create", "other"},
+		{"list", "rpush", "k", "b"}, {"list", "lpop", "k"},
+		{"chat", "send", "1", "--from", "joe", "x"}, {"chat", "pending", "jeff"},
+	} {
+		if code, msg := run(ro, args...); code != 1 || !strings.Contains(msg, "chatq acl") {
+			t.Errorf("%v as the read-only user: exit %d, want 1 with the acl hint: %s", args, code, msg)
+		}
+	}
+}
