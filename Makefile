@@ -2,7 +2,7 @@
 REDIS_PORT ?= 16379
 REDIS_URL  ?= redis://127.0.0.1:$(REDIS_PORT)/0
 
-.PHONY: help build test test-redis ci bench release-snapshot release-check docs clean
+.PHONY: help build test test-redis ci bench bounded release-snapshot release-check docs clean
 
 help:            ## list the tasks
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -21,6 +21,9 @@ ci:              ## what CI runs: starts its own redis-server (installs it if mi
 
 bench:           ## Go benchmarks against a real redis-server at REDIS_URL
 	CHATQ_TEST_REDIS_URL=$(REDIS_URL) go test -run '^$$' -bench . -benchmem ./pkg/...
+
+bounded:         ## every command's worst server time per call at 1e3, 1e5, 1e6 items (starts its own redis-server)
+	bash scripts/bounded.sh
 
 docs:            ## man pages and shell completions into dist-assets/
 	go run ./tools/gendocs -out dist-assets

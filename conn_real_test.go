@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/chatqtest"
 	"github.com/chatq-dev/chatq/cmd"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/keyspace"
@@ -59,20 +61,25 @@ func TestTLSScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Close() })
-	p := scriptParams(func(env *testscript.Env) error {
+	p := withConnCmds(chatqtest.Params("testdata/tls"))
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
 		for k, v := range vars {
 			env.Setenv(k, v)
 		}
-		prefix := keyspace.UniquePrefix("chatqtest:tls:" + filepath.Base(env.WorkDir))
-		env.Setenv("CHATQ_PREFIX", prefix)
+		// The harness cleans the script's prefix on the plain server; this
+		// cleans it on the TLS one.
+		prefix := env.Getenv("CHATQ_PREFIX")
 		env.Defer(func() {
 			if err := keyspace.DeletePrefix(context.Background(), admin, prefix); err != nil {
 				env.T().Fatal("cleanup: ", err)
 			}
 		})
 		return nil
-	})
-	p.Dir = "testdata/tls"
+	}
 	testscript.Run(t, p)
 }
 
@@ -105,14 +112,21 @@ func TestACLScripts(t *testing.T) {
 			}
 		}
 	}
-	p := scriptParams(func(env *testscript.Env) error {
-		prefix := keyspace.UniquePrefix("chatqtest:acl:" + filepath.Base(env.WorkDir))
+	p := chatqtest.Params("")
+	p.Dir = ""
+	p.Files = pick
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
+		prefix := env.Getenv("CHATQ_PREFIX")
 		user := "chatqtest-" + randomHex(6)
 		password := randomHex(16)
 		var out, errOut bytes.Buffer
 		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other"}, io, func(string) string { return "" }); code != 0 {
-			t.Fatalf("chatq acl: exit %d: %s", code, errOut.String())
+			return fmt.Errorf("chatq acl: exit %d: %s", code, errOut.String())
 		}
 		var args []any
 		for _, a := range strings.Fields(out.String()) {
@@ -120,25 +134,16 @@ func TestACLScripts(t *testing.T) {
 		}
 		ctx := context.Background()
 		if err := admin.Do(ctx, args...).Err(); err != nil {
-			t.Fatalf("%s: %v", out.String(), err)
+			return fmt.Errorf("%s: %v", out.String(), err)
 		}
 		if err := admin.Do(ctx, "acl", "setuser", user, ">"+password).Err(); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		env.Defer(func() {
-			if err := keyspace.DeletePrefix(ctx, admin, prefix); err != nil {
-				env.T().Fatal("cleanup: ", err)
-			}
-			admin.Do(ctx, "acl", "deluser", user)
-		})
-		env.Setenv("CHATQ_URL", realURL)
+		env.Defer(func() { admin.Do(ctx, "acl", "deluser", user) })
 		env.Setenv("CHATQ_USER", user)
 		env.Setenv("CHATQ_PASSWORD", password)
-		env.Setenv("CHATQ_PREFIX", prefix)
-		env.Setenv("BACKEND", "redis")
 		return nil
-	})
-	p.Files = pick
+	}
 	testscript.Run(t, p)
 }
 

@@ -23,6 +23,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// withConnCmds adds the connection tests' commands, tlscerts and
+// fakeredis, to p.
+func withConnCmds(p testscript.Params) testscript.Params {
+	p.Cmds["tlscerts"] = cmdTLSCerts
+	p.Cmds["fakeredis"] = cmdFakeRedis
+	return p
+}
+
 // cmdTLSCerts writes a test CA and certificates signed by it into DIR:
 // ca.pem, server.pem/server.key (for localhost and 127.0.0.1) and
 // client.pem/client.key.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/chatqtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -44,10 +45,7 @@ func TestREADMEExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	realURL := os.Getenv("CHATQ_TEST_REDIS_URL")
-	p := scriptParams(connectDefault(t, realURL))
-	p.Dir = dir
-	testscript.Run(t, p)
+	testscript.Run(t, chatqtest.Params(dir))
 }
 
 type example struct{ cmd, exit string }

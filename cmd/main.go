@@ -39,6 +39,7 @@ func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(
 	if err != nil && isCobraUsage(err) {
 		err = cmdutil.UsageErr(err)
 	}
+	err = cmdutil.MaybeApplied(c, err)
 	exitStatus := f.Config() != nil && f.Config().ExitStatus
 	code := cmdutil.ExitCode(err, exitStatus)
 	switch {

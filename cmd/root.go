@@ -33,6 +33,9 @@ Exit codes:
   1    runtime error: connection, Redis error, not found, wrong key type
   2    usage error: unknown flag, missing argument, invalid name or value
   3    nothing to return, only with -e/--exit-status
+  4    a write was sent but its reply was lost: the server may have
+       applied it (the hint names the command that shows whether it did);
+       exit 1 on a write means it was not applied
   130  interrupted`
 
 const rootExample = `  # try it without a Redis server

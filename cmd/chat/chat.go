@@ -44,6 +44,17 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		newChatHistoryCmd(f),
 		newChatWatchCmd(f),
 	)
+	// A lost reply to these exits 4 ("may have applied"), with the command
+	// that shows whether it was.
+	for name, check := range map[string]string{
+		"create":  "chatq chat ls USER",
+		"send":    "chatq chat history CHAT",
+		"pending": "chatq chat pending USER --peek",
+		"join":    "chatq chat members CHAT",
+		"leave":   "chatq chat members CHAT",
+	} {
+		cmdutil.MarkWriteSub(cmd, name, check)
+	}
 	return cmd
 }
 

@@ -15,6 +15,8 @@ type chatWatchOptions struct {
 	user string
 	mark bool
 	poll time.Duration
+	// giveUpAfter ends the reconnecting after the server was away this long.
+	giveUpAfter time.Duration
 }
 
 func newChatWatchCmd(f *cmdutil.Factory) *cobra.Command {
@@ -29,6 +31,12 @@ interrupted (Ctrl-C exits 0). By default watch only reads, like tail -f;
 Every send announces its chat on a Pub/Sub channel (<prefix>chat:sent);
 watch reads when told, so it uses no CPU while the chats are idle, and also
 every --poll in case a notification was lost (e.g. over a reconnect).
+
+When the server goes away (a restart, a failover), watch says so once on
+stderr, reconnects with capped exponential backoff and jitter, says when it
+is back, and goes on after the last message it printed: nothing is printed
+twice or skipped. Errors that retrying cannot fix (auth, ACL, wrong key
+type) end it with exit 1, and so does --give-up-after when set.
 
 Text: one message per line, as 'pending' prints them. JSON Lines, one
 message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}.`,
@@ -49,6 +57,7 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
 	}
 	cmd.Flags().BoolVar(&opts.mark, "mark", false, "mark printed messages seen (deletes what every member has seen)")
 	cmd.Flags().DurationVar(&opts.poll, "poll", 5*time.Second, "read at least this often, should a notification be lost")
+	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
 	return cmd
 }
 
@@ -61,17 +70,23 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 	if f.IO.ErrTTY {
 		f.IO.Infof("watching %s's chats; Ctrl-C to stop", opts.user)
 	}
-	return s.Watch(ctx, opts.user, chat.WatchOptions{Mark: opts.mark, Poll: opts.poll}, func(cs []chat.ChatMessages) error {
-		lines := flatten(cs)
-		if !f.JSON() {
-			writeMessageText(f.IO.Out, lines)
-			return nil
-		}
-		for _, l := range lines {
-			if err := cmdutil.WriteJSONLine(f.IO.Out, l); err != nil {
-				return err
+	// Through a restart or failover, watch reconnects and goes on after the
+	// last message it printed.
+	p := f.Persistent(opts.giveUpAfter)
+	wopts := chat.WatchOptions{Mark: opts.mark, Poll: opts.poll, After: map[string]int64{}, OnRead: p.Healthy}
+	return p.Run(ctx, func(ctx context.Context) error {
+		return s.Watch(ctx, opts.user, wopts, func(cs []chat.ChatMessages) error {
+			lines := flatten(cs)
+			if !f.JSON() {
+				writeMessageText(f.IO.Out, lines)
+				return nil
 			}
-		}
-		return nil
+			for _, l := range lines {
+				if err := cmdutil.WriteJSONLine(f.IO.Out, l); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 }

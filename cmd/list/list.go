@@ -46,6 +46,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		newListRangeCmd(opts),
 		newListShardsCmd(opts),
 	)
+	// A lost reply to these exits 4 ("may have applied"), with the command
+	// that shows whether it was.
+	for _, name := range []string{"lpush", "rpush", "lpop", "rpop", "blpop", "brpop"} {
+		cmdutil.MarkWriteSub(cmd, name, "chatq list lrange KEY 0 -1")
+	}
 	for _, sub := range cmd.Commands() {
 		sub.ValidArgsFunction = f.CompleteKeyArg("{*}:*")
 	}

@@ -50,6 +50,20 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		newQueuePeekCmd(f),
 		newQueueWorkCmd(f),
 	)
+	// A lost reply to these exits 4 ("may have applied"), with the command
+	// that shows whether it was.
+	for name, check := range map[string]string{
+		"create": "chatq queue ls",
+		"set":    "chatq queue stats QUEUE",
+		"delete": "chatq queue ls",
+		"purge":  "chatq queue stats QUEUE",
+		"push":   "chatq queue peek QUEUE",
+		"poll":   "chatq queue stats QUEUE",
+		"ack":    "chatq queue peek QUEUE",
+		"retry":  "chatq queue peek QUEUE",
+	} {
+		cmdutil.MarkWriteSub(cmd, name, check)
+	}
 	queueNames := f.CompleteFirstArg(func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 		q, err := queueClient(f, cmd)
 		if err != nil {

@@ -4,19 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"syscall"
 
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 )
 
 // Exit codes, documented in `chatq --help` and the README.
 const (
-	ExitOK          = 0
-	ExitError       = 1
-	ExitUsage       = 2
-	ExitNothing     = 3
-	ExitInterrupted = 130
+	ExitOK      = 0
+	ExitError   = 1
+	ExitUsage   = 2
+	ExitNothing = 3
+	// ExitMaybeApplied: a write was sent but its reply was lost, so the
+	// server may have applied it; exit 1 on a write means it was not.
+	ExitMaybeApplied = 4
+	ExitInterrupted  = 130
 )
 
 // ErrNothing is returned by a command that succeeded with nothing to return
@@ -55,6 +61,72 @@ func WithHint(err error, hint string) error {
 	return &HintError{err: err, hint: hint}
 }
 
+// MaybeAppliedError is a write whose request reached the connection but whose
+// reply never came back: the server may have applied it. It exits 4.
+type MaybeAppliedError struct {
+	err   error
+	check string
+}
+
+func (e *MaybeAppliedError) Error() string {
+	return e.err.Error() + ": the request was sent but its reply was lost, so the server may have applied it"
+}
+func (e *MaybeAppliedError) Unwrap() error { return e.err }
+
+// Hint says how to check before retrying.
+func (e *MaybeAppliedError) Hint() string {
+	if e.check == "" {
+		return "check the server's state before retrying, so that a retry does not apply it twice"
+	}
+	return fmt.Sprintf("check with `%s` before retrying, so that a retry does not apply it twice", e.check)
+}
+
+// writeAnnotation marks a command that writes (see MarkWrite).
+const writeAnnotation = "chatq.write"
+
+// MarkWrite marks cmd as a command that changes the server's data; check is
+// the command line that shows whether it was applied. A lost reply to such a
+// command exits 4 instead of 1.
+func MarkWrite(cmd *cobra.Command, check string) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[writeAnnotation] = check
+	return cmd
+}
+
+// MaybeApplied turns err into a MaybeAppliedError when cmd writes and err
+// says that a reply was lost after its request was sent; otherwise it
+// returns err.
+func MaybeApplied(cmd *cobra.Command, err error) error {
+	if cmd == nil || err == nil {
+		return err
+	}
+	check, ok := cmd.Annotations[writeAnnotation]
+	if !ok || !ReplyLost(err) {
+		return err
+	}
+	var ma *MaybeAppliedError
+	if errors.As(err, &ma) {
+		return err
+	}
+	return &MaybeAppliedError{err: err, check: check}
+}
+
+// ReplyLost reports whether err is a failure reading a reply: the request
+// was written, so the server may have run it. A failure to dial or to write
+// the whole request is not: Redis runs only complete commands.
+func ReplyLost(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Op == "read"
+	}
+	return errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, redis.ErrPoolTimeout)
+}
+
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error, exitStatus bool) int {
 	var ue *UsageError
@@ -68,6 +140,8 @@ func ExitCode(err error, exitStatus bool) int {
 		return ExitOK
 	case errors.As(err, &ue), errors.Is(err, names.ErrInvalid):
 		return ExitUsage
+	case errors.As(err, new(*MaybeAppliedError)):
+		return ExitMaybeApplied
 	default:
 		return ExitError
 	}
@@ -79,6 +153,10 @@ func HintFor(err error) string {
 	var he *HintError
 	if errors.As(err, &he) {
 		return he.hint
+	}
+	var ma *MaybeAppliedError
+	if errors.As(err, &ma) {
+		return ma.Hint()
 	}
 	var ne net.Error
 	switch {
@@ -93,4 +171,15 @@ func HintFor(err error) string {
 func isDialError(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
+// MarkWriteSub marks the subcommand name of group as a write (see MarkWrite).
+func MarkWriteSub(group *cobra.Command, name, check string) {
+	for _, sub := range group.Commands() {
+		if sub.Name() == name {
+			MarkWrite(sub, check)
+			return
+		}
+	}
+	panic("no subcommand " + name + " of " + group.Name())
 }

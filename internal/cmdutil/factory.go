@@ -107,6 +107,21 @@ func (f *Factory) askPassword() (string, error) {
 	return string(b), nil
 }
 
+// Persistent returns the retry loop for a long-running command on this
+// factory's server (see Persistent), giving up after giveUpAfter (0: never).
+func (f *Factory) Persistent(giveUpAfter time.Duration) *Persistent {
+	return &Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Refresh: f.refresh}
+}
+
+// refresh makes a Cluster client load the slot map again: after a failover
+// the old master no longer answers, and go-redis would keep dialling it
+// until its next periodic reload.
+func (f *Factory) refresh(ctx context.Context) {
+	if cc, ok := f.client.(*redis.ClusterClient); ok {
+		cc.ReloadState(ctx) // in the background; the next try uses it
+	}
+}
+
 // OnClose registers fn to run when the command ends.
 func (f *Factory) OnClose(fn func()) { f.closers = append(f.closers, fn) }
 

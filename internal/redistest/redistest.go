@@ -6,10 +6,12 @@ package redistest
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/faultproxy"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 )
@@ -78,4 +80,28 @@ func realURL(t testing.TB) string {
 		t.Skip("CHATQ_TEST_REDIS_URL not set: no real Redis to test against")
 	}
 	return url
+}
+
+// Proxied returns b reached through a fault-injecting proxy (see
+// internal/faultproxy), closed when t ends: its URL and Client go through
+// the proxy, its Prefix is b's.
+func Proxied(t testing.TB, b Backend) (Backend, *faultproxy.Proxy) {
+	t.Helper()
+	u, err := url.Parse(b.URL)
+	if err != nil {
+		t.Fatalf("backend URL: %v", err)
+	}
+	p, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatalf("fault proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	u.Host = p.Addr()
+	opt, err := redis.ParseURL(u.String())
+	if err != nil {
+		t.Fatalf("proxied URL: %v", err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return Backend{Name: b.Name, URL: u.String(), Client: c, Prefix: b.Prefix}, p
 }

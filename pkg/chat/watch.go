@@ -15,6 +15,18 @@ type WatchOptions struct {
 	// Poll is how often Watch reads even without a notification, to catch
 	// anything a dropped connection missed (default 5s).
 	Poll time.Duration
+	// After, when not nil, holds per chat the last id already delivered:
+	// Watch starts after it and records there what it delivers, so a
+	// caller that calls Watch again after an error (a lost connection)
+	// resumes without repeating a message. Without Mark it is the only
+	// record of what was delivered.
+	After map[string]int64
+	// OnRead, when set, is called after each successful read, so a caller
+	// can tell that the server answers again.
+	OnRead func()
+	// Timeout bounds the wait for the subscription's confirmation and each
+	// read (default 10s), so a lost reply cannot hang Watch.
+	Timeout time.Duration
 }
 
 // Watch delivers user's unseen messages to fn, then every new message as it
@@ -32,24 +44,38 @@ func (s *Store) Watch(ctx context.Context, user string, opts WatchOptions, fn fu
 	if opts.Poll <= 0 {
 		opts.Poll = 5 * time.Second
 	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
 	sub := s.rdb.Subscribe(ctx, s.Channel())
 	defer sub.Close()
 	// Wait for the subscription before the first read, so that nothing sent
-	// between the read and the subscription goes unnoticed.
-	if _, err := sub.Receive(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
+	// between the read and the subscription goes unnoticed. The wait has a
+	// deadline, and an interrupt ends it at once (closing the subscription
+	// ends the read).
+	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
+	_, err := sub.ReceiveTimeout(ctx, opts.Timeout)
+	stop()
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	notes := sub.Channel()
-	after := map[string]int64{}
+	after := opts.After
+	if after == nil {
+		after = map[string]int64{}
+	}
 	read := func() error {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Timeout)
 		defer cancel()
 		got, err := s.Pending(rctx, user, PendingOptions{Peek: !opts.Mark, After: after})
 		if err != nil {
 			return err
+		}
+		if opts.OnRead != nil {
+			opts.OnRead()
 		}
 		for _, c := range got {
 			after[c.ChatID] = c.Messages[len(c.Messages)-1].ID

@@ -1,0 +1,130 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/redistest"
+)
+
+// waitFor polls cond until it holds, failing t after a generous deadline
+// (a deadline for a hang, not a performance budget).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ownServer returns a backend on a redis-server of the test's own, which the
+// test may kill, restart and start again on the same data (AOF, fsync
+// always).
+func ownServer(t *testing.T) (redistest.Backend, *redistest.Server) {
+	s := redistest.StartServer(t)
+	return redistest.Backend{Name: "redis", URL: s.URL(), Client: s.Client(), Prefix: "t:"}, s
+}
+
+// chat watch rides out a server restart: it says it lost and regained the
+// connection, and prints every message exactly once, before and after.
+func TestWatchRidesOutARestart(t *testing.T) {
+	b, s := ownServer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if code, _, stderr := run(ctx, b, "chat", "create", "--from", "joe", "--to", "jeff", "before"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runChatq(ctx, b, "", &out, &errOut, "chat", "watch", "jeff", "--poll", "100ms")
+	}()
+	waitFor(t, "the first message", func() bool { return strings.Contains(out.String(), "before") })
+
+	for round := range 3 {
+		if round == 1 {
+			// Down long enough for watch to notice: it says so, and
+			// says so once however long the outage.
+			s.Kill()
+			waitFor(t, "the loss reported", func() bool { return strings.Contains(errOut.String(), "lost the connection") })
+			time.Sleep(500 * time.Millisecond) // the outage goes on (several reconnect attempts)
+			s.Start()
+		} else {
+			s.Restart()
+		}
+		body := "after-" + string(rune('a'+round))
+		waitFor(t, "a send after the restart", func() bool {
+			code, _, _ := run(ctx, b, "chat", "send", "1", "--from", "joe", body)
+			return code == 0
+		})
+		waitFor(t, body+" printed", func() bool { return strings.Contains(out.String(), body) })
+	}
+	waitFor(t, "the recovery reported", func() bool {
+		return strings.Count(errOut.String(), "reconnected after") == strings.Count(errOut.String(), "lost the connection")
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch exited %d after an interrupt, want 0: %s", code, errOut.String())
+	}
+	for _, body := range []string{"before", "after-a", "after-b", "after-c"} {
+		if n := strings.Count(out.String(), body); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", body, n, out.String())
+		}
+	}
+	if n := strings.Count(errOut.String(), "lost the connection"); n < 1 || n > 3 {
+		t.Errorf("said it lost the connection %d times over 3 restarts:\n%s", n, errOut.String())
+	}
+	t.Logf("stderr:\n%s", errOut.String())
+	if strings.Contains(errOut.String(), "error:") {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+}
+
+// chat watch rides out a Cluster failover: the master of the chat's slot is
+// killed, its replica takes over, and every message is printed once.
+func TestWatchRidesOutAClusterFailover(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cl := []string{"--cluster"}
+	b := redistest.Backend{Name: "cluster", URL: c.URL(), Prefix: "t:"}
+	if code, _, stderr := run(ctx, b, append(cl, "chat", "create", "--from", "joe", "--to", "jeff", "before")...); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runChatq(ctx, b, "", &out, &errOut, append(cl, "chat", "watch", "jeff", "--poll", "100ms")...)
+	}()
+	waitFor(t, "the first message", func() bool { return strings.Contains(out.String(), "before") })
+	c.WaitReplicated(t)
+	c.MasterOf(t, "t:msgs:{1}").Kill()
+	c.WaitHealthy(t)
+	var lastErr string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last send: %s\nwatch's stderr: %s", lastErr, errOut.String())
+		}
+	}()
+	waitFor(t, "a send after the failover", func() bool {
+		code, _, stderr := run(ctx, b, append(cl, "chat", "send", "1", "--from", "joe", "after")...)
+		lastErr = stderr
+		return code == 0
+	})
+	waitFor(t, "after printed", func() bool { return strings.Contains(out.String(), "after") })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch exited %d after an interrupt, want 0: %s", code, errOut.String())
+	}
+	for _, body := range []string{"before", "after"} {
+		if n := strings.Count(out.String(), body); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", body, n, out.String())
+		}
+	}
+	t.Logf("stderr:\n%s", errOut.String())
+}

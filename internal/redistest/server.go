@@ -1,0 +1,275 @@
+package redistest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is a redis-server process that a test owns, so that it can restart
+// or kill it. It keeps an append-only file (fsync always) in a temporary
+// directory, so a restart or a SIGKILL loses nothing that was acknowledged.
+type Server struct {
+	Port int
+	Dir  string
+	args []string
+	cmd  *exec.Cmd
+	t    testing.TB
+}
+
+// StartServer starts a redis-server on a free loopback port with args added,
+// stopped when t ends. Without a redis-server binary it skips t, or fails it
+// when CHATQ_REQUIRE_REDIS=1.
+func StartServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-server is not installed")
+		}
+		t.Skip("redis-server not installed")
+	}
+	s := &Server{Port: freePort(t), Dir: t.TempDir(), args: args, t: t}
+	s.start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// Addr is host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// URL is the server's redis:// URL.
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Start starts the server again after Kill, on the same port and data.
+func (s *Server) Start() {
+	s.t.Helper()
+	s.start()
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(s.Port),
+		"--dir", s.Dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+		"--logfile", "redis.log"}, s.args...)
+	s.cmd = exec.Command("redis-server", args...)
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("redis-server: %v", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.Ping(s.t.Context()).Err()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(s.Dir + "/redis.log")
+			s.t.Fatalf("redis-server on %s did not start: %v\n%s", s.Addr(), err, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Kill stops the server with SIGKILL and waits for it to exit.
+func (s *Server) Kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart kills the server and starts it again on the same port and data,
+// as a crash and a supervisor's restart would; it returns once the server
+// answers (it may still be loading its append-only file for a moment).
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	s.start()
+}
+
+// Client returns a client for the server, closed when the test ends.
+func (s *Server) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		// A cluster node also needs port+10000 for its bus.
+		if port+10000 > 65535 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000)); err == nil {
+			bus.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port pair")
+	return 0
+}
+
+// Cluster is a Redis Cluster of redis-server processes a test owns, with
+// replicas, so that killing a master makes its replica take over.
+type Cluster struct {
+	Nodes []*Server // masters first, then replicas, as redis-cli assigns them
+}
+
+// StartCluster starts masters masters with replicas replicas each (node
+// timeout 1s, so a failover takes a few seconds) and waits until the
+// cluster is ready. It skips or fails as StartServer does.
+func StartCluster(t testing.TB, masters, replicas int) *Cluster {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-cli is not installed")
+		}
+		t.Skip("redis-cli not installed")
+	}
+	c := &Cluster{}
+	addrs := []string{"--cluster", "create"}
+	for range masters * (1 + replicas) {
+		s := StartServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0")
+		c.Nodes = append(c.Nodes, s)
+		addrs = append(addrs, s.Addr())
+	}
+	addrs = append(addrs, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", addrs...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	c.WaitHealthy(t)
+	return c
+}
+
+// URL is a --cluster seed URL naming every node.
+func (c *Cluster) URL() string {
+	u := "redis://" + c.Nodes[0].Addr()
+	for i, s := range c.Nodes[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + s.Addr()
+	}
+	return u
+}
+
+// WaitHealthy waits until every live node says the cluster is ok and every
+// slot is served.
+func (c *Cluster) WaitHealthy(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, s := range c.Nodes {
+		if s.cmd == nil {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+		for {
+			info, err := cl.ClusterInfo(t.Context()).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
+				break
+			}
+			if time.Now().After(deadline) {
+				cl.Close()
+				t.Fatalf("cluster not healthy on %s: %v %s", s.Addr(), err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cl.Close()
+	}
+}
+
+// MasterOf returns the node that serves key's slot now.
+func (c *Cluster) MasterOf(t testing.TB, key string) *Server {
+	t.Helper()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.Nodes[0].Addr()}})
+	defer cc.Close()
+	var addr string
+	slot, err := cc.ClusterKeySlot(t.Context(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, err := cc.ClusterSlots(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range slots {
+		if int64(r.Start) <= slot && slot <= int64(r.End) {
+			addr = r.Nodes[0].Addr
+		}
+	}
+	for _, s := range c.Nodes {
+		if s.Addr() == addr {
+			return s
+		}
+	}
+	t.Fatalf("no node serves %q (slot %d, %s)", key, slot, addr)
+	return nil
+}
+
+// WaitReplicated waits until every replica of every live master has all of
+// its master's writes, so that a failover loses nothing acknowledged.
+func (c *Cluster) WaitReplicated(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, s := range c.Nodes {
+		if s.cmd == nil {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+		for !replicated(t, cl) {
+			if time.Now().After(deadline) {
+				cl.Close()
+				t.Fatalf("replicas of %s did not catch up", s.Addr())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cl.Close()
+	}
+}
+
+// replicated reports whether cl is a replica, or a master whose replicas are
+// all online at its replication offset.
+func replicated(t testing.TB, cl *redis.Client) bool {
+	info, err := cl.Info(t.Context(), "replication").Result()
+	if err != nil {
+		return false
+	}
+	if strings.Contains(info, "role:slave") {
+		return true
+	}
+	var offset string
+	var replicas []string
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+			offset = v
+		}
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, "state=") {
+			replicas = append(replicas, line)
+		}
+	}
+	for _, r := range replicas {
+		if !strings.Contains(r, "state=online") || !strings.Contains(r, "offset="+offset+",") {
+			return false
+		}
+	}
+	return len(replicas) > 0
+}

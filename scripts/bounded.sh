@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bounded.sh [SIZE...]: proves that every chatq command does bounded work on
+# the server. For each size (default 1000 100000 1000000) it starts a fresh
+# redis-server on a free loopback port, runs internal/bounded's TestBounded
+# (load a queue, a sharded list and a chat of SIZE items, log every call in
+# SLOWLOG, run every command, fail on a call over 10 ms), and prints the worst
+# server time per call of each command, one column per size, as Markdown.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 100000 1000000)
+
+dir=$(mktemp -d)
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+status=0
+for n in "${sizes[@]}"; do
+  port=$(free_port)
+  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+    --dir "$dir" --logfile "$dir/redis-$n.log" --daemonize no &
+  pid=$!
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "bounded: n=$n on redis-server $(redis-server --version | awk '{print $3}') port $port" >&2
+  if ! CHATQ_TEST_REDIS_URL="redis://127.0.0.1:$port/0" CHATQ_TEST_BOUNDED_N="$n" \
+    CHATQ_BOUNDED_REPORT="$dir/report-$n.md" \
+    go test -count=1 -timeout 60m -run '^TestBounded$' ./internal/bounded >"$dir/test-$n.log" 2>&1; then
+    status=1
+    grep -E 'took|FAIL|Error' "$dir/test-$n.log" >&2 || cat "$dir/test-$n.log" >&2
+  fi
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+done
+
+# Join the per-size tables on the command column.
+python3 - "$dir" "${sizes[@]}" <<'PY'
+import sys, os
+d, sizes = sys.argv[1], sys.argv[2:]
+cols, order = {}, []
+for n in sizes:
+    p = os.path.join(d, f"report-{n}.md")
+    if not os.path.exists(p):
+        continue
+    for line in open(p).read().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0] not in cols:
+            cols[cells[0]] = {}
+            order.append(cells[0])
+        cols[cells[0]][n] = cells[2]
+print("| command | " + " | ".join(f"worst call (µs), n={int(n):,}" for n in sizes) + " |")
+print("| --- |" + " --- |" * len(sizes))
+for c in order:
+    print(f"| {c} | " + " | ".join(cols[c].get(n, "–") for n in sizes) + " |")
+PY
+exit $status
