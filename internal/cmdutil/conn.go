@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // normalizeURL percent-encodes the user and password of a URL written by
@@ -128,17 +132,69 @@ func (e *TLSHandshakeError) Error() string {
 }
 func (e *TLSHandshakeError) Unwrap() error { return e.Err }
 
-// tlsDialer dials addr and does the TLS handshake within timeout, naming
-// the handshake in its errors. The server name, unless --sni gives one, is
-// the host dialled.
-func tlsDialer(tc *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// ConnInitError is a failure before the server's first reply on any
+// connection of the client: no command of chatq's was sent, so nothing can
+// have been applied (see ReplyLost).
+type ConnInitError struct{ Err error }
+
+func (e *ConnInitError) Error() string { return e.Err.Error() }
+func (e *ConnInitError) Unwrap() error { return e.Err }
+
+// Timeout keeps go-redis's view of a timed-out read.
+func (e *ConnInitError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.Err, &ne) && ne.Timeout()
+}
+
+// Temporary is part of net.Error.
+func (e *ConnInitError) Temporary() bool { return false }
+
+// initConn notes in replied when the server has sent the first line of a
+// reply: a RESP type byte, then a newline. Until some connection of a
+// client has, no command of chatq's was sent: go-redis sends HELLO on each
+// new connection and waits for its reply before anything else. A server
+// that is not Redis there (a TLS port, say, which answers with an alert
+// record and closes) never gets that far.
+type initConn struct {
+	net.Conn
+	replied *atomic.Bool
+	state   int // 0: nothing read; 1: a RESP type byte; 2: a whole first line; -1: not RESP
+}
+
+func (c *initConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	for _, ch := range b[:n] {
+		if c.state == 0 {
+			c.state = -1
+			if strings.IndexByte("+-:$*%>_#,(=~|!", ch) >= 0 {
+				c.state = 1
+			}
+		} else if c.state == 1 && ch == '\n' {
+			c.state = 2
+			c.replied.Store(true)
+		}
+		if c.state != 1 {
+			break
+		}
+	}
+	return n, err
+}
+
+// dialer dials addr, with TLS when tc is set, within timeout: the TLS
+// handshake's errors name it, and a connection's errors before its first
+// reply are ConnInitErrors. The server name, unless --sni gives one, is the
+// host dialled.
+func dialer(tc *tls.Config, timeout time.Duration, replied *atomic.Bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		d := &net.Dialer{KeepAlive: 5 * time.Minute}
 		raw, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
+		if err != nil || tc == nil {
+			if err != nil {
+				return nil, err
+			}
+			return &initConn{Conn: raw, replied: replied}, nil
 		}
 		cfg := tc.Clone()
 		if cfg.ServerName == "" {
@@ -153,6 +209,38 @@ func tlsDialer(tc *tls.Config, timeout time.Duration) func(ctx context.Context, 
 			raw.Close()
 			return nil, &TLSHandshakeError{Addr: addr, Err: err}
 		}
-		return conn, nil
+		return &initConn{Conn: conn, replied: replied}, nil
+	}
+}
+
+// initHook marks the errors of commands that failed before the server's
+// first reply as ConnInitErrors.
+type initHook struct{ replied *atomic.Bool }
+
+func (h initHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h initHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err != nil && !h.replied.Load() {
+			err = &ConnInitError{Err: err}
+			cmd.SetErr(err)
+		}
+		return err
+	}
+}
+
+func (h initHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if err != nil && !h.replied.Load() {
+			for _, c := range cmds {
+				if c.Err() != nil {
+					c.SetErr(&ConnInitError{Err: c.Err()})
+				}
+			}
+			err = &ConnInitError{Err: err}
+		}
+		return err
 	}
 }

@@ -22,6 +22,9 @@ func (f *Factory) HintFor(err error) string {
 	if errors.As(err, &he) {
 		return he.hint
 	}
+	if errors.As(err, new(*MaybeAppliedError)) {
+		return HintFor(err)
+	}
 	if f.cfg != nil {
 		if h := connHint(err, f.cfg, f.Getenv); h != "" {
 			return h

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -146,6 +147,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		return nil, err
 	}
 	var c redis.UniversalClient
+	replied := new(atomic.Bool)
 	switch {
 	case cfg.Cluster:
 		opt, err := redis.ParseClusterURL(raw)
@@ -158,9 +160,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
 		opt.TLSConfig = tc
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		if tc != nil {
-			opt.Dialer = tlsDialer(tc, opt.DialTimeout)
-		}
+		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
 		opt.MaxRetries = -1
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
@@ -184,9 +184,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		}
 		opt.TLSConfig = tc
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		if tc != nil {
-			opt.Dialer = tlsDialer(tc, opt.DialTimeout)
-		}
+		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
 		opt.MaxRetries = -1
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
@@ -206,8 +204,8 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 			opt.TLSConfig = tc
 		}
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		if opt.TLSConfig != nil {
-			opt.Dialer = tlsDialer(tc, opt.DialTimeout)
+		if opt.Network != "unix" {
+			opt.Dialer = dialer(opt.TLSConfig, opt.DialTimeout, replied)
 		}
 		// A retried write could apply twice; an operator would rather see
 		// the error than wait through redials. The client-identity round
@@ -221,6 +219,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		c = redis.NewClient(opt)
 	}
 	c.AddHook(permHook{})
+	c.AddHook(initHook{replied})
 	if cfg.Verbose {
 		io.Infof("connecting to %s", cfg.Server())
 		c.AddHook(verboseHook{io})
