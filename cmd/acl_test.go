@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,5 +57,43 @@ func TestACLArgs(t *testing.T) {
 	}
 	if got := quoteAll([]string{"~a b:*", `x"y`, "plain"}); got[0] != `"~a b:*"` || got[1] != `"x\"y"` || got[2] != "plain" {
 		t.Errorf("quoteAll: %q", got)
+	}
+}
+
+// needsTable renders needs as the table of docs/security.md.
+func needsTable() string {
+	var b strings.Builder
+	b.WriteString("| command | writes | Redis commands (besides HELLO, PING and the script commands) | keys | channels |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	for _, n := range needs {
+		w := "no"
+		if n.Write {
+			w = "yes"
+		}
+		cmds := strings.ToUpper(strings.Join(n.Redis, " "))
+		if cmds == "" {
+			cmds = "none"
+		}
+		keys := "`" + strings.Join(n.Keys, "` `") + "`"
+		if len(n.Keys) == 0 {
+			keys = ""
+		}
+		chans := ""
+		if len(n.Channels) > 0 {
+			chans = "`" + strings.Join(n.Channels, "` `") + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", n.Command, w, cmds, keys, chans)
+	}
+	return b.String()
+}
+
+// docs/security.md lists what each command needs, as chatq acl grants it.
+func TestSecurityDocListsNeeds(t *testing.T) {
+	doc, err := os.ReadFile("../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := needsTable(); !strings.Contains(string(doc), want) {
+		t.Errorf("docs/security.md does not hold the table of cmd/acl.go's needs; put this in it:\n\n%s", want)
 	}
 }
