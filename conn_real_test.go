@@ -41,12 +41,14 @@ func gate(t *testing.T, env, require string) string {
 // CHATQ_TEST_TLS_URL (tls-auth-clients no) and CHATQ_TEST_MTLS_URL
 // (tls-auth-clients yes), with the CA and a client certificate in
 // CHATQ_TEST_TLS_CACERT, CHATQ_TEST_TLS_CERT and CHATQ_TEST_TLS_KEY, and the
-// plain server of CHATQ_TEST_REDIS_URL. .ci/run makes them with openssl.
+// plain server of CHATQ_TEST_REDIS_URL, and a Redis Cluster over TLS,
+// CHATQ_TEST_TLS_CLUSTER_URL. .ci/run makes them, the certificates with
+// openssl.
 func TestTLSScripts(t *testing.T) {
 	tlsURL := gate(t, "CHATQ_TEST_TLS_URL", "CHATQ_REQUIRE_TLS")
 	vars := map[string]string{"TLSURL": tlsURL}
 	for env, name := range map[string]string{
-		"CHATQ_TEST_MTLS_URL": "MTLSURL", "CHATQ_TEST_TLS_CACERT": "CACERT",
+		"CHATQ_TEST_MTLS_URL": "MTLSURL", "CHATQ_TEST_TLS_CACERT": "CACERT", "CHATQ_TEST_TLS_CLUSTER_URL": "TLSCLUSTERURL",
 		"CHATQ_TEST_TLS_CERT": "CERT", "CHATQ_TEST_TLS_KEY": "KEY", "CHATQ_TEST_REDIS_URL": "PLAINURL",
 	} {
 		vars[name] = gate(t, env, "CHATQ_REQUIRE_TLS")
@@ -61,6 +63,11 @@ func TestTLSScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Close() })
+	clusterAdmin, err := cmdutil.NewClient(&cmdutil.Config{URL: vars["TLSCLUSTERURL"], Cluster: true, CACert: vars["CACERT"], Timeout: 5 * time.Second}, &cmdutil.IOStreams{ErrOut: os.Stderr}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clusterAdmin.Close() })
 	p := withConnCmds(chatqtest.Params("testdata/tls"))
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
@@ -74,8 +81,10 @@ func TestTLSScripts(t *testing.T) {
 		// cleans it on the TLS one.
 		prefix := env.Getenv("CHATQ_PREFIX")
 		env.Defer(func() {
-			if err := keyspace.DeletePrefix(context.Background(), admin, prefix); err != nil {
-				env.T().Fatal("cleanup: ", err)
+			for _, c := range []redis.UniversalClient{admin, clusterAdmin} {
+				if err := keyspace.DeletePrefix(context.Background(), c, prefix); err != nil {
+					env.T().Fatal("cleanup: ", err)
+				}
 			}
 		})
 		return nil
