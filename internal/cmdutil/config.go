@@ -321,8 +321,13 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 	out := make([]ConfigEntry, 0, len(configKeys))
 	for _, k := range configKeys {
 		src := c.source(k, flags, getenv)
-		if k == "password" {
+		switch {
+		case k == "password":
 			src = c.PasswordSource(getenv)
+		case k == "user" && c.User == "":
+			if u, _, _ := urlCredentials(c.URL); u != "" {
+				values[k], src = u, "url"
+			}
 		}
 		out = append(out, ConfigEntry{Key: k, Value: values[k], Source: src})
 	}

@@ -53,6 +53,11 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 	case strings.Contains(msg, "tls: certificate required"), strings.Contains(msg, "tls: bad certificate"),
 		strings.Contains(msg, "tls: unknown certificate authority"), strings.Contains(msg, "tls: handshake failure") && cfg.Cert == "":
 		return "the server requires a client certificate signed by a CA it trusts (tls-auth-clients): give it with --cert FILE --key FILE (CHATQ_CERT, CHATQ_KEY)"
+	case cfg.usesTLS() && cfg.Cert == "" && !errors.As(err, &he) &&
+		(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF)):
+		// TLS 1.3 finishes the client's side of the handshake before the
+		// server checks the client: its refusal arrives as a reset.
+		return "the server closed the TLS connection: if it requires client certificates (tls-auth-clients), give one with --cert FILE --key FILE (CHATQ_CERT, CHATQ_KEY)"
 	case errors.As(err, &he) && (errors.As(err, &rh) || errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF)):
 		return "the server does not speak TLS on that port: drop --tls and use redis://, or use the server's tls-port"
 	case cfg.usesTLS() && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)):
