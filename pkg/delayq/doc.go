@@ -50,13 +50,13 @@
 //	Retry     retry.lua    make a message visible again after a delay
 //	Stats     stats.lua    attributes and ready/delayed/in-flight counts,
 //	                       O(log n), read only
-//	Peek      peek.lua     read up to 100 messages without receiving them
-//	                       (more: one call per 100)
+//	Peek      peek.lua     read up to 50 messages without receiving them
+//	                       (more: one call per 50)
 //	Purge     purge.lua    delete every message, keep the attributes: O(1)
 //	                       (UNLINK, attributes written back)
 //	Delete    delete.lua   UNLINK the queue's keys, O(1)
-//	Reindex   reindex_*.lua  rebuild ns:q:R after rsmq received: 100
-//	                       messages per call, n/100 calls
+//	Reindex   reindex_*.lua  rebuild ns:q:R after rsmq received: ZSCANs
+//	                       of 100 for about 1 ms of server time per call
 //
 // Attributes is one HMGET. List reads ns:QUEUES with SSCAN.
 //

@@ -268,7 +268,7 @@ type Peeked struct {
 }
 
 // Peek returns the first n messages of queue q by visible-at time, without
-// receiving them. Read only; one round trip per 100 messages (each page is
+// receiving them. Read only; one round trip per 50 messages (each page is
 // read at its own instant, so a message that moves between pages may be
 // seen twice or not at all).
 func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
@@ -280,7 +280,7 @@ func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 	}
 	var out []Peeked
 	for len(out) < n {
-		want := min(n-len(out), stepCount)
+		want := min(n-len(out), peekPage)
 		a, err := run(ctx, c.rdb, peekScript, c.keys(q), len(out), want)
 		if err != nil {
 			return nil, err
