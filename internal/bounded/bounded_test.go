@@ -219,6 +219,7 @@ func TestBounded(t *testing.T) {
 		{"chat join", []string{"chat", "join", "big", "jack"}, ""},
 		{"chat leave", []string{"chat", "leave", "big", "jack"}, ""},
 		{"chat completion", []string{"__complete", "chat", "members", ""}, ""},
+		{"top --once", []string{"top", "--once", "--interval", "0"}, ""},
 		{"queue purge", []string{"queue", "purge", "big", "--force"}, ""},
 		{"queue delete", []string{"queue", "delete", "dlq", "--force"}, ""},
 	}

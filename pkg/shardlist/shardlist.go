@@ -668,6 +668,12 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 		opt.ReadTimeout = readTimeout(node) + l.ownSlice
 	}
 	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 1
+	if opt.MaintNotificationsConfig != nil {
+		// go-redis writes to this struct when a connection starts: a copy,
+		// so the two clients do not race on it.
+		mc := *opt.MaintNotificationsConfig
+		opt.MaintNotificationsConfig = &mc
+	}
 	own := redis.NewClient(&opt)
 	w := &waiter{l: l, node: node, own: own, conn: own.Conn()}
 	if id, err := w.conn.ClientID(ctx).Result(); err == nil {
