@@ -141,7 +141,7 @@ func TestACLScripts(t *testing.T) {
 		password := randomHex(16)
 		var out, errOut bytes.Buffer
 		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other"}, io, func(string) string { return "" }); code != 0 {
+		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other,ns,app"}, io, func(string) string { return "" }); code != 0 {
 			return fmt.Errorf("chatq acl: exit %d: %s", code, errOut.String())
 		}
 		var args []any
