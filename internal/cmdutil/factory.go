@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -111,7 +113,37 @@ func (f *Factory) askPassword() (string, error) {
 // Persistent returns the retry loop for a long-running command on this
 // factory's server (see Persistent), giving up after giveUpAfter (0: never).
 func (f *Factory) Persistent(giveUpAfter time.Duration) *Persistent {
-	return &Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Refresh: f.refresh}
+	return &Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Refresh: f.refresh, Probe: f.probe}
+}
+
+// probe PINGs the server (every master of a Cluster) until a PING succeeds
+// on a live connection: a PING that fails on a connection the outage broke
+// discards it, and the pool hands out its most recent connection first, so
+// the next command goes out on the connection that just answered.
+func (f *Factory) probe(ctx context.Context) error {
+	ping := func(ctx context.Context, c *redis.Client) error {
+		var err error
+		for range 32 { // more than a pool's broken connections
+			if err = c.Ping(ctx).Err(); err == nil || !brokenConn(err) {
+				return err
+			}
+		}
+		return err
+	}
+	switch c := f.client.(type) {
+	case *redis.Client:
+		return ping(ctx, c)
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, ping)
+	}
+	return nil
+}
+
+// brokenConn reports whether err comes from a connection the server closed
+// (as opposed to one that could not be made).
+func brokenConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "bad state")
 }
 
 // refresh makes a Cluster client load the slot map again: after a failover
