@@ -258,3 +258,39 @@ func TestLongRunningRideOutClusterFailovers(t *testing.T) {
 		}
 	}
 }
+
+// queue work rides out a restart: the job pushed after it is handled and
+// acked.
+func TestWorkRidesOutARestart(t *testing.T) {
+	b, s := ownServer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if code, _, stderr := run(ctx, b, "queue", "create", "jobs"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runChatq(ctx, b, "", &out, &errOut, "-o", "json", "queue", "work", "jobs", "--", "sh", "-c", "cat >/dev/null")
+	}()
+	waitFor(t, "work subscribed", func() bool {
+		n, err := s.Client().PubSubNumSub(ctx, "t:rsmq:rt:jobs").Result()
+		return err == nil && n["t:rsmq:rt:jobs"] > 0
+	})
+	s.Kill()
+	waitFor(t, "the loss reported", func() bool { return strings.Contains(errOut.String(), "lost the connection") })
+	s.Start()
+	waitFor(t, "a push after the restart", func() bool {
+		code, _, _ := run(ctx, b, "queue", "push", "jobs", "after")
+		return code == 0
+	})
+	waitFor(t, "the job acked", func() bool { return strings.Contains(out.String(), `"acked":true`) })
+	cancel()
+	<-done
+	if n := strings.Count(out.String(), `"acked":true`); n != 1 {
+		t.Errorf("%d jobs acked, want 1:\n%s", n, out.String())
+	}
+	if code, stdout, _ := run(t.Context(), b, "queue", "stats", "jobs", "-o", "json"); code != 0 || !strings.Contains(stdout, `"msgs":0`) {
+		t.Errorf("after the job: %d %s", code, stdout)
+	}
+}
