@@ -294,3 +294,60 @@ func TestWorkRidesOutARestart(t *testing.T) {
 		t.Errorf("after the job: %d %s", code, stdout)
 	}
 }
+
+// chat watch, list blpop, queue poll --wait and queue work ride out a
+// Sentinel failover: the replica is promoted while they run, and each gets
+// what is written after, once.
+func TestLongRunningRideOutASentinelFailover(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	b := redistest.Backend{Name: "sentinel", URL: "redis://" + s.Addr, Prefix: "t:"}
+	sm := func(args ...string) []string { return append([]string{"--sentinel-master", s.Name}, args...) }
+	for _, setup := range [][]string{
+		{"queue", "create", "polled"}, {"queue", "create", "worked"},
+		{"chat", "create", "--from", "joe", "--to", "jeff", "before"},
+	} {
+		if code, _, stderr := run(ctx, b, sm(setup...)...); code != 0 {
+			t.Fatalf("%v: %d %s", setup, code, stderr)
+		}
+	}
+	type job struct {
+		args     []string
+		push     []string
+		want     string
+		out, err syncBuffer
+		done     chan int
+	}
+	jobs := []*job{
+		{args: sm("chat", "watch", "jeff", "--poll", "100ms"), push: sm("chat", "send", "1", "--from", "joe", "after-watch"), want: "after-watch"},
+		{args: sm("list", "blpop", "items", "--wait", "0"), push: sm("list", "rpush", "items", "after-blpop"), want: "after-blpop"},
+		{args: sm("queue", "poll", "polled", "--wait", "120s"), push: sm("queue", "push", "polled", "after-poll"), want: "after-poll"},
+		{args: sm("-o", "json", "queue", "work", "worked", "--", "sh", "-c", "cat >/dev/null"), push: sm("queue", "push", "worked", "after-work"), want: `"acked":true`},
+	}
+	for _, j := range jobs {
+		j.done = make(chan int, 1)
+		go func() { j.done <- runChatq(ctx, b, "", &j.out, &j.err, j.args...) }()
+	}
+	waitFor(t, "watch printed the first message", func() bool { return strings.Contains(jobs[0].out.String(), "before") })
+	s.Failover(t)
+	for _, j := range jobs {
+		waitFor(t, "a push after the failover", func() bool {
+			code, _, _ := run(ctx, b, j.push...)
+			return code == 0
+		})
+	}
+	for _, j := range jobs {
+		waitFor(t, j.want, func() bool { return strings.Contains(j.out.String(), j.want) })
+		if n := strings.Count(j.out.String(), j.want); n != 1 {
+			t.Errorf("%q %d times, want once: %s", j.want, n, j.out.String())
+		}
+	}
+	cancel()
+	for _, j := range jobs {
+		<-j.done
+		if strings.Contains(j.err.String(), "error:") {
+			t.Errorf("%v: %s", j.args, j.err.String())
+		}
+	}
+}
