@@ -159,3 +159,102 @@ func TestBlockingPopRidesOutARestart(t *testing.T) {
 		t.Errorf("stderr: %s", errOut.String())
 	}
 }
+
+// queue poll --wait waits through a restart and receives what is pushed
+// after it.
+func TestPollWaitRidesOutARestart(t *testing.T) {
+	b, s := ownServer(t)
+	ctx := t.Context()
+	if code, _, stderr := run(ctx, b, "queue", "create", "jobs"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- runChatq(ctx, b, "", &out, &errOut, "queue", "poll", "jobs", "--wait", "60s") }()
+	waitFor(t, "the poll subscribed", func() bool {
+		n, err := s.Client().PubSubNumSub(ctx, "t:rsmq:rt:jobs").Result()
+		return err == nil && n["t:rsmq:rt:jobs"] > 0
+	})
+	s.Kill()
+	waitFor(t, "the loss reported", func() bool { return strings.Contains(errOut.String(), "lost the connection") })
+	s.Start()
+	waitFor(t, "a push after the restart", func() bool {
+		code, _, _ := run(ctx, b, "queue", "push", "jobs", "after")
+		return code == 0
+	})
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(out.String(), "after") {
+			t.Errorf("poll: exit %d, stdout %q, stderr:\n%s", code, out.String(), errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("poll did not receive the message pushed after the restart; stderr:\n%s", errOut.String())
+	}
+}
+
+// blpop, poll --wait and work ride out a Cluster failover: the master of
+// each one's slot is killed in turn, its replica takes over, and each gets
+// what is pushed after.
+func TestLongRunningRideOutClusterFailovers(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	b := redistest.Backend{Name: "cluster", URL: c.URL(), Prefix: "t:"}
+	cl := func(args ...string) []string { return append([]string{"--cluster"}, args...) }
+	for _, q := range []string{"polled", "worked"} {
+		if code, _, stderr := run(ctx, b, cl("queue", "create", q)...); code != 0 {
+			t.Fatalf("create %s: %d %s", q, code, stderr)
+		}
+	}
+	type job struct {
+		name     string
+		args     []string
+		slotKey  string
+		push     []string
+		out, err syncBuffer
+		done     chan int
+	}
+	jobs := []*job{
+		{name: "blpop", args: cl("list", "blpop", "items", "--wait", "0"), slotKey: "t:{items}:first",
+			push: cl("list", "rpush", "items", "after-blpop")},
+		{name: "poll", args: cl("queue", "poll", "polled", "--wait", "120s"), slotKey: "t:rsmq:{polled}",
+			push: cl("queue", "push", "polled", "after-poll")},
+		{name: "work", args: cl("-o", "json", "queue", "work", "worked", "--", "sh", "-c", "cat >/dev/null"), slotKey: "t:rsmq:{worked}",
+			push: cl("queue", "push", "worked", "after-work")},
+	}
+	for _, j := range jobs {
+		j.done = make(chan int, 1)
+		go func() { j.done <- runChatq(ctx, b, "", &j.out, &j.err, j.args...) }()
+	}
+	for _, j := range jobs {
+		c.WaitReplicated(t)
+		killed := c.MasterOf(t, j.slotKey)
+		killed.Kill()
+		c.WaitHealthy(t)
+
+		waitFor(t, "a push after the failover ("+j.name+")", func() bool {
+			code, _, _ := run(ctx, b, j.push...)
+			return code == 0
+		})
+		want := j.push[len(j.push)-1]
+		if j.name == "work" {
+			want = `"acked":true`
+		}
+		waitFor(t, j.name+" got "+want, func() bool { return strings.Contains(j.out.String(), want) })
+		// It comes back as a replica of the master that replaced it, so
+		// that the next failover has a replica to promote.
+		killed.Start()
+		t.Logf("%s stderr:\n%s", j.name, j.err.String())
+	}
+	cancel()
+	for _, j := range jobs {
+		select {
+		case <-j.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s did not end on interrupt", j.name)
+		}
+		if strings.Contains(j.err.String(), "error:") {
+			t.Errorf("%s: %s", j.name, j.err.String())
+		}
+	}
+}
