@@ -94,7 +94,7 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "UNREAD", "SEEN")
+		t := f.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
 		for _, c := range cs {
 			t.Row(c.ChatID, c.Unread, c.SeenID)
 		}
@@ -148,7 +148,7 @@ func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE")
+		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no messages")
 		for _, m := range flatten([]chat.ChatMessages{{ChatID: opts.name, Messages: ms}}) {
 			t.Row(m.cells()...)
 		}

@@ -73,7 +73,7 @@ func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE")
+		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no pending messages")
 		for _, m := range flatten(got) {
 			t.Row(m.cells()...)
 		}
