@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +29,7 @@ func newPingCmd(f *cmdutil.Factory) *cobra.Command {
 
 type pingResult struct {
 	URL     string  `json:"url"`
+	Server  string  `json:"server"` // "redis", or what else answered: "miniredis" for chatq dev
 	Version string  `json:"version"`
 	Mode    string  `json:"mode"`
 	RTTMs   float64 `json:"rtt_ms"`
@@ -47,7 +49,7 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		return fmt.Errorf("ping %s: %w", f.Config().RedactedURL(), err)
 	}
 	rtt := time.Since(start)
-	res := pingResult{URL: f.Config().RedactedURL(), Version: "unknown", Mode: "standalone",
+	res := pingResult{URL: f.Config().RedactedURL(), Server: "redis", Version: "unknown", Mode: "standalone",
 		RTTMs: float64(rtt.Microseconds()) / 1000}
 	if f.Config().Cluster {
 		res.Mode = "cluster"
@@ -63,11 +65,62 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 			res.Mode = m
 		}
 	}
+	if res.Version == "unknown" {
+		// Not Redis, or a Redis that hides INFO: HELLO says which server it is
+		// (the embedded one answers "miniredis").
+		if name, v := helloServer(ctx, c); name != "" {
+			res.Server, res.Version = name, v
+		}
+	}
 	if f.JSON() {
 		return f.WriteJSON(res)
 	}
-	fmt.Fprintf(f.IO.Out, "PONG from %s: redis %s, %s, rtt %.3f ms\n", res.URL, res.Version, res.Mode, res.RTTMs)
+	what := res.Server + " " + res.Version
+	if res.Server == "miniredis" {
+		what = "miniredis (an embedded in-memory server, as chatq dev runs; not Redis)"
+	}
+	fmt.Fprintf(f.IO.Out, "PONG from %s: %s, %s, rtt %.3f ms\n", res.URL, what, res.Mode, res.RTTMs)
 	return nil
+}
+
+// helloServer returns the "server" and "version" fields of HELLO's reply,
+// or "" when the server does not answer it.
+func helloServer(ctx context.Context, c redis.UniversalClient) (name, version string) {
+	// HELLO needs a protocol version (the embedded server insists): give
+	// the connection's own, so nothing changes.
+	proto := 3
+	switch cc := c.(type) {
+	case *redis.Client:
+		if p := cc.Options().Protocol; p != 0 {
+			proto = p
+		}
+	case *redis.ClusterClient:
+		if p := cc.Options().Protocol; p != 0 {
+			proto = p
+		}
+	}
+	reply, err := c.Do(ctx, "HELLO", proto).Result()
+	if err != nil {
+		return "", ""
+	}
+	fields := map[string]string{}
+	switch r := reply.(type) {
+	case map[any]any: // RESP3
+		for k, v := range r {
+			fields[fmt.Sprint(k)] = fmt.Sprint(v)
+		}
+	case []any: // RESP2: key, value, key, value…
+		for i := 0; i+1 < len(r); i += 2 {
+			fields[fmt.Sprint(r[i])] = fmt.Sprint(r[i+1])
+		}
+	}
+	if fields["server"] == "" {
+		return "", ""
+	}
+	if fields["version"] == "" {
+		fields["version"] = "unknown"
+	}
+	return fields["server"], fields["version"]
 }
 
 // infoFields parses the "key:value" lines of an INFO reply.

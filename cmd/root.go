@@ -33,7 +33,9 @@ Exit codes:
   4    a write was sent but its reply was lost: the server may have
        applied it (the hint names the command that shows whether it did);
        exit 1 on a write means it was not applied
-  130  interrupted`
+  130  interrupted: Ctrl-C or SIGTERM cut a command short; chat watch,
+       queue work and dev run until stopped, so for them it is the normal
+       end: they stop cleanly and exit 0`
 
 const rootExample = `  # try it without a Redis server
   chatq demo
