@@ -72,6 +72,7 @@ func readMessage(f *cmdutil.Factory, arg string) (string, error) {
 	if arg != "-" {
 		return arg, nil
 	}
+	f.IO.NoteStdin("the message")
 	b, err := io.ReadAll(f.IO.In)
 	if err != nil {
 		return "", fmt.Errorf("reading the message from stdin: %w", err)

@@ -182,6 +182,18 @@ func stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
+// roughly renders a wait for people: "1m30s" up to two days, then whole
+// days ("115 days"), never "2764h0m0s".
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Millisecond).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%.0f days", d.Hours()/24)
+}
+
 // infoTTY prints success chatter, only when stderr is a terminal and the
 // output is text.
 func infoTTY(f *cmdutil.Factory, format string, a ...any) {

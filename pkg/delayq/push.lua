@@ -6,8 +6,9 @@
 -- ARGV[4] body length in UTF-16 code units (what RSMQ's maxsize counts)
 -- ARGV[5] body
 -- ARGV[6] realtime channel <ns>:rt:<q>
--- Returns {"ok", id, visible-at ms, now ms}, {"notfound"} or
--- {"toolong", maxsize}. Nothing is written unless "ok".
+-- Returns {"ok", id, visible-at ms, now ms}, {"notfound"},
+-- {"toolong", maxsize} or {"toolate", now ms} (an "at" further ahead than
+-- RSMQ's largest delay, 9999999 s). Nothing is written unless "ok".
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
 -- unless told to replicate effects (the default since Redis 5).
 if redis.replicate_commands then
@@ -33,6 +34,9 @@ while us > 0 do
   us = (us - r) / 36
 end
 id = id .. ARGV[1]
+if ARGV[2] == "at" and tonumber(ARGV[3]) > now + 9999999000 then
+  return {"toolate", string.format("%.0f", now)}
+end
 local visible
 if ARGV[2] == "at" then
   visible = tonumber(ARGV[3])
