@@ -47,6 +47,19 @@ const rootExample = `  # try it without a Redis server
   # point at a real server
   chatq --url redis://:secret@redis.internal:6379/0 ping -o json`
 
+// worksWithBrokenConfig says whether cmd runs even when the configuration
+// has a bad file or value: those that need no server and help to find or
+// work around the problem (version, config, completion, help).
+func worksWithBrokenConfig(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "version", "config", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
+}
+
 func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chatq",
@@ -59,7 +72,7 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cmdutil.LoadConfig(cmd.Root().PersistentFlags(), f.Getenv)
-			if err != nil {
+			if err != nil && (cfg == nil || !worksWithBrokenConfig(cmd)) {
 				return err
 			}
 			f.Load(cfg, cmd.Root().PersistentFlags())
