@@ -2,6 +2,8 @@ package chat
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/names"
@@ -18,11 +20,12 @@ func newChatMembersCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &chatReadOptions{f: f}
 	return &cobra.Command{
 		Use:   "members CHAT",
-		Short: "List a chat's members and the last message id each has seen",
-		Long: `List the chat's members with the highest message id each has seen.
-Fails (exit 1) when the chat does not exist.
+		Short: "List a chat's members, the last message id each has seen, and their unread counts",
+		Long: `List the chat's members with the highest message id each has seen and how
+many of the stored messages each has not seen yet (who has not read
+this?). Fails (exit 1) when the chat does not exist. One round trip.
 
-JSON: [{"user":"joe","seen_id":4}].`,
+Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 		Example:           `  chatq chat members 1`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
@@ -49,9 +52,9 @@ func chatMembersRun(ctx context.Context, opts *chatReadOptions) error {
 	if f.JSON() {
 		return f.WriteJSON(ms)
 	}
-	t := f.NewTable("USER", "SEEN")
+	t := f.NewTable("USER", "SEEN", "UNREAD")
 	for _, m := range ms {
-		t.Row(m.User, m.SeenID)
+		t.Row(m.User, m.SeenID, m.Unread)
 	}
 	return t.Flush()
 }
@@ -63,7 +66,9 @@ func newChatLsCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "List a user's chats with their unread counts",
 		Long: `List the chats USER is a member of, with the number of messages USER has
 not seen and the last message id USER has seen. No chats prints nothing ([]
-with -o json) and exits 0, or 3 with -e.
+with -o json) and exits 0, or 3 with -e. A chat that cannot be read (a key
+of the wrong type) is reported on stderr ("error" in JSON), the others are
+listed, and the command exits 1.
 
 JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 		Example:           `  chatq chat ls jeff`,
@@ -96,11 +101,23 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 	} else {
 		t := f.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
 		for _, c := range cs {
-			t.Row(c.ChatID, c.Unread, c.SeenID)
+			if c.Error == "" {
+				t.Row(c.ChatID, c.Unread, c.SeenID)
+			}
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+	}
+	broken := 0
+	for _, c := range cs {
+		if c.Error != "" {
+			broken++
+			f.IO.Infof("error: %s", c.Error)
+		}
+	}
+	if broken > 0 {
+		return fmt.Errorf("%d chat(s) could not be read (above)", broken)
 	}
 	if len(cs) == 0 {
 		return cmdutil.ErrNothing
@@ -119,7 +136,11 @@ the chat does not exist; no stored messages prints nothing ([] with -o
 json) and exits 0, or 3 with -e.
 
 Text: chat id, message id, sender, message per line. JSON:
-[{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}].`,
+[{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}].
+
+It reads 500 messages per round trip, so a big chat never blocks the
+server. A stored value that is not a message is left out and reported on
+stderr (chat and id).`,
 		Example:           `  chatq chat history 1 -o json`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
@@ -140,7 +161,10 @@ func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 		return err
 	}
 	ms, err := s.History(ctx, opts.name)
-	if err != nil {
+	var skipped *chat.SkippedError
+	if errors.As(err, &skipped) {
+		reportProblems(f, []chat.ChatMessages{{ChatID: opts.name, Skipped: skipped.Skipped}})
+	} else if err != nil {
 		return chatError(err, opts.name, "USER")
 	}
 	if f.JSON() {

@@ -77,6 +77,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 	return p.Run(ctx, func(ctx context.Context) error {
 		return s.Watch(ctx, opts.user, wopts, func(cs []chat.ChatMessages) error {
 			lines := flatten(cs)
+			defer reportProblems(f, cs)
 			if !f.JSON() {
 				writeMessageText(f.IO.Out, lines)
 				return nil

@@ -18,7 +18,7 @@ func demoChat(d *demo) error {
 		{"sam joins and sees only what is sent from now on", []string{"chat", "join", "1", "sam"}},
 		{"", []string{"chat", "send", "1", "--from", "jenny", "welcome, sam"}},
 		{"", []string{"chat", "pending", "sam", "--peek"}},
-		{"members and the last message id each has seen", []string{"chat", "members", "1"}},
+		{"members, the last message id each has seen and how many they have not", []string{"chat", "members", "1"}},
 	}
 	for _, s := range steps {
 		if s.say != "" {

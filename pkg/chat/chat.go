@@ -26,38 +26,47 @@
 //
 // # Round trips and atomicity
 //
+// Every script that writes checks what can fail (key types, the counter's
+// value, and on Redis >= 7 the caller's ACL permissions) before its first
+// write, so a failed call writes nothing.
+//
 //   - Send: 1 round trip, one script on the {ID} slot (check the chat and
-//     the sender, INCR ids:{ID}, ZADD msgs:{ID}, PUBLISH). No lock.
-//   - Create: 1 round trip with --id, 2 without (INCR ids:chat: first). The
-//     script checks that none of the chat's keys exists, adds the members
-//     and sends the first message atomically.
-//   - Join, Leave: 1 round trip, one script.
-//   - Pending: 2 round trips whatever the number of chats K (ZRANGE
-//     seen:{USER}; one pipelined fetch script per chat, which on a
-//     standalone server also moves the chat's seen:{USER} entry), peeking
-//     or marking. On a cluster marking takes a third (one ZADD seen:{USER}
-//     XX GT for the chats that had news). With PendingOptions.Chat there is
-//     no ZRANGE: 1 round trip (2 when marking news on a cluster), errors
-//     included.
-//   - Members, History: 1 round trip. Chats: 2.
+//     the sender, PUBLISH, INCR ids:{ID}, ZADD msgs:{ID}). No lock.
+//   - Create: 1 round trip with an id (2 on a cluster), 3 without (TYPE of
+//     the members' seen:{USER}, INCR ids:chat:, the script). The script
+//     checks that none of the chat's keys exists, adds the members and
+//     sends the first message atomically.
+//   - Join, Leave: 1 round trip, one script (2 and 3 on a cluster); a
+//     leave deletes at most ChunkSize seen messages per call.
+//   - Pending reads, then marks what it returns (MarkSeen), never before:
+//     ZRANGE seen:{USER}; from 8 chats on one MGET of the chats' ids:{ID}
+//     to read only those with news; one pipeline of the read-only fetch
+//     script (at most 200 messages a chat, more with plain ZRANGEBYSCOREs
+//     of ChunkSize); one pipeline of the mark script, which on a
+//     standalone server also moves seen:{USER} (on a cluster one ZADD
+//     after it). A lost reply to the marking leaves the messages returned
+//     with the error: delivery is at-least-once.
+//   - Members: 1 round trip. History: 1 per ChunkSize messages. Chats: 2.
 //
-// chat:{ID} holds the authoritative seen ids, and the fetch script reads
-// and marks them on the {ID} slot; seen:{USER} is an index of the user's
-// chats. On a standalone server, create, join, leave and a marking fetch
-// also update seen:{USER} inside their script (all or nothing). On a
-// cluster (Options.Cluster, set for a *redis.ClusterClient) seen:{USER}
-// lives in another slot, so the caller updates it after the script: create
-// and join take one more round trip, and write seen:{USER} only once the
-// script has succeeded, so a failed command writes nothing; leave
-// pipelines its ZREM after the script; pending sends one ZADD after its
-// fetches. A stale seen:{USER} entry (possible on a cluster when a join
-// races a leave of the same user) is harmless: reads skip chats the user
-// is not a member of.
+// chat:{ID} holds the authoritative seen ids, and the mark script moves
+// them on the {ID} slot; seen:{USER} is an index of the user's chats. On a
+// standalone server, create, join, leave and mark also update seen:{USER}
+// inside their script (all or nothing). On a cluster (Options.Cluster, set
+// for a *redis.ClusterClient) seen:{USER} lives in another slot, so the
+// caller checks its type first and updates it after the script: a failed
+// command writes nothing. A stale seen:{USER} entry (possible on a
+// cluster when a join races a leave of the same user) is harmless: reads
+// skip chats the user is not a member of.
 //
-// Seen ids only move forward (ZADD … GT) and a fetch never re-adds a
-// member who left, to chat:{ID} or to seen:{USER} (ZADD … XX: a fetch
-// moves existing entries, never creates one), whatever order racing
-// fetches and leaves run in.
+// Seen ids only move forward (ZADD … GT) and marking never re-adds a
+// member who left, to chat:{ID} or to seen:{USER} (ZADD … XX: it moves
+// existing entries, never creates one), whatever order racing readers and
+// leaves run in.
+//
+// A stored value that is not a message is returned in
+// ChatMessages.Skipped and marked with the others (each member is told
+// once); a chat that cannot be read is returned with Error set and marks
+// nothing, without hiding the other chats.
 package chat
 
 import (
@@ -97,7 +106,19 @@ var (
 	//go:embed fetch.lua
 	fetchSrc    string
 	fetchScript = redis.NewScript(fetchSrc)
+	//go:embed mark.lua
+	markSrc    string
+	markScript = redis.NewScript(markSrc)
+	//go:embed trim.lua
+	trimSrc    string
+	trimScript = redis.NewScript(trimSrc)
+	//go:embed members.lua
+	membersSrc    string
+	membersScript = redis.NewScript(membersSrc)
 )
+
+// DefaultChunkSize is the default of Options.ChunkSize.
+const DefaultChunkSize = 500
 
 // Options configure a Store.
 type Options struct {
@@ -106,6 +127,11 @@ type Options struct {
 	// Cluster keeps every script on one slot, updating seen:{USER}
 	// separately. New sets it for a *redis.ClusterClient.
 	Cluster bool
+	// ChunkSize is the most messages one server call reads or deletes
+	// (DefaultChunkSize when 0), so that no call blocks the server for
+	// long whatever the size of a chat: bigger reads and deletions take
+	// several calls.
+	ChunkSize int
 }
 
 // Store runs chat operations on a Redis server.
@@ -113,12 +139,17 @@ type Store struct {
 	rdb     redis.UniversalClient
 	prefix  string
 	cluster bool
+	chunk   int
 }
 
 // New returns a Store that uses c.
 func New(c redis.UniversalClient, opts Options) *Store {
 	_, isCluster := c.(*redis.ClusterClient)
-	return &Store{rdb: c, prefix: opts.Prefix, cluster: opts.Cluster || isCluster}
+	chunk := opts.ChunkSize
+	if chunk <= 0 {
+		chunk = DefaultChunkSize
+	}
+	return &Store{rdb: c, prefix: opts.Prefix, cluster: opts.Cluster || isCluster, chunk: chunk}
 }
 
 func (s *Store) chatKey(id string) string   { return s.prefix + "chat:{" + id + "}" }
@@ -131,16 +162,12 @@ func (s *Store) chatIDsKey() string         { return s.prefix + "ids:chat:" }
 // payload is the chat id), which Watch listens to.
 func (s *Store) Channel() string { return s.prefix + "chat:sent" }
 
-// Member is a user in a chat and the highest message id they have seen.
+// Member is a user in a chat, the highest message id they have seen and
+// how many of the stored messages they have not.
 type Member struct {
 	User   string `json:"user"`
 	SeenID int64  `json:"seen_id"`
-}
-
-// ChatMessages are the messages of one chat, oldest first.
-type ChatMessages struct {
-	ChatID   string    `json:"chat_id"`
-	Messages []Message `json:"messages"`
+	Unread int64  `json:"unread"`
 }
 
 // CreateRequest describes a new chat.
@@ -189,6 +216,17 @@ func (s *Store) Create(ctx context.Context, req CreateRequest) (Created, error) 
 		if err := names.Chat(req.ID); err != nil {
 			return Created{}, err
 		}
+	}
+	// The script checks the members' seen:{USER} itself, but on a cluster
+	// they are written after it, and an automatic id is taken before it:
+	// check them first, so that a bad one fails the create with nothing
+	// written.
+	if s.cluster || req.ID == "" {
+		if err := s.checkIndexes(ctx, members); err != nil {
+			return Created{}, err
+		}
+	}
+	if req.ID != "" {
 		return s.create(ctx, req.ID, members, tail)
 	}
 	// An automatic id can collide with a chat created with an explicit
@@ -204,6 +242,25 @@ func (s *Store) Create(ctx context.Context, req CreateRequest) (Created, error) 
 		}
 	}
 	return Created{}, fmt.Errorf("no free chat id after 100 tries of %s", s.chatIDsKey())
+}
+
+// checkIndexes fails when a member's seen:{USER} is not a sorted set.
+func (s *Store) checkIndexes(ctx context.Context, members []string) error {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, u := range members {
+			p.Type(ctx, s.seenKey(u))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, c := range cmds {
+		if kind := c.(*redis.StatusCmd).Val(); kind != "zset" && kind != "none" {
+			return fmt.Errorf("WRONGTYPE %s is a %s, not a user's chats (zset)", s.seenKey(members[i]), kind)
+		}
+	}
+	return nil
 }
 
 func (s *Store) create(ctx context.Context, id string, members []string, tail string) (Created, error) {
@@ -302,6 +359,9 @@ func (s *Store) Join(ctx context.Context, chatID, user string) (Joined, error) {
 	keys := []string{s.chatKey(chatID), s.idsKey(chatID)}
 	if !s.cluster {
 		keys = append(keys, s.seenKey(user))
+	} else if err := s.checkIndexes(ctx, []string{user}); err != nil {
+		// Written after the script on a cluster: checked before it.
+		return Joined{}, err
 	}
 	res, err := joinScript.Run(ctx, s.rdb, keys, user, chatID).Result()
 	if err != nil {
@@ -352,85 +412,130 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
 	var res *redis.Cmd
 	if !s.cluster {
-		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID)
+		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID, s.chunk)
 	} else {
-		// One pipeline: the script on the {ID} slot first, then the index
-		// entry. A fetch in between cannot re-add the entry (ZADD XX).
-		var zrem *redis.IntCmd
-		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			res = leaveScript.Eval(ctx, p, keys, user, chatID)
-			zrem = p.ZRem(ctx, s.seenKey(user), chatID)
-			return nil
-		})
-		if err := zrem.Err(); err != nil && res.Err() == nil {
+		// The script on the {ID} slot first, then, unless it failed, the
+		// index entry (a failed leave writes nothing). A fetch in between
+		// cannot re-add the entry (ZADD XX).
+		if err := s.checkIndexes(ctx, []string{user}); err != nil {
 			return Left{}, err
 		}
+		res = leaveScript.Run(ctx, s.rdb, keys, user, chatID, s.chunk)
+		if res.Err() == nil {
+			if err := s.rdb.ZRem(ctx, s.seenKey(user), chatID).Err(); err != nil {
+				return Left{}, err
+			}
+		}
 	}
-	code, err := res.Int64()
+	v, err := res.Result()
 	if err != nil {
 		return Left{}, err
 	}
-	switch code {
-	case -1:
+	switch v {
+	case int64(-1):
 		return Left{}, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	case -2:
+	case int64(-2):
 		return Left{}, fmt.Errorf("%s in chat %s: %w", user, chatID, ErrNotMember)
 	}
-	return Left{ChatDeleted: code == 1}, nil
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return Left{}, fmt.Errorf("unexpected leave reply %v", v)
+	}
+	if left, _ := a[1].(int64); left > 0 {
+		s.trim(ctx, []string{chatID})
+	}
+	deleted, _ := a[0].(int64)
+	return Left{ChatDeleted: deleted == 1}, nil
 }
 
-// Members lists the chat's members and their seen ids, in seen id order.
-// It fails with ErrChatNotFound.
+// Members lists the chat's members, their seen ids and unread counts, in
+// seen id order, in one round trip. It fails with ErrChatNotFound.
 func (s *Store) Members(ctx context.Context, chatID string) ([]Member, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
-	zs, err := s.rdb.ZRangeWithScores(ctx, s.chatKey(chatID), 0, -1).Result()
+	res, err := membersScript.Run(ctx, s.rdb, []string{s.chatKey(chatID), s.msgsKey(chatID)}).Result()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chat %s: %w", chatID, err)
 	}
-	if len(zs) == 0 {
+	if code, ok := res.(int64); ok && code == -1 {
 		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
 	}
-	out := make([]Member, len(zs))
-	for i, z := range zs {
-		out[i] = Member{User: z.Member.(string), SeenID: int64(z.Score)}
+	a, ok := res.([]any)
+	if !ok || len(a)%3 != 0 {
+		return nil, fmt.Errorf("unexpected members reply %v", res)
+	}
+	out := make([]Member, 0, len(a)/3)
+	for i := 0; i < len(a); i += 3 {
+		user, _ := a[i].(string)
+		seen, err := scoreInt(a[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("chat %s: %w", chatID, err)
+		}
+		unread, _ := a[i+2].(int64)
+		out = append(out, Member{User: user, SeenID: seen, Unread: unread})
 	}
 	return out, nil
 }
 
+// SkippedError is returned by History, with the messages, when some stored
+// values are not messages.
+type SkippedError struct {
+	ChatID  string
+	Skipped []Skipped
+}
+
+func (e *SkippedError) Error() string {
+	msg := fmt.Sprintf("chat %s: %d stored value(s) are not messages", e.ChatID, len(e.Skipped))
+	if len(e.Skipped) > 0 {
+		msg += fmt.Sprintf(" (id %d: %s)", e.Skipped[0].ID, e.Skipped[0].Error)
+	}
+	return msg
+}
+
 // History returns the messages the chat still stores (those not yet seen
-// by every member), oldest first. It fails with ErrChatNotFound.
+// by every member), oldest first, reading a bounded chunk per round trip.
+// It fails with ErrChatNotFound. Stored values that are not messages are
+// left out and listed in a *SkippedError, returned with the messages.
 func (s *Store) History(ctx context.Context, chatID string) ([]Message, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
-	var exists *redis.IntCmd
-	var raw *redis.StringSliceCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, s.chatKey(chatID))
-		raw = p.ZRange(ctx, s.msgsKey(chatID), 0, -1)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if exists.Val() == 0 {
-		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	}
-	return decodeAll(chatID, raw.Val())
-}
-
-func decodeAll(chatID string, raw []string) ([]Message, error) {
-	out := make([]Message, 0, len(raw))
-	for _, r := range raw {
-		m, err := DecodeMessage([]byte(r))
+	var rows []row
+	from := "-inf"
+	for {
+		var exists *redis.IntCmd
+		var raw *redis.ZSliceCmd
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if from == "-inf" {
+				exists = p.Exists(ctx, s.chatKey(chatID))
+			}
+			raw = p.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: s.msgsKey(chatID), Start: from, Stop: "+inf",
+				ByScore: true, Count: int64(s.chunk)})
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("chat %s: %w", chatID, err)
 		}
-		out = append(out, m)
+		if exists != nil && exists.Val() == 0 {
+			return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+		}
+		zs := raw.Val()
+		for _, z := range zs {
+			score := strconv.FormatFloat(z.Score, 'f', -1, 64)
+			m, _ := z.Member.(string)
+			rows = append(rows, row{score: score, id: z.Score, raw: m})
+		}
+		if len(zs) < s.chunk {
+			break
+		}
+		from = "(" + rows[len(rows)-1].score
 	}
-	return out, nil
+	c := decodeRows(chatID, rows)
+	if len(c.Skipped) > 0 {
+		return c.Messages, &SkippedError{ChatID: chatID, Skipped: c.Skipped}
+	}
+	return c.Messages, nil
 }
 
 // lessChatID orders chat ids numerically when both are numbers, else as

@@ -143,7 +143,7 @@ func TestBookScenario(t *testing.T) {
 			t.Fatal("messages still stored after every member fetched")
 		}
 		members := must(s.Members(ctx, "1"))(t)
-		if fmt.Sprint(members) != "[{jeff 4} {jenny 4} {joe 4}]" {
+		if fmt.Sprint(members) != "[{jeff 4 0} {jenny 4 0} {joe 4 0}]" {
 			t.Fatalf("members = %v", members)
 		}
 		if got := b.Client.ZRangeWithScores(ctx, b.Prefix+"seen:{jenny}", 0, -1).Val(); len(got) != 1 || got[0].Score != 4 {
@@ -246,7 +246,7 @@ func TestFailuresWriteNothing(t *testing.T) {
 		if h := must(s.History(ctx, "7"))(t); len(h) != 1 || h[0].Message != "hi" {
 			t.Fatalf("history = %v", h)
 		}
-		if m := must(s.Members(ctx, "7"))(t); fmt.Sprint(m) != "[{jeff 0} {joe 0}]" {
+		if m := must(s.Members(ctx, "7"))(t); fmt.Sprint(m) != "[{jeff 0 1} {joe 0 1}]" {
 			t.Fatalf("members = %v", m)
 		}
 	})
@@ -264,7 +264,7 @@ func TestAutomaticIDsSkipTakenOnes(t *testing.T) {
 			}
 		}
 		got := must(s.Chats(ctx, "jeff"))(t)
-		if fmt.Sprint(got) != "[{1 0 0} {2 0 0} {3 0 0}]" {
+		if fmt.Sprint(got) != "[{1 0 0 } {2 0 0 } {3 0 0 }]" {
 			t.Fatalf("chats = %v", got)
 		}
 	})
@@ -291,7 +291,7 @@ func TestJoinSeesOnlyNewMessages(t *testing.T) {
 		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t)); got != "1:1/joe/before 1:2/joe/after 1:3/sam/hello from sam" {
 			t.Fatalf("jeff's pending = %q", got)
 		}
-		if ls := must(s.Chats(ctx, "sam"))(t); fmt.Sprint(ls) != "[{1 2 1}]" {
+		if ls := must(s.Chats(ctx, "sam"))(t); fmt.Sprint(ls) != "[{1 2 1 }]" {
 			t.Fatalf("sam's chats = %v", ls)
 		}
 	})
@@ -309,7 +309,7 @@ func TestLeave(t *testing.T) {
 		if l := must(s.Leave(ctx, "1", "jenny"))(t); l.ChatDeleted {
 			t.Fatal("chat deleted with members left")
 		}
-		if m := must(s.Members(ctx, "1"))(t); fmt.Sprint(m) != "[{jeff 2} {joe 2}]" {
+		if m := must(s.Members(ctx, "1"))(t); fmt.Sprint(m) != "[{jeff 2 0} {joe 2 0}]" {
 			t.Fatalf("members = %v", m)
 		}
 		if n := len(must(s.History(ctx, "1"))(t)); n != 0 {
@@ -529,8 +529,8 @@ func TestWatch(t *testing.T) {
 }
 
 // TestSeenIDsOnlyMoveForward: readers racing each other on the same user
-// never move a seen id back, in chat:{ID} or in seen:{USER}, and never get
-// the same message twice.
+// never move a seen id back, in chat:{ID} or in seen:{USER}, and every
+// message reaches one of them.
 func TestSeenIDsOnlyMoveForward(t *testing.T) {
 	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
 		ctx := context.Background()
@@ -596,11 +596,11 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 		if err := <-monitor; err != nil {
 			t.Fatal(err)
 		}
-		// Reading and marking is atomic: racing readers share the messages
-		// out, each exactly once.
+		// Marking follows delivery (at-least-once): racing readers of one
+		// user may both get a message, but none is missed.
 		for id := int64(1); id <= n; id++ {
-			if delivered[id] != 1 {
-				t.Fatalf("message %d delivered %d times", id, delivered[id])
+			if delivered[id] < 1 {
+				t.Fatalf("message %d never delivered", id)
 			}
 		}
 		if c := b.Client.ZScore(ctx, b.Prefix+"chat:{f}", "jeff").Val(); c != n {
@@ -647,7 +647,7 @@ func TestPendingNeverAddsIndexEntries(t *testing.T) {
 		if fmt.Sprint(zs) != "[{1 a}]" {
 			t.Fatalf("seen:{jeff} = %v, want only a at 1", zs)
 		}
-		if m := must(s.Members(ctx, "b"))(t); fmt.Sprint(m) != "[{joe 0} {jeff 2}]" {
+		if m := must(s.Members(ctx, "b"))(t); fmt.Sprint(m) != "[{joe 0 2} {jeff 2 0}]" {
 			t.Fatalf("members of b = %v", m)
 		}
 	})
@@ -722,6 +722,48 @@ func TestPendingAfter(t *testing.T) {
 		after["a"] = 2
 		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true, After: after}))(t)); got != "a:1/joe/new m1" {
 			t.Fatalf("recreated chat: %q", got)
+		}
+	})
+}
+
+// TestSmallChunks: reads and deletions bigger than Options.ChunkSize take
+// several bounded calls and give the same result.
+func TestSmallChunks(t *testing.T) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+		ctx := context.Background()
+		s = chat.New(b.Client, chat.Options{Prefix: b.Prefix, ChunkSize: 3})
+		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, ID: "c"}))(t)
+		var want []string
+		for i := 1; i <= 10; i++ {
+			must(s.Send(ctx, "c", "joe", fmt.Sprint("m", i)))(t)
+			want = append(want, fmt.Sprintf("c:%d/joe/m%d", i, i))
+		}
+		if h := must(s.History(ctx, "c"))(t); len(h) != 10 || h[9].ID != 10 {
+			t.Fatalf("history = %v", h)
+		}
+		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}))(t)); got != strings.Join(want, " ") {
+			t.Fatalf("peek = %q", got)
+		}
+		for _, u := range []string{"jeff", "joe"} {
+			if got := summary(must(s.Pending(ctx, u, chat.PendingOptions{}))(t)); got != strings.Join(want, " ") {
+				t.Fatalf("%s's pending = %q", u, got)
+			}
+		}
+		if n := b.Client.ZCard(ctx, b.Prefix+"msgs:{c}").Val(); n != 10 {
+			t.Fatalf("%d stored before jenny read", n)
+		}
+		// jenny leaving lets the others' seen ids decide: all 10 go, 3 a call.
+		must(s.Leave(ctx, "c", "jenny"))(t)
+		if n := b.Client.ZCard(ctx, b.Prefix+"msgs:{c}").Val(); n != 0 {
+			t.Fatalf("%d seen messages left after leave", n)
+		}
+		for i := 11; i <= 17; i++ {
+			must(s.Send(ctx, "c", "joe", fmt.Sprint("m", i)))(t)
+		}
+		must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t)
+		must(s.Pending(ctx, "joe", chat.PendingOptions{}))(t)
+		if n := b.Client.ZCard(ctx, b.Prefix+"msgs:{c}").Val(); n != 0 {
+			t.Fatalf("%d seen messages left after marking", n)
 		}
 	})
 }

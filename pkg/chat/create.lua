@@ -5,8 +5,33 @@
 -- ARGV[1] chat id  ARGV[2] notification channel
 -- ARGV[3] message JSON after the id and ts ('' = no message)  ARGV[4..] members
 -- Returns -1 when any of the chat's keys exists, else {message id or 0, ts or ''}.
+-- Everything that can fail is checked before the first write.
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3]) > 0 then
   return -1
+end
+for i = 4, #KEYS do
+  local kind = redis.call('TYPE', KEYS[i]).ok
+  if kind ~= 'zset' and kind ~= 'none' then
+    return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' is a ' .. kind .. ', not a user\'s chats (zset)')
+  end
+end
+if redis.acl_check_cmd then
+  local ok = redis.acl_check_cmd('ZADD', KEYS[1], '0', 'm')
+  for i = 4, #KEYS do
+    ok = ok and redis.acl_check_cmd('ZADD', KEYS[i], '0', 'm')
+  end
+  if ARGV[3] ~= '' then
+    ok = ok and redis.acl_check_cmd('INCR', KEYS[3]) and redis.acl_check_cmd('ZADD', KEYS[2], '1', 'm')
+      and redis.acl_check_cmd('PUBLISH', ARGV[2], ARGV[1])
+  end
+  if not ok then
+    return redis.error_reply('NOPERM this user may not write the keys of chat ' .. ARGV[1] ..
+      ' (ZADD, INCR) or PUBLISH ' .. ARGV[2] .. ', which chat create needs')
+  end
+end
+if ARGV[3] ~= '' then
+  -- First: see send.lua.
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
 end
 for i = 4, #ARGV do
   redis.call('ZADD', KEYS[1], 0, ARGV[i])
@@ -23,5 +48,4 @@ local id = string.format('%d', redis.call('INCR', KEYS[3]))
 local t = redis.call('TIME')
 local ts = t[1] .. '.' .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 redis.call('ZADD', KEYS[2], id, '{"id":' .. id .. ',"ts":' .. ts .. ARGV[3])
-redis.call('PUBLISH', ARGV[2], ARGV[1])
 return {tonumber(id), ts}

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -14,19 +15,92 @@ import (
 type PendingOptions struct {
 	// Chat restricts Pending to one chat; the user must be a member.
 	Chat string
-	// Peek reads without marking anything seen or deleting anything.
+	// Peek reads without marking anything seen or deleting anything. A
+	// caller that marks after delivering (MarkSeen) peeks first.
 	Peek bool
 	// After skips, per chat id, the messages up to that id even if unseen
 	// (Watch uses it to follow without marking).
 	After map[string]int64
 }
 
+// Skipped is a value stored in msgs:{ID} that is not a chat message. It is
+// handed to the reader in place of the message (its id is its score), so
+// marking passes over it like any message: each member is told once, and
+// it is deleted with the messages every member has seen.
+type Skipped struct {
+	ID    int64  `json:"id"`
+	Raw   string `json:"raw"`
+	Error string `json:"error"`
+}
+
+// ChatMessages are the messages of one chat, oldest first.
+type ChatMessages struct {
+	ChatID   string    `json:"chat_id"`
+	Messages []Message `json:"messages"`
+	// Skipped are the stored values among them that are not messages.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Error says why the chat could not be read (a key of the wrong type,
+	// say); it then has no messages and nothing of it was marked. The
+	// other chats are read and marked as usual.
+	Error string `json:"error,omitempty"`
+
+	err  error
+	last string // the score of the last value handed: what MarkSeen marks
+	from int64  // the user's seen id when it was read
+}
+
+// Err is the error behind Error, for errors.Is, or nil.
+func (c ChatMessages) Err() error { return c.err }
+
+// upto is the score up to which MarkSeen marks c: that of the last value
+// handed, message or skipped ("" for none).
+func (c ChatMessages) upto() string {
+	if c.last != "" {
+		return c.last
+	}
+	var last int64
+	if n := len(c.Messages); n > 0 {
+		last = c.Messages[n-1].ID
+	}
+	if n := len(c.Skipped); n > 0 && c.Skipped[n-1].ID > last {
+		last = c.Skipped[n-1].ID
+	}
+	if last == 0 {
+		return ""
+	}
+	return strconv.FormatInt(last, 10)
+}
+
+// prefilterMin is the number of chats from which Pending first reads every
+// chat's last message id (one MGET) to fetch only the chats with news.
+// Below it, fetching all of them costs the server about as much and saves
+// a round trip.
+var prefilterMin = 8
+
 // Pending returns the messages user has not seen, per chat (in chat id
 // order), oldest first; chats with nothing new are left out. Unless
-// opts.Peek, it marks them seen and deletes the messages every member of
-// the chat has now seen. A user in K chats costs 2 round trips whatever K
-// (3 when marking on a cluster), one fewer with opts.Chat.
+// opts.Peek, it then marks them seen (MarkSeen) and deletes the messages
+// every member of the chat has now seen.
+//
+// A chat that cannot be read is returned with Error set and nothing else
+// of it is marked; the others are read and marked as usual. A stored value
+// that is not a message is returned in Skipped. With opts.Chat a chat that
+// does not exist or a user who is not a member is an error.
+//
+// When marking fails (a lost reply, say), Pending returns the messages
+// together with the error: the caller has them, and they may be delivered
+// again (at-least-once). Nothing is ever marked that Pending does not
+// return. A caller that must not lose messages it could not process (a
+// crash after Pending returned) peeks, processes, then calls MarkSeen.
 func (s *Store) Pending(ctx context.Context, user string, opts PendingOptions) ([]ChatMessages, error) {
+	out, err := s.read(ctx, user, opts)
+	if err != nil || opts.Peek {
+		return out, err
+	}
+	return out, s.MarkSeen(ctx, user, out)
+}
+
+func (s *Store) read(ctx context.Context, user string, opts PendingOptions) ([]ChatMessages, error) {
 	if err := names.User(user); err != nil {
 		return nil, err
 	}
@@ -37,50 +111,208 @@ func (s *Store) Pending(ctx context.Context, user string, opts PendingOptions) (
 		}
 		chats = []string{opts.Chat}
 	} else {
-		var err error
-		if chats, err = s.rdb.ZRange(ctx, s.seenKey(user), 0, -1).Result(); err != nil {
+		zs, err := s.rdb.ZRangeWithScores(ctx, s.seenKey(user), 0, -1).Result()
+		if err != nil {
 			return nil, err
 		}
-		sort.Slice(chats, func(i, j int) bool { return lessChatID(chats[i], chats[j]) })
+		sort.Slice(zs, func(i, j int) bool { return lessChatID(zs[i].Member.(string), zs[j].Member.(string)) })
+		if len(zs) >= prefilterMin {
+			if chats, err = s.withNews(ctx, zs, opts.After); err != nil {
+				return nil, err
+			}
+		} else {
+			for _, z := range zs {
+				chats = append(chats, z.Member.(string))
+			}
+		}
 	}
-	mode := "mark"
-	if opts.Peek {
-		mode = "peek"
-	}
-	replies, err := s.fetch(ctx, user, chats, mode, opts.After)
+	got, err := s.fetchAll(ctx, user, chats, opts.After)
 	if err != nil {
 		return nil, err
 	}
 	var out []ChatMessages
-	var seen []redis.Z
-	for i, r := range replies {
-		if err := r.err(chats[i], user); err != nil {
+	for i, f := range got {
+		if err := f.err(chats[i], user); err != nil {
 			if opts.Chat != "" {
 				return nil, err
 			}
-			continue // a stale seen:{USER} entry: not a member
-		}
-		if len(r.raw) == 0 {
+			if f.code == -1 || f.code == -2 {
+				continue // a stale seen:{USER} entry: not a member
+			}
+			out = append(out, ChatMessages{ChatID: chats[i], Messages: []Message{}, Error: err.Error(), err: err})
 			continue
 		}
-		msgs, err := decodeAll(chats[i], r.raw)
+		if len(f.rows) == 0 {
+			continue
+		}
+		c := decodeRows(chats[i], f.rows)
+		c.from = f.seen
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// withNews returns the chats of the index zs (in order) whose last message
+// id differs from the user's seen id in the index, or from the after
+// cursor when that is ahead: one MGET per 1000 chats, in one round trip.
+// A chat whose counter went back (deleted and created again) or cannot be
+// read is kept: its fetch sorts it out.
+func (s *Store) withNews(ctx context.Context, zs []redis.Z, after map[string]int64) ([]string, error) {
+	keys := make([]string, len(zs))
+	for i, z := range zs {
+		keys[i] = s.idsKey(z.Member.(string))
+	}
+	vals := make([]any, 0, len(zs))
+	if s.cluster {
+		// MGET may not span slots on a cluster; the pipeline is split
+		// per node by the client.
+		cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.Get(ctx, k)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		for _, c := range cmds {
+			v, err := c.(*redis.StringCmd).Result()
+			if err != nil {
+				vals = append(vals, nil)
+				continue
+			}
+			vals = append(vals, v)
+		}
+	} else {
+		var cmds []*redis.SliceCmd
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := 0; i < len(keys); i += 1000 {
+				cmds = append(cmds, p.MGet(ctx, keys[i:min(i+1000, len(keys))]...))
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ChatMessages{ChatID: chats[i], Messages: msgs})
-		seen = append(seen, redis.Z{Score: float64(r.last), Member: chats[i]})
-	}
-	// On a standalone server the fetch script has moved seen:{USER} along
-	// with chat:{ID}; on a cluster it lives in another slot.
-	if !opts.Peek && s.cluster && len(seen) > 0 {
-		// The index follows chat:{ID}: XX never re-adds a chat the user
-		// left meanwhile, GT never moves an entry back.
-		err := s.rdb.ZAddArgs(ctx, s.seenKey(user), redis.ZAddArgs{XX: true, GT: true, Members: seen}).Err()
-		if err != nil {
-			return out, err
+		for _, c := range cmds {
+			vals = append(vals, c.Val()...)
 		}
 	}
-	return out, nil
+	var chats []string
+	for i, z := range zs {
+		id := z.Member.(string)
+		var last int64
+		if str, ok := vals[i].(string); ok {
+			n, err := strconv.ParseInt(str, 10, 64)
+			if err != nil {
+				chats = append(chats, id)
+				continue
+			}
+			last = n
+		}
+		seen := int64(z.Score)
+		if a := after[id]; a > seen && a <= last {
+			seen = a
+		}
+		if last != seen {
+			chats = append(chats, id)
+		}
+	}
+	return chats, nil
+}
+
+// MarkSeen marks the chats' messages handed to user as seen, up to the
+// last one of each (a skipped value counts), and deletes the messages
+// every member has now seen. handed is what Pending or Watch returned; a
+// chat with Error set is left alone. A chat deleted, left or created
+// anew since it was read is passed over. The error lists the chats that
+// could not be marked; they will be delivered again.
+func (s *Store) MarkSeen(ctx context.Context, user string, handed []ChatMessages) error {
+	if err := names.User(user); err != nil {
+		return err
+	}
+	var chats, upto []string
+	var from []int64
+	for _, c := range handed {
+		if c.err != nil || c.Error != "" {
+			continue
+		}
+		if last := c.upto(); last != "" {
+			chats = append(chats, c.ChatID)
+			upto = append(upto, last)
+			from = append(from, c.from)
+		}
+	}
+	if len(chats) == 0 {
+		return nil
+	}
+	index := !s.cluster
+	cmds, err := s.runScripts(ctx, markScript, len(chats), func(i int) ([]string, []any) {
+		id := chats[i]
+		keys := []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)}
+		if index {
+			keys = append(keys, s.seenKey(user))
+		}
+		return keys, []any{user, upto[i], id, s.chunk, strconv.FormatInt(from[i], 10)}
+	})
+	if err != nil {
+		return fmt.Errorf("marking %d chat(s) seen: %w", len(chats), err)
+	}
+	var errs []error
+	var seen []redis.Z
+	var trim []string
+	for i, c := range cmds {
+		res, err := c.Result()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("marking chat %s seen: %w", chats[i], err))
+			continue
+		}
+		a, ok := res.([]any)
+		if !ok || len(a) != 2 {
+			continue // deleted, left or created anew meanwhile
+		}
+		left, _ := a[0].(int64)
+		marked, _ := a[1].(string)
+		score, _ := strconv.ParseFloat(marked, 64)
+		seen = append(seen, redis.Z{Score: score, Member: chats[i]})
+		if left > 0 {
+			trim = append(trim, chats[i])
+		}
+	}
+	// On a standalone server mark.lua has moved seen:{USER} along with
+	// chat:{ID}; on a cluster it lives in another slot, and moves only
+	// after chat:{ID} did.
+	if s.cluster && len(seen) > 0 {
+		// XX never re-adds a chat the user left meanwhile, GT never moves
+		// an entry back.
+		err := s.rdb.ZAddArgs(ctx, s.seenKey(user), redis.ZAddArgs{XX: true, GT: true, Members: seen}).Err()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("updating %s: %w", s.seenKey(user), err))
+		}
+	}
+	s.trim(ctx, trim)
+	return errors.Join(errs...)
+}
+
+// trim deletes, a bounded chunk per call, the messages every member of the
+// chats has seen that mark or leave left behind. It is housekeeping: a
+// failure leaves seen messages stored until the chat's next mark or leave.
+func (s *Store) trim(ctx context.Context, chats []string) {
+	for len(chats) > 0 {
+		cmds, err := s.runScripts(ctx, trimScript, len(chats), func(i int) ([]string, []any) {
+			return []string{s.chatKey(chats[i]), s.msgsKey(chats[i])}, []any{s.chunk}
+		})
+		if err != nil {
+			return
+		}
+		var more []string
+		for i, c := range cmds {
+			if left, err := c.Int64(); err == nil && left > 0 {
+				more = append(more, chats[i])
+			}
+		}
+		chats = more
+	}
 }
 
 // ChatInfo is one of a user's chats.
@@ -88,6 +320,8 @@ type ChatInfo struct {
 	ChatID string `json:"chat_id"`
 	SeenID int64  `json:"seen_id"`
 	Unread int64  `json:"unread"`
+	// Error says why the chat could not be read; the others are listed.
+	Error string `json:"error,omitempty"`
 }
 
 // Chats lists the chats user is a member of, in chat id order, with the
@@ -102,14 +336,25 @@ func (s *Store) Chats(ctx context.Context, user string) ([]ChatInfo, error) {
 		return nil, err
 	}
 	sort.Slice(chats, func(i, j int) bool { return lessChatID(chats[i], chats[j]) })
-	replies, err := s.fetch(ctx, user, chats, "count", nil)
+	cmds, err := s.runScripts(ctx, fetchScript, len(chats), func(i int) ([]string, []any) {
+		id := chats[i]
+		return []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)}, []any{user, "count", "0", "0"}
+	})
 	if err != nil {
 		return nil, err
 	}
 	out := []ChatInfo{}
-	for i, r := range replies {
-		if r.code == 0 {
-			out = append(out, ChatInfo{ChatID: chats[i], SeenID: r.seen, Unread: r.count})
+	for i, c := range cmds {
+		f, err := parseFetched(c)
+		if err != nil {
+			return nil, fmt.Errorf("chat %s: %w", chats[i], err)
+		}
+		if f.fail != nil {
+			out = append(out, ChatInfo{ChatID: chats[i], Error: f.err(chats[i], user).Error()})
+			continue
+		}
+		if f.code == 0 {
+			out = append(out, ChatInfo{ChatID: chats[i], SeenID: f.seen, Unread: f.count})
 		}
 	}
 	return out, nil
@@ -118,41 +363,123 @@ func (s *Store) Chats(ctx context.Context, user string) ([]ChatInfo, error) {
 // fetched is one chat's fetch script reply.
 type fetched struct {
 	code  int64 // 0, or the script's -1 (no such chat) or -2 (not a member)
+	fail  error // the script failed (a key of the wrong type, say)
 	seen  int64
-	last  int64 // id of the last message in raw
 	count int64
-	raw   []string
+	rows  []row
+}
+
+type row struct {
+	score string // as stored: the id, unless the value is not a message
+	id    float64
+	raw   string
 }
 
 // err is the error for a chat the user could not read, or nil.
 func (f *fetched) err(chatID, user string) error {
-	switch f.code {
-	case -1:
+	switch {
+	case f.fail != nil:
+		return fmt.Errorf("chat %s: %w", chatID, f.fail)
+	case f.code == -1:
 		return fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	case -2:
+	case f.code == -2:
 		return fmt.Errorf("%s in chat %s: %w", user, chatID, ErrNotMember)
 	}
 	return nil
 }
 
-// fetch runs the fetch script for every chat in one pipeline. In mark mode
-// on a standalone server each call also moves the chat's seen:{USER} entry.
-func (s *Store) fetch(ctx context.Context, user string, chats []string, mode string, after map[string]int64) ([]*fetched, error) {
-	if len(chats) == 0 {
+// fetchAll reads every chat's unseen messages: one pipeline of the fetch
+// script for all chats, reading at most firstChunk messages of each, then,
+// for the chats that had more, plain ZRANGEBYSCOREs of s.chunk messages
+// each from where the previous read ended, a pipeline per round. Each
+// call does bounded work. A script's reply costs the server about three
+// times what the same command's does (Lua copies it twice), so the big
+// reads are plain commands.
+func (s *Store) fetchAll(ctx context.Context, user string, chats []string, after map[string]int64) ([]*fetched, error) {
+	first := min(s.chunk, firstChunk)
+	cmds, err := s.runScripts(ctx, fetchScript, len(chats), func(i int) ([]string, []any) {
+		id := chats[i]
+		return []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)},
+			[]any{user, "read", strconv.FormatInt(after[id], 10), first}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*fetched, len(chats))
+	var todo []int // indexes into chats of those with more to read
+	for i, c := range cmds {
+		if out[i], err = parseFetched(c); err != nil {
+			return nil, fmt.Errorf("chat %s: %w", chats[i], err)
+		}
+		if len(out[i].rows) == first {
+			todo = append(todo, i)
+		}
+	}
+	for len(todo) > 0 {
+		reads := make([]*redis.ZSliceCmd, len(todo))
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range todo {
+				rows := out[i].rows
+				reads[j] = p.ZRangeByScoreWithScores(ctx, s.msgsKey(chats[i]), &redis.ZRangeBy{
+					Min: "(" + rows[len(rows)-1].score, Max: "+inf", Count: int64(s.chunk)})
+			}
+			return nil
+		})
+		if err != nil && !isZSliceError(reads) {
+			return nil, err
+		}
+		var more []int
+		for j, i := range todo {
+			zs, err := reads[j].Result()
+			if err != nil {
+				out[i] = &fetched{fail: fmt.Errorf("%s: %w", s.msgsKey(chats[i]), err)}
+				continue
+			}
+			for _, z := range zs {
+				raw, _ := z.Member.(string)
+				out[i].rows = append(out[i].rows, row{score: strconv.FormatFloat(z.Score, 'f', -1, 64), id: z.Score, raw: raw})
+			}
+			if len(zs) == s.chunk {
+				more = append(more, i)
+			}
+		}
+		todo = more
+	}
+	return out, nil
+}
+
+// firstChunk is the most messages of a chat the fetch script returns; the
+// rest is read by plain commands (see fetchAll).
+const firstChunk = 200
+
+// isZSliceError reports whether every failed read failed with an error
+// reply (a key of the wrong type), not a connection error.
+func isZSliceError(cmds []*redis.ZSliceCmd) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			var re redis.Error
+			if !errors.As(err, &re) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// runScripts runs n calls of script in one pipeline (EVALSHA, loading the
+// script once should the server not have it) and returns their commands;
+// a command's error is that call's failure. The error is for the whole
+// pipeline (the connection).
+func (s *Store) runScripts(ctx context.Context, script *redis.Script, n int, call func(i int) ([]string, []any)) ([]*redis.Cmd, error) {
+	if n == 0 {
 		return nil, nil
 	}
-	index := mode == "mark" && !s.cluster
 	run := func() ([]*redis.Cmd, error) {
-		cmds := make([]*redis.Cmd, len(chats))
+		cmds := make([]*redis.Cmd, n)
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, id := range chats {
-				keys := []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)}
-				args := []any{user, mode, strconv.FormatInt(after[id], 10)}
-				if index {
-					keys = append(keys, s.seenKey(user))
-					args = append(args, id)
-				}
-				cmds[i] = fetchScript.EvalSha(ctx, p, keys, args...)
+			for i := range n {
+				keys, args := call(i)
+				cmds[i] = script.EvalSha(ctx, p, keys, args...)
 			}
 			return nil
 		})
@@ -161,56 +488,87 @@ func (s *Store) fetch(ctx context.Context, user string, chats []string, mode str
 	cmds, err := run()
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Nothing ran: every command of the pipeline is the same script.
-		if err := fetchScript.Load(ctx, s.rdb).Err(); err != nil {
+		if err := script.Load(ctx, s.rdb).Err(); err != nil {
 			return nil, err
 		}
 		cmds, err = run()
 	}
-	if err != nil {
+	if err != nil && !isScriptError(cmds) {
 		return nil, err
 	}
-	out := make([]*fetched, len(chats))
-	for i, c := range cmds {
-		res, err := c.Result()
-		if err != nil {
-			return nil, err
-		}
-		f, err := parseFetched(res, mode)
-		if err != nil {
-			return nil, fmt.Errorf("chat %s: %w", chats[i], err)
-		}
-		out[i] = f
-	}
-	return out, nil
+	return cmds, nil
 }
 
-func parseFetched(res any, mode string) (*fetched, error) {
+// isScriptError reports whether every failed command failed with an error
+// reply from the server (the pipeline itself went through), not a
+// connection error.
+func isScriptError(cmds []*redis.Cmd) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && err != redis.Nil {
+			var re redis.Error
+			if !errors.As(err, &re) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func parseFetched(c *redis.Cmd) (*fetched, error) {
+	res, err := c.Result()
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return &fetched{fail: err}, nil
+		}
+		return nil, err
+	}
 	if code, ok := res.(int64); ok && (code == -1 || code == -2) {
 		return &fetched{code: code}, nil
 	}
 	a, ok := res.([]any)
-	if !ok || len(a) < 2 {
+	if !ok || len(a) < 1 {
 		return nil, fmt.Errorf("unexpected fetch reply %v", res)
 	}
 	f := &fetched{}
-	var err error
 	if f.seen, err = scoreInt(a[0]); err != nil {
 		return nil, err
 	}
-	if mode == "count" {
-		f.count, _ = a[1].(int64)
-		return f, nil
-	}
-	if len(a) > 2 {
-		if f.last, err = scoreInt(a[1]); err != nil {
-			return nil, err
+	if len(a) == 2 {
+		if n, ok := a[1].(int64); ok {
+			f.count = n // count mode
+			return f, nil
 		}
 	}
-	for _, m := range a[2:] {
-		str, _ := m.(string)
-		f.raw = append(f.raw, str)
+	for i := 1; i+1 < len(a); i += 2 {
+		raw, _ := a[i].(string)
+		score, _ := a[i+1].(string)
+		id, err := strconv.ParseFloat(score, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad score %q", score)
+		}
+		f.rows = append(f.rows, row{score: score, id: id, raw: raw})
 	}
 	return f, nil
+}
+
+// decodeRows turns stored rows into messages, and the values that are not
+// messages (or whose id is not their score) into Skipped.
+func decodeRows(chatID string, rows []row) ChatMessages {
+	c := ChatMessages{ChatID: chatID, Messages: make([]Message, 0, len(rows))}
+	for _, r := range rows {
+		m, err := DecodeMessage([]byte(r.raw))
+		if err == nil && float64(m.ID) != r.id {
+			err = fmt.Errorf("%w: id %d stored with score %s", errMessageField, m.ID, r.score)
+		}
+		if err != nil {
+			c.Skipped = append(c.Skipped, Skipped{ID: int64(r.id), Raw: r.raw, Error: err.Error()})
+		} else {
+			c.Messages = append(c.Messages, m)
+		}
+		c.last = r.score
+	}
+	return c
 }
 
 // scoreInt parses a ZSET score that holds an id. Scores come back as

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/names"
@@ -31,6 +32,9 @@ type WatchOptions struct {
 
 // Watch delivers user's unseen messages to fn, then every new message as it
 // arrives, until ctx is done (it then returns nil) or fn or Redis fails.
+// With opts.Mark it marks them seen after fn returned nil (MarkSeen), so a
+// message fn did not handle is delivered again next time. A chat that
+// cannot be read is passed to fn (with Error set) once, not at every read.
 //
 // It subscribes to Channel, on which every send announces its chat id, and
 // reads (Pending) when a notification arrives, so it sleeps while the chats
@@ -67,21 +71,42 @@ func (s *Store) Watch(ctx context.Context, user string, opts WatchOptions, fn fu
 	if after == nil {
 		after = map[string]int64{}
 	}
+	reported := map[string]string{} // the error last passed on, per chat
 	read := func() error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Timeout)
 		defer cancel()
-		got, err := s.Pending(rctx, user, PendingOptions{Peek: !opts.Mark, After: after})
+		got, err := s.Pending(rctx, user, PendingOptions{Peek: true, After: after})
 		if err != nil {
 			return err
 		}
 		if opts.OnRead != nil {
 			opts.OnRead()
 		}
+		news := got[:0]
 		for _, c := range got {
-			after[c.ChatID] = c.Messages[len(c.Messages)-1].ID
+			if c.Error != "" {
+				// Passed on once, not at every read.
+				if reported[c.ChatID] != c.Error {
+					reported[c.ChatID] = c.Error
+					news = append(news, c)
+				}
+				continue
+			}
+			delete(reported, c.ChatID)
+			if last, err := strconv.ParseFloat(c.upto(), 64); err == nil {
+				after[c.ChatID] = int64(last)
+			}
+			news = append(news, c)
 		}
-		if len(got) > 0 {
-			return fn(got)
+		if len(news) == 0 {
+			return nil
+		}
+		if err := fn(news); err != nil {
+			return err
+		}
+		if opts.Mark {
+			// After delivery: what fn did not get is never marked.
+			return s.MarkSeen(rctx, user, news)
 		}
 		return nil
 	}
