@@ -91,6 +91,8 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	pf.String("timeout", (3 * time.Second).String(), "connect and command timeout (env CHATQ_TIMEOUT)")
 	pf.Bool("verbose", false, "log every Redis command on stderr, passwords hidden (env CHATQ_VERBOSE)")
 
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+
 	root.AddCommand(
 		newPingCmd(f),
 		newVersionCmd(f),

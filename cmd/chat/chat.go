@@ -55,6 +55,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
+	f.CompleteFlagValues(cmd, cmdutil.ScanLister("chat:{*}"), "chat")
+	f.CompleteFlagValues(cmd, cmdutil.ScanLister("seen:{*}"), "from", "to")
 	return cmd
 }
 

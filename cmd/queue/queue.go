@@ -64,18 +64,20 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
-	queueNames := f.CompleteFirstArg(func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
+	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 		q, err := queueClient(f, cmd)
 		if err != nil {
 			return nil, err
 		}
 		return q.List(ctx)
-	})
+	}
+	queueNames := f.CompleteFirstArg(listQueues)
 	for _, sub := range cmd.Commands() {
 		if sub.Name() != "ls" {
 			sub.ValidArgsFunction = queueNames
 		}
 	}
+	f.CompleteFlagValues(cmd, listQueues, "dead-letter", "to")
 	return cmd
 }
 

@@ -114,3 +114,49 @@ func (f *Factory) CompleteFirstArg(list func(ctx context.Context, f *Factory, cm
 func CompleteNothing(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
+
+// CompleteFlagValues completes the values of the named flags, on every
+// subcommand of group that has one, with the names list returns (queue
+// names for --dead-letter, users for --from). The value of a list flag
+// (--to jeff,je) completes its last part.
+func (f *Factory) CompleteFlagValues(group *cobra.Command, list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error), flags ...string) {
+	fromServer := f.CompleteFromServer(list)
+	for _, sub := range group.Commands() {
+		for _, name := range flags {
+			fl := sub.Flags().Lookup(name)
+			if fl == nil {
+				continue
+			}
+			fn := fromServer
+			if strings.HasSuffix(fl.Value.Type(), "Slice") {
+				fn = lastOfList(fromServer)
+			}
+			if err := sub.RegisterFlagCompletionFunc(name, fn); err != nil {
+				panic(err) // registered twice: a programming error
+			}
+		}
+	}
+}
+
+// lastOfList completes the part of a comma-separated value after its last
+// comma, keeping what comes before.
+func lastOfList(fn cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		head := ""
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			head, toComplete = toComplete[:i+1], toComplete[i+1:]
+		}
+		names, d := fn(cmd, args, toComplete)
+		for i := range names {
+			names[i] = head + names[i]
+		}
+		return names, d
+	}
+}
+
+// ScanLister lists the names ScanNames finds for pattern.
+func ScanLister(pattern string) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+	return func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		return ScanNames(ctx, f, pattern)
+	}
+}
