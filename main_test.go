@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"testing"
 
 	"github.com/chatq-dev/chatq/chatqtest"
+	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -19,7 +21,35 @@ func TestMain(m *testing.M) {
 // the real server under a prefix of its own whose keys are removed after
 // (CHATQ_REQUIRE_REDIS=1 makes a missing real server fail every script).
 func TestScripts(t *testing.T) {
-	testscript.Run(t, chatqtest.Params("testdata/script"))
+	p := chatqtest.Params("testdata/script")
+	p.Cmds["redis"] = cmdRedis
+	testscript.Run(t, p)
+}
+
+// cmdRedis runs one Redis command on the script's server ($CHATQ_URL), to
+// set up state chatq would not write (a plain LIST, a corrupted key); the
+// reply goes to the script's log:
+//
+//	redis SET ${CHATQ_PREFIX}{jobs}:last 10000000
+func cmdRedis(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: redis COMMAND [ARG...]")
+	}
+	opt, err := redis.ParseURL(ts.Getenv("CHATQ_URL"))
+	if err != nil {
+		ts.Fatalf("redis: %v", err)
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	cmdArgs := make([]any, len(args))
+	for i, a := range args {
+		cmdArgs[i] = a
+	}
+	res, err := c.Do(context.Background(), cmdArgs...).Result()
+	if (err != nil) != neg {
+		ts.Fatalf("redis %v: %v, %v", args, res, err)
+	}
+	ts.Logf("%v", res)
 }
 
 // TestClusterScripts runs testdata/cluster/*.txtar against the Redis Cluster

@@ -53,7 +53,7 @@ func testInterruptExits130(t *testing.T, b redistest.Backend) {
 	done := make(chan int)
 	var stderr string
 	go func() {
-		code, _, e := run(ctx, b, "list", "blpop", "jobs", "--timeout", "0")
+		code, _, e := run(ctx, b, "list", "blpop", "jobs", "--wait", "0")
 		stderr = e
 		done <- code
 	}()
@@ -63,7 +63,7 @@ func testInterruptExits130(t *testing.T, b redistest.Backend) {
 	deadline := time.Now().Add(5 * time.Second)
 	for b.Real() && time.Now().Before(deadline) {
 		n, err := b.Client.ClientList(ctx).Result()
-		if err == nil && strings.Contains(n, "cmd=blpop") {
+		if err == nil && strings.Contains(n, "cmd=blmove") { // the wait of a sharded blpop
 			break
 		}
 		time.Sleep(5 * time.Millisecond)

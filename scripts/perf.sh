@@ -38,6 +38,10 @@ rb_ops() { # clients pipeline command...
     awk -F'","' 'NR == 2 { printf "%.0f", $(NF - 6) }'
 }
 sha() { rcli SCRIPT LOAD "$(cat "$@")"; }
+# The list scripts are state.lua and the script, after a line that sets
+# `legacy`, as pkg/shardlist builds them.
+listsha() { rcli SCRIPT LOAD "local legacy = 'count'
+$(cat pkg/shardlist/state.lua "$@")"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "Redis $(redis-server --version | awk '{print $3}' | cut -d= -f2), $(nproc) cores, $(go version | awk '{print $3}'), $REQUESTS requests per cell."
@@ -53,8 +57,8 @@ chatq --prefix rb: chat create --from sender --to reader --id 1 >/dev/null
 payload=$(printf 'x%.0s' $(seq 16))
 send_sha=$(sha pkg/chat/send.lua)
 fetch_sha=$(sha pkg/chat/fetch.lua)
-push_sha=$(sha pkg/shardlist/state.lua pkg/shardlist/push.lua)
-pop_sha=$(sha pkg/shardlist/state.lua pkg/shardlist/pop.lua)
+push_sha=$(listsha pkg/shardlist/push.lua)
+pop_sha=$(listsha pkg/shardlist/pop.lua)
 qpush_sha=$(sha pkg/delayq/push.lua)
 qrecv_sha=$(sha pkg/delayq/receive.lua)
 qack_sha=$(sha pkg/delayq/ack.lua)
@@ -63,8 +67,8 @@ declare -A ref=(
   [ping ping]="PING"
   [chat send]="EVALSHA $send_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} sender ,\"sender\":\"sender\",\"message\":\"$payload\"} rb:chat:sent 1"
   [chat pending]="EVALSHA $fetch_sha 4 rb:chat:{1} rb:msgs:{1} rb:ids:{1} rb:seen:{reader} reader mark 0 1"
-  [list push]="EVALSHA $push_sha 3 rb:{bench}:first rb:{bench}:last rb:{bench}:mid right 512 MARKER $payload"
-  [list pop]="EVALSHA $pop_sha 3 rb:{bench}:first rb:{bench}:last rb:{bench}:mid left 1 MARKER"
+  [list push]="EVALSHA $push_sha 5 rb:{bench}:first rb:{bench}:last rb:{bench}:mid rb:{bench}:size rb:{bench}:ver 512 0 right 100 $payload"
+  [list pop]="EVALSHA $pop_sha 5 rb:{bench}:first rb:{bench}:last rb:{bench}:mid rb:{bench}:size rb:{bench}:ver left 1 MARKER 100"
   [queue push]="EVALSHA $qpush_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__ default 0 16 $payload rb:rsmq:rt:bench"
   [queue poll]="EVALSHA $qrecv_sha 2 rb:rsmq:bench rb:rsmq:bench:Q 1 3600000 0 none none"
   [queue ack]="EVALSHA $qack_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__"
@@ -113,7 +117,7 @@ if command -v hyperfine >/dev/null; then
   chatq --prefix hf: queue create hf >/dev/null
   rows=(
     "ping|$tmp/chatq --url $url ping|redis-cli -p $port PING"
-    "list rpush|$tmp/chatq --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 3 hf:{k}:first hf:{k}:last hf:{k}:mid right 512 MARKER x"
+    "list rpush|$tmp/chatq --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 5 hf:{k}:first hf:{k}:last hf:{k}:mid hf:{k}:size hf:{k}:ver 512 0 right 100 x"
     "chat send|$tmp/chatq --url $url --prefix hf: chat send 1 --from joe hi|redis-cli -p $port EVALSHA $send_sha 3 hf:chat:{1} hf:msgs:{1} hf:ids:{1} joe ,\"sender\":\"joe\",\"message\":\"hi\"} hf:chat:sent 1"
     "queue push|$tmp/chatq --url $url --prefix hf: queue push hf x|redis-cli -p $port EVALSHA $qpush_sha 2 hf:rsmq:hf hf:rsmq:hf:Q abcdefghijabcdefghijab default 0 1 x hf:rsmq:rt:hf"
   )

@@ -3,26 +3,40 @@
 package list
 
 import (
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const listLong = `Operate the sharded list of "Redis in Action" §11.4: one logical list stored
 as a run of Redis LISTs (shards) of at most --shard-size minus one items each,
 pushed and popped by Lua scripts, with blocking pops.
 
+The first push records the shard size with the list ({KEY}:size); later
+pushes use it, and a different explicit --shard-size is refused (exit 2) by
+every list command.
+
+Items that start with - go after --: chatq list rpush jobs -- -1 -2
+
 Keys (behind --prefix): {KEY}:first and {KEY}:last hold the end shard numbers,
-{KEY}:<n> is shard n. All share the hash tag {KEY}, so they live in one
-Redis Cluster slot.`
+{KEY}:mid counts the items between them, {KEY}:size and {KEY}:ver hold the
+shard size and a write counter, {KEY}:<n> is shard n. All share the hash tag
+{KEY}, so they live in one Redis Cluster slot.`
 
 // listOptions are the flags every list subcommand shares.
 type listOptions struct {
 	f         *cmdutil.Factory
 	shardSize int
+	sizeFlag  *pflag.Flag // --shard-size, to tell whether it was given
 }
 
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
@@ -31,10 +45,12 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd.Example = `  chatq list rpush jobs a b c
   seq 1000 | chatq list rpush jobs -
   chatq list lpop jobs -n 2
-  chatq list blpop jobs --timeout 500ms
-  chatq list shards jobs --shard-size 512`
-	cmd.PersistentFlags().IntVar(&opts.shardSize, "shard-size", shardlist.DefaultShardSize,
-		"a shard holds at most this many items minus one (the book's LIST_CHUNK_SIZE)")
+  chatq list blpop jobs --wait 500ms
+  chatq list rpush jobs --shard-size 64 a b c   # a new list of 63-item shards
+  chatq list rpush jobs -- -1 -2                # items that start with -`
+	cmd.PersistentFlags().IntVar(&opts.shardSize, "shard-size", 0,
+		"for a push to a new list: a shard holds at most this many items minus one (default 512, the book's LIST_CHUNK_SIZE); a list keeps the size of its first push")
+	opts.sizeFlag = cmd.PersistentFlags().Lookup("shard-size")
 	cmd.AddCommand(
 		newListPushCmd(opts, shardlist.Left),
 		newListPushCmd(opts, shardlist.Right),
@@ -60,7 +76,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // list validates KEY and --shard-size (before any Redis call) and returns
 // the sharded list.
 func (o *listOptions) list(key string) (*shardlist.List, error) {
-	if o.shardSize < 2 {
+	size := 0 // the list's recorded size, or the default
+	if o.sizeFlag.Changed {
+		size = o.shardSize
+	}
+	if o.sizeFlag.Changed && o.shardSize < 2 {
 		return nil, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.shardSize, shardlist.ErrShardSize),
 			"a shard holds --shard-size minus one items; the default is 512")
 	}
@@ -68,11 +88,58 @@ func (o *listOptions) list(key string) (*shardlist.List, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := shardlist.New(c, key, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: o.shardSize})
+	l, err := shardlist.New(c, key, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: size})
 	if errors.Is(err, shardlist.ErrShardSize) {
 		return nil, cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.shardSize, err)
 	}
 	return l, err
+}
+
+// checkSize refuses, for a command that does not push, an explicit
+// --shard-size other than the size recorded with the list (a push's script
+// checks that itself). A list with no recorded size takes any.
+func (o *listOptions) checkSize(ctx context.Context, l *shardlist.List) error {
+	if !o.sizeFlag.Changed {
+		return nil
+	}
+	c, err := o.f.Client()
+	if err != nil {
+		return err
+	}
+	rec, err := c.Get(ctx, l.SizeKey()).Int()
+	if err != nil || rec == o.shardSize {
+		return nil // absent; a bad value is reported by the command itself
+	}
+	return o.listError(l.Key(), &shardlist.ShardSizeError{Key: l.Key(), Recorded: rec, Asked: o.shardSize})
+}
+
+// listError adds the hint for a package error: a corrupt list, a shard
+// size other than the list's (a usage error, exit 2).
+func (o *listOptions) listError(key string, err error) error {
+	var se *shardlist.ShardSizeError
+	switch {
+	case errors.As(err, &se):
+		return cmdutil.WithHint(cmdutil.UsageErr(fmt.Errorf("invalid --shard-size %d: %w", se.Asked, err)),
+			fmt.Sprintf("list %s keeps the shard size of its first push, %d: drop --shard-size, or pass --shard-size %d", key, se.Recorded, se.Recorded))
+	case errors.Is(err, shardlist.ErrCorrupt):
+		return cmdutil.WithHint(err, fmt.Sprintf("nothing was changed; see the keys with redis-cli --scan --pattern '%s{%s}:*' and repair them as docs/shardlist.md (Repairing a list) says",
+			o.f.Prefix(), key))
+	}
+	return err
+}
+
+// plainList returns an error when KEY names a plain Redis LIST (and the
+// sharded list KEY is empty), so that a user who mixed them up is told.
+func (o *listOptions) plainList(ctx context.Context, key string) error {
+	c, err := o.f.Client()
+	if err != nil {
+		return err
+	}
+	if typ, err := c.Type(ctx, o.f.Prefix()+key).Result(); err == nil && typ == "list" {
+		return cmdutil.WithHint(fmt.Errorf("%s%s is a plain Redis LIST, not a sharded list", o.f.Prefix(), key),
+			fmt.Sprintf("chatq list works on sharded lists ({%s}:* keys); read a plain LIST with redis-cli LLEN/LRANGE", key))
+	}
+	return nil
 }
 
 // popResult maps a package pop error to the command's: an empty list is
@@ -93,18 +160,33 @@ func sideName(s shardlist.Side) string {
 }
 
 // printItems prints popped or listed items: each item and a newline, or a
-// JSON array of strings.
+// JSON array of strings. An item that is not valid UTF-8 (chatq refuses
+// those, another client may push them) is printed byte for byte as text,
+// and as {"base64":"…"} in the JSON array, so that no byte is lost. The
+// items go out in one write, so that a process killed after a pop has
+// printed all of its items or none (docs/shardlist.md).
 func (o *listOptions) printItems(items []string) error {
 	if o.f.JSON() {
-		if items == nil {
-			items = []string{}
+		out := make([]any, len(items))
+		for i, it := range items {
+			if utf8.ValidString(it) {
+				out[i] = it
+			} else {
+				out[i] = binaryItem{base64.StdEncoding.EncodeToString([]byte(it))}
+			}
 		}
-		return o.f.WriteJSON(items)
+		return o.f.WriteJSON(out)
 	}
+	var b strings.Builder
 	for _, it := range items {
-		if _, err := fmt.Fprintln(o.f.IO.Out, it); err != nil {
-			return err
-		}
+		b.WriteString(it)
+		b.WriteByte('\n')
 	}
-	return nil
+	_, err := io.WriteString(o.f.IO.Out, b.String())
+	return err
+}
+
+// binaryItem is an item that is not valid UTF-8, in JSON output.
+type binaryItem struct {
+	Base64 string `json:"base64"`
 }

@@ -56,21 +56,26 @@ func listPopRun(ctx context.Context, opts *listPopOptions) error {
 	if err != nil {
 		return err
 	}
-	items, err := l.Pop(ctx, opts.side, opts.count)
-	if err != nil && !errors.Is(err, shardlist.ErrEmpty) {
+	if err := opts.checkSize(ctx, l); err != nil {
 		return err
 	}
+	// Items popped before an error (a pop of more than 1000 items takes
+	// several calls) are out of the list: print them all the same.
+	items, err := l.Pop(ctx, opts.side, opts.count)
 	if perr := opts.printItems(items); perr != nil {
 		return perr
+	}
+	if err != nil && !errors.Is(err, shardlist.ErrEmpty) {
+		return opts.listError(opts.key, err)
 	}
 	return popResult(err)
 }
 
 type listBPopOptions struct {
 	*listOptions
-	side    shardlist.Side
-	key     string
-	timeout time.Duration
+	side shardlist.Side
+	key  string
+	wait time.Duration
 }
 
 func newListBPopCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
@@ -80,24 +85,25 @@ func newListBPopCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   name + " KEY",
 		Short: "Pop the " + end + " item of a sharded list, waiting for one, as " + strings.ToUpper(name),
-		Long: `Pop the ` + end + ` item of a sharded list, waiting up to --timeout for one to
-be pushed (0 waits until interrupted; fractions of a second are honoured).
-The item is printed followed by a newline; -o json prints a JSON array of one
-string. When the wait ends with nothing it prints nothing ([] with -o json)
-and exits 0, or 3 with -e.
+		Long: `Pop the ` + end + ` item of a sharded list, waiting up to --wait for one to
+be pushed (0, the default, waits until interrupted; fractions of a second are
+honoured). The item is printed followed by a newline; -o json prints a JSON
+array of one string. When the wait ends with nothing it prints nothing ([]
+with -o json) and exits 0, or 3 with -e. Ctrl-C ends the wait at once (exit
+130) and takes nothing.
 
-Here --timeout is the wait; the connection timeout then comes from
-CHATQ_TIMEOUT or the config file.`,
-		Example: fmt.Sprintf(`  chatq list %[1]s jobs --timeout 5s
-  chatq list %[1]s jobs --timeout 250ms -o json
-  chatq list %[1]s jobs --timeout 0   # wait until an item comes`, name),
+The global --timeout is the connection timeout, as for every command (before
+--wait existed it was also the wait here).`,
+		Example: fmt.Sprintf(`  chatq list %[1]s jobs --wait 5s
+  chatq list %[1]s jobs --wait 250ms -o json
+  chatq list %[1]s jobs                # wait until an item comes`, name),
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
 			return listBPopRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", 0, "how long to wait for an item, such as 5s or 250ms; 0 waits forever")
+	cmd.Flags().DurationVar(&opts.wait, "wait", 0, "how long to wait for an item, such as 5s or 250ms; 0 waits forever")
 	return cmd
 }
 
@@ -105,22 +111,26 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	if err := names.ListKey(opts.key); err != nil {
 		return err
 	}
-	if opts.timeout < 0 {
-		return cmdutil.UsageErrorf("invalid --timeout %s: must not be negative", opts.timeout)
+	if opts.wait < 0 {
+		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", opts.wait)
 	}
 	l, err := opts.list(opts.key)
 	if err != nil {
 		return err
 	}
-	item, err := l.BPop(ctx, opts.side, opts.timeout)
-	var items []string
-	switch {
-	case err == nil:
-		items = []string{item}
-	case !errors.Is(err, shardlist.ErrEmpty):
+	if err := opts.checkSize(ctx, l); err != nil {
 		return err
 	}
-	if perr := opts.printItems(items); perr != nil {
+	// The item is printed as soon as the pop returns, in one write: see
+	// "Blocking pops" in docs/shardlist.md for what a kill can still lose.
+	item, err := l.BPop(ctx, opts.side, opts.wait)
+	if err == nil {
+		return opts.printItems([]string{item})
+	}
+	if !errors.Is(err, shardlist.ErrEmpty) {
+		return opts.listError(opts.key, err)
+	}
+	if perr := opts.printItems(nil); perr != nil {
 		return perr
 	}
 	return popResult(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/names"
@@ -24,17 +25,22 @@ func newListPushCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
 	opts := &listPushOptions{listOptions: lo, side: side}
 	name := sideName(side) + "push"
 	end := map[shardlist.Side]string{shardlist.Left: "head", shardlist.Right: "tail"}[side]
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   name + " KEY ITEM...|-",
 		Short: "Push items onto the " + end + " of a sharded list, as " + strings.ToUpper(name),
 		Long: `Push items onto the ` + end + ` of a sharded list and print its new length. The
 items end up in the order ` + strings.ToUpper(name) + ` would leave them on a plain list.
 
 With - as the only item, items are read from stdin, one per line, and pushed in
-batches of 500 per script call; each batch is atomic, the whole push is not.`,
+batches of 500 per script call; each batch is atomic, the whole push is not.
+When a batch fails after others were stored, chatq says how many items are in
+the list and how to resume without duplicates. Items must be valid UTF-8.
+
+Items that start with - go after --, or they are taken for flags.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs a b c
   printf 'x\ny\n' | chatq list %[1]s jobs -
-  chatq list %[1]s jobs a -o json`, name),
+  chatq list %[1]s jobs a -o json
+  chatq list %[1]s jobs -- -1 -2   # items that start with -`, name),
 		Args: cmdutil.MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.key = args[0]
@@ -43,6 +49,14 @@ batches of 500 per script call; each batch is atomic, the whole push is not.`,
 			return listPushRun(cmd.Context(), opts)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.HasPrefix(err.Error(), "unknown shorthand flag") || strings.HasPrefix(err.Error(), "unknown flag") {
+			return cmdutil.WithHint(cmdutil.UsageErr(err),
+				fmt.Sprintf("items that start with - go after --: chatq list %s KEY -- -1", name))
+		}
+		return cmdutil.UsageErr(err)
+	})
+	return cmd
 }
 
 type listLengthResult struct {
@@ -62,9 +76,19 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 			return fmt.Errorf("read items from stdin: %w", err)
 		}
 	}
+	what := "item"
+	if opts.stdin {
+		what = "line"
+	}
 	for i, it := range items {
 		if it == shardlist.WakeMarker {
-			return cmdutil.UsageErrorf("item %d is chatq's reserved wake-up marker", i+1)
+			return cmdutil.UsageErrorf("%s %d is chatq's reserved wake-up marker", what, i+1)
+		}
+		if !utf8.ValidString(it) {
+			// JSON output could not show it as a string: refused, as the
+			// queue and chat commands refuse it.
+			return cmdutil.WithHint(cmdutil.UsageErrorf("%s %d is not valid UTF-8", what, i+1),
+				"chatq stores text; push binary data encoded, for example with base64")
 		}
 	}
 	l, err := opts.list(opts.key)
@@ -72,11 +96,14 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 		return err
 	}
 	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.NewProgress("pushing", len(items)))
-	if errors.Is(err, shardlist.ErrReserved) {
+	var pe *shardlist.PushError
+	switch {
+	case errors.Is(err, shardlist.ErrReserved):
 		return cmdutil.UsageErr(err)
-	}
-	if err != nil {
-		return err
+	case errors.As(err, &pe):
+		return opts.partial(ctx, pe, what)
+	case err != nil:
+		return opts.listError(opts.key, err)
 	}
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(listLengthResult{Key: opts.key, Length: n})
@@ -85,15 +112,59 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	return err
 }
 
+// partial reports a push that stored some of its items before it failed:
+// how many, and how to resume without duplicates.
+func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, what string) error {
+	if pe.Stored == 0 {
+		// Only the first batch was sent: a lost reply is reported as for
+		// any write (exit 4, with how to check).
+		return pe.Err
+	}
+	from := func(n int) string {
+		if o.stdin {
+			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, sideName(o.side), o.key)
+		}
+		return fmt.Sprintf("item %d", n)
+	}
+	hint := fmt.Sprintf("%ss 1-%d are in the list; to resume without duplicates push from %s",
+		what, pe.Stored, from(pe.Stored+1))
+	if pe.Uncertain > 0 {
+		check := fmt.Sprintf("-%d -1", pe.Uncertain)
+		if o.side == shardlist.Left {
+			check = fmt.Sprintf("0 %d", pe.Uncertain-1)
+		}
+		hint = fmt.Sprintf("%ss 1-%d are in the list and %d-%d may be (the reply was lost): look with chatq list lrange %s %s, then push from %s if they are there, else from %s",
+			what, pe.Stored, pe.Stored+1, pe.Stored+pe.Uncertain, o.key, check,
+			from(pe.Stored+pe.Uncertain+1), from(pe.Stored+1))
+	}
+	if ctx.Err() != nil {
+		// Interrupted: chatq then prints only "interrupted", so say it here.
+		o.f.IO.Infof("%s", pe.Error())
+		o.f.IO.Infof("hint: %s", hint)
+		return pe
+	}
+	return cmdutil.WithHint(pe, hint)
+}
+
 // pushInChunks pushes items a chunk at a time so that a long push can show
-// its progress; each chunk is still sent in the package's batches.
+// its progress; each chunk is still sent in the package's batches. A
+// failure after the first batch is a *shardlist.PushError counting every
+// item stored.
 func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *cmdutil.Progress) (int64, error) {
 	const chunk = 5000
 	defer p.Done()
 	for start := 0; ; start += chunk {
 		end := min(start+chunk, len(items))
 		n, err := l.Push(ctx, side, items[start:end])
-		if err != nil {
+		var pe *shardlist.PushError
+		switch {
+		case errors.As(err, &pe):
+			pe.Stored += start
+			pe.Total = len(items)
+			return 0, pe
+		case err != nil && start > 0:
+			return 0, &shardlist.PushError{Key: l.Key(), Stored: start, Total: len(items), Err: err}
+		case err != nil:
 			return 0, err
 		}
 		p.Add(end - start)

@@ -43,9 +43,17 @@ func listLenRun(ctx context.Context, opts *listKeyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSize(ctx, l); err != nil {
+		return err
+	}
 	n, err := l.Len(ctx)
 	if err != nil {
-		return err
+		return opts.listError(opts.key, err)
+	}
+	if n == 0 {
+		if err := opts.plainList(ctx, opts.key); err != nil {
+			return err
+		}
 	}
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(listLengthResult{Key: opts.key, Length: n})
@@ -67,7 +75,11 @@ func newListRangeCmd(lo *listOptions) *cobra.Command {
 		Short: "Print the items from START to STOP of a sharded list, as LRANGE",
 		Long: `Print the items from index START to STOP inclusive, one per line, as LRANGE:
 0 is the head, negative indexes count from the tail (-1 is the last item).
--o json prints a JSON array of strings. Read in one atomic script call.
+-o json prints a JSON array of strings. An empty range prints nothing ([] with
+-o json) and exits 0, or 3 with -e. Up to 2000 items near either end are read
+in one atomic script call; a longer range is read in bounded calls (each at
+most 1000 shards and 2000 items, so the server is never held long), started
+over if the list is written in between, so the result is still one state.
 
 Flags go before KEY, so that negative indexes are not taken for flags.`,
 		Example: `  chatq list lrange jobs 0 -1
@@ -112,11 +124,25 @@ func listRangeRun(ctx context.Context, opts *listRangeOptions) error {
 	if err != nil {
 		return err
 	}
-	items, err := l.Range(ctx, opts.start, opts.stop)
-	if err != nil {
+	if err := opts.checkSize(ctx, l); err != nil {
 		return err
 	}
-	return opts.printItems(items)
+	items, err := l.Range(ctx, opts.start, opts.stop)
+	if err != nil {
+		return opts.listError(opts.key, err)
+	}
+	if len(items) == 0 {
+		if err := opts.plainList(ctx, opts.key); err != nil {
+			return err
+		}
+	}
+	if err := opts.printItems(items); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return cmdutil.ErrNothing // exit 3 with -e
+	}
+	return nil
 }
 
 func newListShardsCmd(lo *listOptions) *cobra.Command {
@@ -127,8 +153,10 @@ func newListShardsCmd(lo *listOptions) *cobra.Command {
 		Long: `Show how a sharded list is stored: every shard from the first endpoint to the
 last, with its number, Redis key, length, and which endpoint it is. On a
 terminal this is a table; piped, tab-separated lines without the header;
--o json prints {"key","first","last","length","shards":[{"index","key","length"}],"mid"},
-where mid is the count kept for the shards strictly between the endpoints.`,
+-o json prints {"key","first","last","length","shards":[{"index","key","length"}],"mid","shard_size"},
+where mid is the count kept for the shards strictly between the endpoints and
+shard_size the size recorded by the first push (0 for a list written before
+sizes were recorded). Read in calls of at most 1000 shards each.`,
 		Example: `  chatq list shards jobs
   chatq list shards jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
@@ -147,9 +175,17 @@ func listShardsRun(ctx context.Context, opts *listKeyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSize(ctx, l); err != nil {
+		return err
+	}
 	lay, err := l.Layout(ctx)
 	if err != nil {
-		return err
+		return opts.listError(opts.key, err)
+	}
+	if lay.Length == 0 {
+		if err := opts.plainList(ctx, opts.key); err != nil {
+			return err
+		}
 	}
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(lay)

@@ -59,16 +59,21 @@ milliseconds).`,
 }
 
 // messageJSON is RSMQ's received message: fr and sent in Unix ms.
+// MessageBase64 carries a body that is not valid UTF-8 (written by another
+// client: chatq refuses to push one) byte for byte; message then has
+// U+FFFD in place of the invalid bytes.
 type messageJSON struct {
-	ID      string `json:"id"`
-	Message string `json:"message"`
-	RC      int64  `json:"rc"`
-	FR      any    `json:"fr"`
-	Sent    int64  `json:"sent"`
+	ID            string `json:"id"`
+	Message       string `json:"message"`
+	MessageBase64 string `json:"message_base64,omitempty"`
+	RC            int64  `json:"rc"`
+	FR            any    `json:"fr"`
+	Sent          int64  `json:"sent"`
 }
 
 func toMessageJSON(m delayq.Message) messageJSON {
-	return messageJSON{ID: m.ID, Message: m.Body, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli()}
+	msg, b64 := bodyJSON(m.Body)
+	return messageJSON{ID: m.ID, Message: msg, MessageBase64: b64, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli()}
 }
 
 func queuePollRun(ctx context.Context, opts *queuePollOptions) error {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -100,10 +101,14 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	if err != nil {
 		return err
 	}
+	if !utf8.ValidString(body) {
+		return invalidUTF8(0)
+	}
 	p, err := q.Push(ctx, opts.queue, body, po)
 	if err != nil {
 		return queueErr(err)
 	}
+	warnNotNotified(opts, q.Channel(opts.queue), p)
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 	}
@@ -126,7 +131,13 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	if err != nil {
 		return err
 	}
-	st, err := q.Stats(ctx, opts.queue)
+	for i, l := range lines {
+		if !utf8.ValidString(l) {
+			return invalidUTF8(i + 1)
+		}
+	}
+	// The attributes only (one HMGET), not stats: O(1) at any queue size.
+	st, err := q.Attributes(ctx, opts.queue)
 	if err != nil {
 		return queueErr(err)
 	}
@@ -145,6 +156,9 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		if err != nil {
 			return queueErr(fmt.Errorf("after %d of %d messages: %w", len(ids), len(lines), err))
 		}
+		if len(ids) == 0 {
+			warnNotNotified(opts, q.Channel(opts.queue), p)
+		}
 		ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 		if !opts.f.JSON() {
 			fmt.Fprintln(opts.f.IO.Out, p.ID)
@@ -155,4 +169,24 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		return opts.f.WriteJSON(ids)
 	}
 	return nil
+}
+
+// invalidUTF8 refuses a body that is not UTF-8 (line 0: the one message):
+// JSON output and Node consumers could not show it unchanged.
+func invalidUTF8(line int) error {
+	what := "the message is"
+	if line > 0 {
+		what = fmt.Sprintf("line %d is", line)
+	}
+	return cmdutil.WithHint(cmdutil.UsageErrorf("%s not valid UTF-8: nothing pushed", what),
+		"encode binary data as text first, e.g. `base64 -w0 FILE | chatq queue push Q -`")
+}
+
+// warnNotNotified says once that a push was stored but not announced on
+// the realtime channel (the user may not PUBLISH there).
+func warnNotNotified(opts *queuePushOptions, channel string, p *delayq.Pushed) {
+	if !p.Notified {
+		opts.f.IO.Infof("warning: stored, but this user may not publish on channel %s: consumers waiting with --wait wake at their next deadline instead of at once", channel)
+		opts.f.IO.Infof("hint: allow the channel, e.g. `ACL SETUSER NAME &*` (Redis 7 gives new users no channels)")
+	}
 }

@@ -2,21 +2,24 @@ package queue
 
 import (
 	"context"
+	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
 type queueStatsOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
+	f         *cmdutil.Factory
+	cmd       *cobra.Command
+	queue     string
+	noReindex bool
 }
 
 func newQueueStatsCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &queueStatsOptions{f: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "stats QUEUE",
 		Short: "Show a queue's attributes and its ready, delayed and in-flight messages",
 		Long: `Show a queue's attributes (RSMQ getQueueAttributes) and its messages split,
@@ -28,15 +31,26 @@ at one instant of server time to the millisecond, into:
 
 RSMQ's hiddenmsgs (kept in the JSON, = delayed + inflight) lumps the last two
 and compares against the time truncated to whole seconds, so it counts as
-hidden a message that became due up to a second ago.`,
+hidden a message that became due up to a second ago.
+
+It is one read-only call, O(log n) at any queue size. The split of invisible
+messages into delayed and in flight comes from chatq's index of received
+messages; when an rsmq client received from the queue (or created it), the
+index is incomplete and stats first rebuilds it in bounded steps (n/100
+calls of well under a millisecond each; the queue stays in use). With
+--no-reindex, or for a user who may not write, it reports the split as the
+index has it and says so (split_exact false in JSON).`,
 		Example: `  chatq queue stats jobs
-  chatq queue stats jobs -o json | jq .ready`,
+  chatq queue stats jobs -o json | jq .ready
+  chatq queue stats jobs --no-reindex -o json   # never writes`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queueStatsRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.noReindex, "no-reindex", false, "do not rebuild an incomplete index of received messages (never write)")
+	return cmd
 }
 
 // queueStatsJSON has RSMQ's getQueueAttributes fields (vt and delay in
@@ -59,6 +73,9 @@ type queueStatsJSON struct {
 	DeadLetter  string `json:"dead_letter"`
 	NextVisible any    `json:"next_visible"`
 	Now         int64  `json:"now"`
+	// SplitExact is false when delayed/inflight may be off (chatq's index
+	// of received messages is incomplete); msgs and ready are exact.
+	SplitExact bool `json:"split_exact"`
 }
 
 func statsJSON(s *delayq.Stats) queueStatsJSON {
@@ -67,6 +84,7 @@ func statsJSON(s *delayq.Stats) queueStatsJSON {
 		TotalRecv: s.TotalRecv, TotalSent: s.TotalSent, Created: s.Created.Unix(), Modified: s.Modified.Unix(),
 		Msgs: s.Messages, HiddenMsgs: s.Delayed + s.InFlight, Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight,
 		MaxReceives: s.MaxReceives, DeadLetter: s.DeadLetter, NextVisible: ms(s.NextVisible), Now: s.Now.UnixMilli(),
+		SplitExact: s.SplitExact,
 	}
 }
 
@@ -81,6 +99,23 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	s, err := q.Stats(ctx, opts.queue)
 	if err != nil {
 		return queueErr(err)
+	}
+	if !s.SplitExact && !opts.noReindex {
+		infoTTY(opts.f, "rebuilding chatq's index of received messages (another client received from %s)", opts.queue)
+		err := q.Reindex(ctx, opts.queue)
+		switch {
+		case err == nil:
+			if s, err = q.Stats(ctx, opts.queue); err != nil {
+				return queueErr(err)
+			}
+		case mayNotWrite(err):
+			opts.f.IO.Infof("warning: this user may not rebuild the index of received messages: %v", err)
+		default:
+			return queueErr(err)
+		}
+	}
+	if !s.SplitExact {
+		opts.f.IO.Infof("warning: delayed and inflight may be off: an rsmq client received from %s (messages and ready are exact)", opts.queue)
 	}
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(statsJSON(s))
@@ -110,4 +145,11 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	t.Row("modified", stamp(s.Modified))
 	t.Row("now", stamp(s.Now))
 	return t.Flush()
+}
+
+// mayNotWrite reports an error of a user without write permission (ACL)
+// or of a read-only replica.
+func mayNotWrite(err error) bool {
+	return redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "READONLY") ||
+		strings.Contains(err.Error(), "can't run this command")
 }

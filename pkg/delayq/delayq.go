@@ -81,16 +81,18 @@ func New(rdb redis.UniversalClient, opt Options) *Client {
 	return &Client{rdb: rdb, ns: opt.Prefix + ns + ":", tag: opt.HashTag || cluster, dead: map[string]string{}}
 }
 
-// keys returns queue q's ZSET and HASH keys.
+// keys returns queue q's ZSET and HASH keys (RSMQ's) and chatq's index of
+// received messages (a ZSET id -> visible-at that stats counts in flight
+// from).
 func (c *Client) keys(q string) []string {
 	k := c.ns + q
 	if c.tag {
 		k = c.ns + "{" + q + "}"
 	}
-	return []string{k, k + ":Q"}
+	return []string{k, k + ":Q", k + ":R"}
 }
 
-func (c *Client) queuesKey() string { return c.ns + "QUEUES" }
+func (c *Client) queuesKey() string { return c.ns + registryName }
 
 // Channel is queue q's realtime channel, where every push publishes.
 func (c *Client) Channel(q string) string { return c.ns + "rt:" + q }
@@ -123,13 +125,40 @@ var (
 	//go:embed purge.lua
 	purgeLua    string
 	purgeScript = redis.NewScript(purgeLua)
+	//go:embed delete.lua
+	deleteLua    string
+	deleteScript = redis.NewScript(deleteLua)
+	//go:embed reindex_begin.lua
+	reindexBeginLua    string
+	reindexBeginScript = redis.NewScript(reindexBeginLua)
+	//go:embed reindex_step.lua
+	reindexStepLua    string
+	reindexStepScript = redis.NewScript(reindexStepLua)
+	//go:embed reindex_end.lua
+	reindexEndLua    string
+	reindexEndScript = redis.NewScript(reindexEndLua)
 )
+
+// stepCount is the COUNT hint of each bounded step (purge, index rebuild,
+// peek, list): about a millisecond of server time per call.
+const stepCount = 100
 
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
 
-// CheckName checks a queue name against RSMQ's rule.
-func CheckName(q string) error { return names.Queue(q) }
+// CheckName checks a queue name against RSMQ's rule, and refuses QUEUES:
+// queue QUEUES's ZSET would be <ns>:QUEUES, RSMQ's registry of queue names
+// (rsmq accepts it and breaks its registry). No other name can collide with
+// the layout: names have no ':', so <ns>:<q>:Q and <ns>:<q>:R are never
+// another queue's keys.
+func CheckName(q string) error {
+	if q == registryName {
+		return &names.Error{Kind: "queue name", Name: q, Reason: "is RSMQ's registry of queue names (<ns>:QUEUES)"}
+	}
+	return names.Queue(q)
+}
+
+const registryName = "QUEUES"
 
 // CheckSeconds checks a vt or delay stored as a queue attribute: whole
 // seconds from 0 to MaxSeconds, as RSMQ stores them.
@@ -275,4 +304,16 @@ func run(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, 
 		return nil, fmt.Errorf("unexpected reply %v", v)
 	}
 	return a, nil
+}
+
+// Scripts returns the source of every Lua script of the package by file
+// name, for tools that attribute server time (SLOWLOG, commandstats) to a
+// script by its SHA1.
+func Scripts() map[string]string {
+	return map[string]string{
+		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "receive.lua": receiveLua,
+		"ack.lua": ackLua, "retry.lua": retryLua, "stats.lua": statsLua, "peek.lua": peekLua,
+		"purge.lua": purgeLua, "delete.lua": deleteLua, "reindex_begin.lua": reindexBeginLua,
+		"reindex_step.lua": reindexStepLua, "reindex_end.lua": reindexEndLua, "fill_counters.lua": fillCountersLua,
+	}
 }

@@ -73,7 +73,7 @@ func TestQueueLifecycle(t *testing.T) {
 		if n, err := c.Purge(ctx, "jobs"); err != nil || n != 2 {
 			t.Fatalf("purge = %d, %v", n, err)
 		}
-		if n := b.Client.HLen(ctx, b.Prefix+"rsmq:jobs:Q").Val(); n != 6 { // vt delay maxsize created modified totalsent
+		if n := b.Client.HLen(ctx, b.Prefix+"rsmq:jobs:Q").Val(); n != 7 { // vt delay maxsize created modified totalsent rsync
 			t.Fatalf("hash fields after purge = %d: %v", n, b.Client.HKeys(ctx, b.Prefix+"rsmq:jobs:Q").Val())
 		}
 		if err := c.Delete(ctx, "jobs"); err != nil {
@@ -208,7 +208,7 @@ func TestPushReceiveAck(t *testing.T) {
 			t.Fatalf("retry of acked: %v", err)
 		}
 		// Nothing of the message is left in the hash.
-		if n := b.Client.HLen(ctx, b.Prefix+"rsmq:q:Q").Val(); n != 7 {
+		if n := b.Client.HLen(ctx, b.Prefix+"rsmq:q:Q").Val(); n != 8 { // 7 of RSMQ's, chatq's rsync
 			t.Fatalf("hash after ack: %v", b.Client.HKeys(ctx, b.Prefix+"rsmq:q:Q").Val())
 		}
 		// Pop deletes on receive.

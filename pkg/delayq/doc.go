@@ -13,12 +13,18 @@
 //	                    modified (Unix seconds); maxreceives and deadletter
 //	                    (chatq's dead-letter policy, ignored by rsmq); per
 //	                    message <id> (body), <id>:rc (receive count) and
-//	                    <id>:fr (first receive, Unix ms)
+//	                    <id>:fr (first receive, Unix ms); rsync and rscan
+//	                    (chatq's: whether ns:q:R is complete)
+//	p ns:q:R      ZSET  chatq's index of received messages, id -> visible-at
+//	                    (the score in ns:q), for O(log n) stats; rsmq
+//	                    neither reads nor writes it
 //
+// No queue may be named QUEUES: its ZSET would be the registry.
 // Realtime notifications go to channel "p ns:rt:q" (RSMQ's realtime
 // channel): every push publishes the queue's message count there, and
 // Receive with Wait subscribes to it. With HashTag (Redis Cluster) the
-// queue part is wrapped in a hash tag, "p ns:{q}" and "p ns:{q}:Q", which
+// queue part is wrapped in a hash tag, "p ns:{q}", "p ns:{q}:Q" and
+// "p ns:{q}:R", which
 // rsmq cannot read (it does not run on Cluster anyway).
 //
 // A message id is 32 characters: the Redis server time in microseconds in
@@ -32,23 +38,34 @@
 //
 // # Round trips and atomicity
 //
-// Each operation on messages is one Lua script on the queue's two keys (one
-// cluster slot), so it is atomic and takes one round trip:
+// Each operation on messages is one Lua script on the queue's keys (one
+// cluster slot), so it is atomic and takes one round trip, and does
+// bounded work whatever the queue holds (checking key types, stored values
+// and, on Redis 7, permissions before its first write):
 //
 //	Push      push.lua     id, score, body, totalsent, PUBLISH
 //	Receive   receive.lua  claim up to N due messages (hide for the vt, or
 //	                       delete with Pop); dead-letter moves
 //	Ack       ack.lua      delete any number of messages
 //	Retry     retry.lua    make a message visible again after a delay
-//	Stats     stats.lua    attributes and ready/delayed/in-flight counts
-//	Peek      peek.lua     read messages without receiving them
-//	Purge     purge.lua    delete every message, keep the attributes
+//	Stats     stats.lua    attributes and ready/delayed/in-flight counts,
+//	                       O(log n), read only
+//	Peek      peek.lua     read up to 100 messages without receiving them
+//	                       (more: one call per 100)
+//	Purge     purge.lua    delete every message, keep the attributes: O(1)
+//	                       (UNLINK, attributes written back)
+//	Delete    delete.lua   UNLINK the queue's keys, O(1)
+//	Reindex   reindex_*.lua  rebuild ns:q:R after rsmq received: 100
+//	                       messages per call, n/100 calls
+//
+// Attributes is one HMGET. List reads ns:QUEUES with SSCAN.
 //
 // Receive with a dead-letter policy takes a second round trip the first
 // time a message must move and the client does not know the dead-letter
 // queue yet (the script names only declared keys); the client remembers it.
-// Create, Delete and SetAttributes also update ns:QUEUES, in the same
-// pipeline (one round trip) but not atomically with the hash. Receive with
+// Create and Delete also update ns:QUEUES (another cluster slot), in a
+// second command after the script, which first checks that the registry
+// is a set and (Redis 7) that the user may change it. Receive with
 // Wait takes one round trip when something is due; otherwise it subscribes
 // to the realtime channel and claims again before sleeping, so no push is
 // missed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // PushOptions say when a pushed message becomes due. At and Delay exclude
@@ -20,6 +21,10 @@ type Pushed struct {
 	ID        string
 	VisibleAt time.Time // when it becomes due
 	Sent      time.Time // server time of the push
+	// Notified is false when this user may not PUBLISH on the realtime
+	// channel: the message is stored, but consumers waiting with Wait are
+	// not woken (they find it when their wait or next due time ends).
+	Notified bool
 }
 
 // Push adds a message to queue q and returns its id. The body's length in
@@ -48,6 +53,11 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 		}
 		mode, value = "delay", opt.Delay.Milliseconds()
 	}
+	// A body that is not UTF-8 could not be shown in JSON or to a Node
+	// consumer without changing it; chat send refuses it too.
+	if !utf8.ValidString(body) {
+		return nil, fmt.Errorf("message is not valid UTF-8 (send binary data encoded, e.g. base64): %w", ErrInvalidValue)
+	}
 	n16 := Len16(body)
 	a, err := run(ctx, c.rdb, pushScript, c.keys(q), randomID(), mode, value, n16, body, c.Channel(q))
 	if err != nil {
@@ -62,7 +72,7 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 		return nil, fmt.Errorf("time %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: %w",
 			opt.At.UTC().Format(time.RFC3339), MaxSeconds, msTime(str(a[1])).UTC().Format(time.RFC3339), ErrInvalidValue)
 	}
-	return &Pushed{ID: str(a[1]), VisibleAt: msTime(str(a[2])), Sent: msTime(str(a[3]))}, nil
+	return &Pushed{ID: str(a[1]), VisibleAt: msTime(str(a[2])), Sent: msTime(str(a[3])), Notified: len(a) > 4 && num(a[4]) == 1}, nil
 }
 
 // Message is a received message, with RSMQ's fields.
@@ -261,7 +271,9 @@ type Peeked struct {
 }
 
 // Peek returns the first n messages of queue q by visible-at time, without
-// receiving them. Read only, one round trip.
+// receiving them. Read only; one round trip per 100 messages (each page is
+// read at its own instant, so a message that moves between pages may be
+// seen twice or not at all).
 func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
@@ -269,27 +281,35 @@ func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("count %d: must be positive: %w", n, ErrInvalidValue)
 	}
-	a, err := run(ctx, c.rdb, peekScript, c.keys(q), n)
-	if err != nil {
-		return nil, err
-	}
-	if str(a[0]) == "notfound" {
-		return nil, notFound(q)
-	}
-	now := msTime(str(a[1]))
 	var out []Peeked
-	for i := 2; i+4 < len(a); i += 5 {
-		p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
-		p.Sent = SentAt(p.ID)
-		switch {
-		case !p.VisibleAt.After(now):
-			p.State = Ready
-		case p.RC > 0 || !p.FR.IsZero():
-			p.State = InFlight
-		default:
-			p.State = Delayed
+	for len(out) < n {
+		want := min(n-len(out), stepCount)
+		a, err := run(ctx, c.rdb, peekScript, c.keys(q), len(out), want)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, p)
+		if str(a[0]) == "notfound" {
+			return nil, notFound(q)
+		}
+		now := msTime(str(a[1]))
+		got := 0
+		for i := 2; i+4 < len(a); i += 5 {
+			p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
+			p.Sent = SentAt(p.ID)
+			switch {
+			case !p.VisibleAt.After(now):
+				p.State = Ready
+			case p.RC > 0 || !p.FR.IsZero():
+				p.State = InFlight
+			default:
+				p.State = Delayed
+			}
+			out = append(out, p)
+			got++
+		}
+		if got < want {
+			break
+		}
 	}
 	return out, nil
 }

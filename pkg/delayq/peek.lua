@@ -1,7 +1,7 @@
--- peek: the first N messages by visible-at time, without receiving them.
--- Read only.
+-- peek: one page of messages by visible-at time, without receiving them.
+-- Read only; the caller pages through with bounded counts.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
--- ARGV[1] N
+-- ARGV[1] first rank, ARGV[2] count
 -- Returns {"ok", now ms, id1, visible-at1, body1, rc1, fr1, ...} (rc and
 -- fr "" when absent) or {"notfound"}.
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
@@ -11,7 +11,8 @@ end
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local res = {"ok", string.format("%.0f", now)}
-local ids = redis.call("ZRANGE", KEYS[1], 0, tonumber(ARGV[1]) - 1, "WITHSCORES")
+local first = tonumber(ARGV[1])
+local ids = redis.call("ZRANGE", KEYS[1], first, first + tonumber(ARGV[2]) - 1, "WITHSCORES")
 for i = 1, #ids, 2 do
   local id = ids[i]
   local m = redis.call("HMGET", KEYS[2], id, id .. ":rc", id .. ":fr")

@@ -1,29 +1,43 @@
--- purge: delete every message of a queue, keeping its attributes and
--- counters.
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
+-- purge: delete every message of a queue at once, keeping its attributes
+-- and counters, in O(1) server time whatever the queue holds: the ZSET,
+-- the index and the hash are UNLINKed (Redis frees big values in a
+-- background thread) and the attribute fields are written back to a fresh
+-- hash, all in this one atomic script. A push after it is kept; bodies and
+-- <id>:rc/<id>:fr fields of any kind go, including ones a crashed
+-- non-atomic writer left behind.
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
 -- Returns the number of messages deleted, or -1 when the queue does not
 -- exist.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
+local keep = {"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified",
+  "maxreceives", "deadletter"}
+local a = redis.call("HMGET", KEYS[2], unpack(keep))
 if not a[1] or not a[2] or not a[3] then
   return -1
 end
-local keep = {vt = 1, delay = 1, maxsize = 1, totalrecv = 1, totalsent = 1, created = 1,
-  modified = 1, maxreceives = 1, deadletter = 1}
-local n = redis.call("ZCARD", KEYS[1])
-redis.call("DEL", KEYS[1])
--- Every other field is a body, an <id>:rc or an <id>:fr, including any
--- left behind by a crashed writer.
-local drop = {}
-for _, f in ipairs(redis.call("HKEYS", KEYS[2])) do
-  if not keep[f] then
-    drop[#drop + 1] = f
-    if #drop == 1000 then
-      redis.call("HDEL", KEYS[2], unpack(drop))
-      drop = {}
-    end
+-- Everything that could fail is checked before the first write.
+for _, k in ipairs({KEYS[1], KEYS[3]}) do
+  local ty = redis.call("TYPE", k)
+  ty = ty.ok or ty
+  if ty ~= "zset" and ty ~= "none" then
+    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a zset: nothing written")
   end
 end
-if #drop > 0 then
-  redis.call("HDEL", KEYS[2], unpack(drop))
+if redis.acl_check_cmd then
+  if not redis.acl_check_cmd("UNLINK", KEYS[1], KEYS[2], KEYS[3]) or not redis.acl_check_cmd("HSET", KEYS[2], "vt", "0") then
+    return redis.error_reply("NOPERM this user may not purge " .. KEYS[1] .. " (UNLINK its keys, HSET " .. KEYS[2] .. "): nothing written")
+  end
 end
+local n = redis.call("ZCARD", KEYS[1])
+local fields = {}
+for i, f in ipairs(keep) do
+  if a[i] then
+    fields[#fields + 1] = f
+    fields[#fields + 1] = a[i]
+  end
+end
+-- With no message left the (empty) index is complete.
+fields[#fields + 1] = "rsync"
+fields[#fields + 1] = a[4] or "0"
+redis.call("UNLINK", KEYS[1], KEYS[2], KEYS[3])
+redis.call("HSET", KEYS[2], unpack(fields))
 return n

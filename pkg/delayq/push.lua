@@ -6,9 +6,14 @@
 -- ARGV[4] body length in UTF-16 code units (what RSMQ's maxsize counts)
 -- ARGV[5] body
 -- ARGV[6] realtime channel <ns>:rt:<q>
--- Returns {"ok", id, visible-at ms, now ms}, {"notfound"},
+-- Returns {"ok", id, visible-at ms, now ms, notified}, {"notfound"},
 -- {"toolong", maxsize} or {"toolate", now ms} (an "at" further ahead than
--- RSMQ's largest delay, 9999999 s). Nothing is written unless "ok".
+-- RSMQ's largest delay, 9999999 s). Nothing is written unless "ok":
+-- everything that can fail (key types, stored values, on Redis 7 this
+-- user's permissions) is checked before the first write. The realtime PUBLISH is best-effort:
+-- notified is 0 when this user may not publish on the channel (Redis 7's
+-- default for new users), and the message is stored all the same, so a
+-- retry never duplicates it; waiting consumers then find it by their timer.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
 -- unless told to replicate effects (the default since Redis 5).
 if redis.replicate_commands then
@@ -19,8 +24,28 @@ if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
 end
 local maxsize = tonumber(a[3])
+if not maxsize or not tonumber(a[2]) then
+  return redis.error_reply("ERR " .. KEYS[2] .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
+end
 if maxsize ~= -1 and tonumber(ARGV[4]) > maxsize then
   return {"toolong", a[3]}
+end
+local ty = redis.call("TYPE", KEYS[1])
+ty = ty.ok or ty
+if ty ~= "zset" and ty ~= "none" then
+  return redis.error_reply("WRONGTYPE " .. KEYS[1] .. " is a " .. ty .. ", not a sorted set: nothing written")
+end
+local sent = redis.call("HGET", KEYS[2], "totalsent")
+if sent and not string.find(sent, "^%-?%d+$") then
+  return redis.error_reply("ERR " .. KEYS[2] .. ": totalsent " .. sent .. " is not an integer: nothing written")
+end
+local notify = true
+if redis.acl_check_cmd then
+  if not redis.acl_check_cmd("ZADD", KEYS[1], "0", "x") or not redis.acl_check_cmd("HSET", KEYS[2], "x", "x")
+    or not redis.acl_check_cmd("HINCRBY", KEYS[2], "totalsent", "1") then
+    return redis.error_reply("NOPERM this user may not push to " .. KEYS[1] .. " (ZADD, HSET, HINCRBY): nothing written")
+  end
+  notify = redis.acl_check_cmd("PUBLISH", ARGV[6], "1")
 end
 local t = redis.call("TIME")
 -- The id starts with the server time in microseconds in base 36, as RSMQ's.
@@ -49,5 +74,13 @@ visible = string.format("%.0f", visible)
 redis.call("ZADD", KEYS[1], visible, id)
 redis.call("HSET", KEYS[2], id, ARGV[5])
 redis.call("HINCRBY", KEYS[2], "totalsent", 1)
-redis.call("PUBLISH", ARGV[6], redis.call("ZCARD", KEYS[1]))
-return {"ok", id, visible, string.format("%.0f", now)}
+local notified = 0
+if notify then
+  -- pcall: on Redis 6.2 (no acl_check_cmd) a refused PUBLISH must not
+  -- fail a push that is already stored.
+  local r = redis.pcall("PUBLISH", ARGV[6], redis.call("ZCARD", KEYS[1]))
+  if type(r) == "number" then
+    notified = 1
+  end
+end
+return {"ok", id, visible, string.format("%.0f", now), notified}

@@ -81,9 +81,14 @@ func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
 	if cfg.MaxReceives > 0 {
 		maxrc = strconv.Itoa(cfg.MaxReceives)
 	}
+	// A registry of the wrong type would refuse the SADD after the queue's
+	// hash was written: check it first (create.lua checks the permission).
+	if err := c.checkRegistry(ctx); err != nil {
+		return err
+	}
 	var created *redis.Cmd
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		created = createScript.Run(ctx, p, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter)
+		created = createScript.Run(ctx, p, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter, c.queuesKey(), q)
 		p.SAdd(ctx, c.queuesKey(), q)
 		return nil
 	})
@@ -102,18 +107,45 @@ func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
 	return nil
 }
 
-// List returns the names of the namespace's queues, sorted.
-func (c *Client) List(ctx context.Context) ([]string, error) {
-	qs, err := c.rdb.SMembers(ctx, c.queuesKey()).Result()
+// checkRegistry fails when <ns>:QUEUES exists and is not a set.
+func (c *Client) checkRegistry(ctx context.Context) error {
+	ty, err := c.rdb.Type(ctx, c.queuesKey()).Result()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if ty != "set" && ty != "none" {
+		return fmt.Errorf("WRONGTYPE %s is a %s, not a set (RSMQ's registry of queue names): nothing written", c.queuesKey(), ty)
+	}
+	return nil
+}
+
+// List returns the names of the namespace's queues, sorted. It reads the
+// registry in bounded SSCAN steps.
+func (c *Client) List(ctx context.Context) ([]string, error) {
+	var qs []string
+	seen := map[string]bool{}
+	var cursor uint64
+	for {
+		page, next, err := c.rdb.SScan(ctx, c.queuesKey(), cursor, "", stepCount).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range page {
+			if !seen[q] { // SSCAN may return a member twice
+				seen[q] = true
+				qs = append(qs, q)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
 	}
 	slices.Sort(qs)
 	return qs, nil
 }
 
-// Stats describes a queue at one instant of server time.
-type Stats struct {
+// Attributes are a queue's settings and counters, as RSMQ stores them.
+type Attributes struct {
 	Name        string
 	VT          time.Duration
 	Delay       time.Duration
@@ -124,6 +156,47 @@ type Stats struct {
 	TotalSent   int64
 	Created     time.Time
 	Modified    time.Time
+}
+
+var attributeFields = []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter"}
+
+// attributes reads the fields of attributeFields from a reply.
+func attributes(q string, a []any) Attributes {
+	return Attributes{
+		Name:        q,
+		VT:          time.Duration(num(a[0])) * time.Second,
+		Delay:       time.Duration(num(a[1])) * time.Second,
+		MaxSize:     int(num(a[2])),
+		TotalRecv:   num(a[3]),
+		TotalSent:   num(a[4]),
+		Created:     secTime(str(a[5])),
+		Modified:    secTime(str(a[6])),
+		MaxReceives: int(num(a[7])),
+		DeadLetter:  str(a[8]),
+	}
+}
+
+// Attributes returns queue q's attributes without counting its messages:
+// one HMGET, O(1) whatever the queue holds.
+func (c *Client) Attributes(ctx context.Context, q string) (*Attributes, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	a, err := c.rdb.HMGet(ctx, c.keys(q)[1], attributeFields...).Result()
+	if err != nil {
+		return nil, err
+	}
+	if a[0] == nil || a[1] == nil || a[2] == nil {
+		return nil, notFound(q)
+	}
+	at := attributes(q, a)
+	c.remember(q, at.DeadLetter)
+	return &at, nil
+}
+
+// Stats describes a queue at one instant of server time.
+type Stats struct {
+	Attributes
 	// Messages = Ready + Delayed + InFlight.
 	Messages int64
 	// Ready messages are due now.
@@ -133,44 +206,89 @@ type Stats struct {
 	// InFlight messages were received and are invisible until their
 	// visibility timeout ends (or a retry's delay).
 	InFlight int64
+	// SplitExact is false when the split of invisible messages into Delayed
+	// and InFlight may be off: chatq's index of received messages is
+	// incomplete (rsmq created the queue or received from it; Reindex
+	// rebuilds it). Messages and Ready are always exact.
+	SplitExact bool
 	// NextVisible is when the next invisible message becomes due (zero if
 	// none), and Now the server time the counts were taken at, in ms.
 	NextVisible time.Time
 	Now         time.Time
 }
 
-// Stats returns queue q's attributes and counts.
+// Stats returns queue q's attributes and counts in one read-only script,
+// O(log n) server time whatever the queue holds. Messages and Ready are
+// exact; the split of the others into Delayed and InFlight comes from
+// chatq's index of received messages, and SplitExact says whether that
+// index is complete. It is not when the queue was created by rsmq or an
+// rsmq client received from it since; Reindex rebuilds it.
 func (c *Client) Stats(ctx context.Context, q string) (*Stats, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
+	return c.stats(ctx, q)
+}
+
+// Reindex rebuilds queue q's index of received messages in bounded steps
+// (ZSCAN of 100 messages per script call, well under a millisecond of
+// server time each; n/100 round trips), while the queue stays in use. It
+// ends complete unless another client (rsmq) received from the queue
+// meanwhile; then Stats keeps reporting SplitExact false. It needs write
+// permission on the queue's keys.
+func (c *Client) Reindex(ctx context.Context, q string) error {
+	if err := CheckName(q); err != nil {
+		return err
+	}
+	return c.reindex(ctx, q)
+}
+
+func (c *Client) stats(ctx context.Context, q string) (*Stats, error) {
 	a, err := run(ctx, c.rdb, statsScript, c.keys(q))
 	if err != nil {
 		return nil, err
 	}
-	if str(a[0]) != "ok" {
+	if str(a[0]) != "ok" || len(a) < 17 {
 		return nil, notFound(q)
 	}
 	s := &Stats{
-		Name:        q,
-		Now:         msTime(str(a[1])),
-		VT:          time.Duration(num(a[2])) * time.Second,
-		Delay:       time.Duration(num(a[3])) * time.Second,
-		MaxSize:     int(num(a[4])),
-		TotalRecv:   num(a[5]),
-		TotalSent:   num(a[6]),
-		Created:     secTime(str(a[7])),
-		Modified:    secTime(str(a[8])),
-		MaxReceives: int(num(a[9])),
-		DeadLetter:  str(a[10]),
-		Messages:    num(a[11]),
-		Ready:       num(a[12]),
-		Delayed:     num(a[13]),
-		InFlight:    num(a[14]),
-		NextVisible: msTime(str(a[15])),
+		Attributes: attributes(q, a[2:11]),
+		Now:        msTime(str(a[1])),
+		Messages:   num(a[11]),
+		Ready:      num(a[12]),
 	}
+	hidden, inflight := num(a[13]), num(a[14])
+	s.NextVisible = msTime(str(a[15]))
+	s.SplitExact = num(a[16]) == 1
+	// A stale index (rsmq deleted a message chatq had received) must not
+	// make the counts impossible.
+	s.InFlight = min(max(inflight, 0), hidden)
+	s.Delayed = hidden - s.InFlight
 	c.remember(q, s.DeadLetter)
 	return s, nil
+}
+
+// reindex rebuilds queue q's index of received messages in bounded steps.
+func (c *Client) reindex(ctx context.Context, q string) error {
+	keys := c.keys(q)
+	ok, err := reindexBeginScript.Run(ctx, c.rdb, keys).Int64()
+	if err != nil {
+		return err
+	}
+	if ok == 0 {
+		return notFound(q)
+	}
+	cursor := "0"
+	for {
+		a, err := run(ctx, c.rdb, reindexStepScript, keys, cursor, stepCount)
+		if err != nil {
+			return err
+		}
+		if cursor = str(a[0]); cursor == "0" || cursor == "stop" {
+			break
+		}
+	}
+	return reindexEndScript.Run(ctx, c.rdb, keys).Err()
 }
 
 // Changes are the attributes SetAttributes changes; nil fields stay.
@@ -237,29 +355,37 @@ func (c *Client) SetAttributes(ctx context.Context, q string, ch Changes) error 
 	return nil
 }
 
-// Delete removes queue q and its messages.
+// Delete removes queue q and its messages. The script checks the keys'
+// types and (Redis 7) this user's permissions before it UNLINKs anything;
+// UNLINK frees a big queue in the background. Then the name leaves the
+// registry (a second command: on Redis Cluster it lives in another slot).
 func (c *Client) Delete(ctx context.Context, q string) error {
 	if err := CheckName(q); err != nil {
 		return err
 	}
-	var del *redis.IntCmd
-	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		del = p.Del(ctx, c.keys(q)[1])
-		p.Del(ctx, c.keys(q)[0])
-		p.SRem(ctx, c.queuesKey(), q)
-		return nil
-	})
+	if err := c.checkRegistry(ctx); err != nil {
+		return err
+	}
+	n, err := deleteScript.Run(ctx, c.rdb, c.keys(q), c.queuesKey(), q).Int64()
 	if err != nil {
 		return err
 	}
-	if del.Val() == 0 {
+	// A name without a queue (rsmq's deleteQueue removes it too) is dropped
+	// either way.
+	if err := c.rdb.SRem(ctx, c.queuesKey(), q).Err(); err != nil {
+		return err
+	}
+	if n == 0 {
 		return notFound(q)
 	}
 	return nil
 }
 
-// Purge deletes every message in queue q and returns how many; the queue's
-// attributes and counters stay.
+// Purge deletes every message of queue q and returns how many; the
+// queue's attributes and counters stay. One atomic script that UNLINKs the
+// queue's keys (big values are freed in a background thread) and writes
+// the attributes back: O(1) server time whatever the queue holds. A push
+// right after it is kept.
 func (c *Client) Purge(ctx context.Context, q string) (int64, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err

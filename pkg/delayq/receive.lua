@@ -1,7 +1,8 @@
 -- receive: claim up to N due messages in one atomic step (RSMQ
 -- receiveMessage / popMessage, for N messages and with the time read here).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q
--- KEYS[3], KEYS[4]: the dead-letter queue's <ns>:<dlq> and <ns>:<dlq>:Q,
+-- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
+-- received messages, id -> visible-at, for stats)
+-- KEYS[4], KEYS[5]: the dead-letter queue's <ns>:<dlq> and <ns>:<dlq>:Q,
 -- when the caller knows them (otherwise absent)
 -- ARGV[1] N
 -- ARGV[2] visibility timeout ms, or "" for the queue's vt
@@ -18,9 +19,28 @@
 if redis.replicate_commands then
   redis.replicate_commands()
 end
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter")
+local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter",
+  "totalrecv", "rsync", "rscan")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
+end
+local totalrecv = a[6] or "0"
+local received = 0
+-- What could fail halfway (another writer's garbage) is checked before the
+-- first write.
+local function wrongtype(k, want)
+  local ty = redis.call("TYPE", k)
+  ty = ty.ok or ty
+  if ty ~= want and ty ~= "none" then
+    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a " .. want .. ": nothing written")
+  end
+end
+local e = wrongtype(KEYS[1], "zset") or wrongtype(KEYS[3], "zset")
+if e then
+  return e
+end
+if ARGV[2] == "" and not tonumber(a[1]) or not string.find(totalrecv, "^%d+$") or #totalrecv > 15 then
+  return redis.error_reply("ERR " .. KEYS[2] .. ": vt " .. a[1] .. " or totalrecv " .. totalrecv .. " is not a number: nothing written")
 end
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -35,8 +55,14 @@ local maxrc = tonumber(a[4] or "0") or 0
 local dlq = a[5] or ""
 if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
   -- A dead-letter queue deleted since the policy was set turns it off.
-  if redis.call("HEXISTS", KEYS[4], "vt") == 0 then
+  if redis.call("HEXISTS", KEYS[5], "vt") == 0 then
     maxrc = 0
+  else
+    local sent = redis.call("HGET", KEYS[5], "totalsent") or "0"
+    e = wrongtype(KEYS[4], "zset")
+    if e or not string.find(sent, "^%d+$") or #sent > 15 then
+      return e or redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " is not a number: nothing written")
+    end
   end
 end
 local want = tonumber(ARGV[1])
@@ -56,6 +82,7 @@ while got < want and status == "ok" do
       -- An id without a body cannot be delivered: drop it.
       redis.call("ZREM", KEYS[1], id)
       redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr")
+      redis.call("ZREM", KEYS[3], id)
     elseif maxrc > 0 and dlq ~= "" and rc >= maxrc then
       if ARGV[4] ~= dlq then
         status = "dlq"
@@ -64,16 +91,27 @@ while got < want and status == "ok" do
       -- Received maxreceives times already: this receive would exceed the
       -- limit, so the message moves to the dead-letter queue instead, under
       -- the same id, visible there now.
-      redis.call("ZADD", KEYS[3], nowstr, id)
-      redis.call("HSET", KEYS[4], id, m[1])
-      redis.call("HINCRBY", KEYS[4], "totalsent", 1)
+      redis.call("ZADD", KEYS[4], nowstr, id)
+      redis.call("HSET", KEYS[5], id, m[1])
+      redis.call("HINCRBY", KEYS[5], "totalsent", 1)
       redis.call("ZREM", KEYS[1], id)
       redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
-      redis.call("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[3]))
+      redis.call("ZREM", KEYS[3], id)
+      -- Best-effort, as push's: a user without the channel must not fail
+      -- a receive whose writes are done.
+      redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
       moved = moved + 1
     else
       redis.call("HINCRBY", KEYS[2], "totalrecv", 1)
-      rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
+      received = received + 1
+      if m[2] and not string.find(m[2], "^%d+$") then
+        -- A receive count that is not a count (another writer's garbage):
+        -- count again from this receive rather than fail halfway.
+        redis.call("HSET", KEYS[2], id .. ":rc", 1)
+        rc = 1
+      else
+        rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
+      end
       local fr = m[3]
       if rc == 1 or not fr then
         fr = nowstr
@@ -81,8 +119,10 @@ while got < want and status == "ok" do
       if pop then
         redis.call("ZREM", KEYS[1], id)
         redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+        redis.call("ZREM", KEYS[3], id)
       else
         redis.call("ZADD", KEYS[1], visible, id)
+        redis.call("ZADD", KEYS[3], visible, id)
         if rc == 1 then
           redis.call("HSET", KEYS[2], id .. ":fr", fr)
         end
@@ -93,6 +133,17 @@ while got < want and status == "ok" do
       out[#out + 1] = fr
       got = got + 1
     end
+  end
+end
+-- Keep the index's completeness marks in step with chatq's own receives
+-- (a receive by another client leaves them behind totalrecv).
+if received > 0 then
+  local after = string.format("%.0f", tonumber(totalrecv) + received)
+  if a[7] == totalrecv then
+    redis.call("HSET", KEYS[2], "rsync", after)
+  end
+  if a[8] == totalrecv then
+    redis.call("HSET", KEYS[2], "rscan", after)
   end
 end
 local next = ""

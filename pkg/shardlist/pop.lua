@@ -1,85 +1,146 @@
--- pop: remove up to ARGV[2] items from one end of a sharded list, in the
+-- pop: remove up to ARGV[4] items from one end of a sharded list, in the
 -- order LPOP/RPOP with a count would return them. Empty shards at the end
 -- are stepped over, and the endpoint is left on a non-empty shard unless it
 -- meets the other endpoint. The wake-up marker is never returned.
 --
--- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last,
--- KEYS[3] = <prefix>{KEY}:mid (items in the shards strictly between the
--- endpoints; absent = 0); shard keys are built from KEYS[1] (same hash tag,
--- same slot).
--- ARGV[1] = "left" | "right", ARGV[2] = count, ARGV[3] = wake-up marker.
--- Optional ARGV[4] = a shard into which this caller's wake script pushed the
--- marker: one marker is removed from it if it is still outside the list.
--- Returns {endpoint shard after the pop, item, item, ...}.
--- state.lua, put in front of this text, sets base, first, last, stored, mid.
+-- KEYS: see state.lua, which is put in front of this text.
+-- ARGV[1] = "left" | "right", ARGV[2] = count (at most 1000),
+-- ARGV[3] = wake-up marker, ARGV[4] = the most shards to empty in this call
+-- (a bound on its time: with tiny shards 1000 items are many shards).
+-- Optional ARGV[5] = a shard into which this caller's wake script pushed the
+-- marker: one marker is removed from its waiting end if the shard is still
+-- outside the list.
+-- Returns {endpoint shard after the pop, more, item, item, ...}: more is 1
+-- when the call stopped at its shard bound (the list may hold more), else 0.
+--
+-- Two phases. The plan reads (LLEN, LRANGE) and writes nothing: it finds
+-- the items and how many elements to trim from each shard, and answers
+-- CORRUPT for impossible state (a shard between the ends that is empty or
+-- not a list, a mid count below what the shards hold, more than 1000 wake
+-- markers in the way). Only then are the shards trimmed and the keys set.
+-- Every loop step consumes an element or moves to the next shard, which
+-- must be non-empty unless it is the other end, so a call does at most
+-- count + 1000 element reads and visits at most ARGV[4] + 2 shards.
 local left = ARGV[1] == 'left'
 local want = tonumber(ARGV[2])
 local marker = ARGV[3]
-local skey = left and KEYS[1] or KEYS[2]
+local maxShards = tonumber(ARGV[4])
+local more = 0
 local shard = left and first or last
 local other = left and last or first
-local start, startmid = shard, tonumber(stored or '0')
 local step = left and 1 or -1
+local start = shard
 -- before(a, b): a is strictly on the outer side of b, seen from this end.
 local function before(a, b)
   if left then return a < b end
   return a > b
 end
+
+local out, trims = {}, {}
+local scanned, budget = 0, want + 1000
+local n, e = llen(shard)
+if e then return e end
+local taken = 0 -- elements of this shard consumed
 -- advance moves this endpoint one shard inward. A shard strictly before the
 -- other end was between the endpoints: it is an end shard now, read with
 -- LLEN from here on, so its items leave mid.
 local function advance()
+  trims[#trims + 1] = {shard, taken}
   shard = shard + step
+  local err
+  n, err = llen(shard)
+  if err then return err end
+  taken = 0
   if before(shard, other) then
-    mid = mid - redis.call('llen', base .. shard)
+    if n == 0 then
+      return redis.error_reply('CORRUPT shard ' .. base .. shard ..
+        ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+    end
+    mid = mid - n
+    if mid < 0 then
+      return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counts fewer items than the shards between ' ..
+        first .. ' and ' .. last .. ' hold')
+    end
   end
 end
 
-if ARGV[4] then
-  local s = tonumber(ARGV[4])
-  if s < first or s > last then
-    redis.call('lrem', base .. s, 1, marker)
-  end
-end
-
-local out = {}
 while #out < want do
-  local k = base .. shard
-  local n = want - #out
-  local got
-  if left then
-    got = redis.call('lrange', k, 0, n - 1)
-    if #got > 0 then redis.call('ltrim', k, #got, -1) end
-    for i = 1, #got do
-      if got[i] ~= marker then out[#out + 1] = got[i] end
+  if taken < n then
+    local cnt = math.min(want - #out, n - taken)
+    local k = base .. shard
+    if left then
+      local got = redis.call('lrange', k, taken, taken + cnt - 1)
+      for i = 1, #got do
+        if got[i] ~= marker then out[#out + 1] = got[i] end
+      end
+    else
+      local got = redis.call('lrange', k, -(taken + cnt), -(taken + 1))
+      for i = #got, 1, -1 do
+        if got[i] ~= marker then out[#out + 1] = got[i] end
+      end
     end
+    taken = taken + cnt
+    scanned = scanned + cnt
+    if scanned > budget then
+      return redis.error_reply('CORRUPT more than 1000 wake-up markers in the shards of ' .. base ..
+        '* (remove them with LREM)')
+    end
+  elseif before(shard, other) then
+    if #trims >= maxShards then
+      more = 1
+      break
+    end
+    e = advance()
+    if e then return e end
   else
-    got = redis.call('lrange', k, -n, -1)
-    if #got > 0 then redis.call('ltrim', k, 0, -#got - 1) end
-    for i = #got, 1, -1 do
-      if got[i] ~= marker then out[#out + 1] = got[i] end
-    end
-  end
-  if #got < n then
-    if not before(shard, other) then break end
-    advance()
+    break
   end
 end
+-- Leave the endpoint on a non-empty shard: step over the shard just
+-- emptied (the next one, if between the ends, is non-empty: checked).
+while taken == n and before(shard, other) do
+  e = advance()
+  if e then return e end
+end
+trims[#trims + 1] = {shard, taken}
 
-while before(shard, other) and redis.call('llen', base .. shard) == 0 do
-  advance()
+-- Writes from here on; nothing below can fail.
+if ARGV[5] then
+  local s = tonumber(ARGV[5])
+  if s and (s < first or s > last) then
+    local k = base .. s
+    local v = redis.pcall('lindex', k, left and 0 or -1)
+    if v == marker then redis.call(left and 'lpop' or 'rpop', k) end
+  end
+end
+local changed = false
+for _, t in ipairs(trims) do
+  local s, c = t[1], t[2]
+  if c > 0 then
+    changed = true
+    if left then
+      redis.call('ltrim', base .. s, c, -1)
+    else
+      redis.call('ltrim', base .. s, 0, -c - 1)
+    end
+  end
 end
 if shard ~= start then
-  redis.call('set', skey, shard)
+  changed = true
+  redis.call('set', left and KEYS[1] or KEYS[2], shard)
 end
-if mid ~= startmid then
+if mid ~= (stored or 0) then
+  changed = true
   if mid == 0 then
     redis.call('del', KEYS[3])
   else
     redis.call('set', KEYS[3], mid)
   end
 end
+if changed then
+  redis.call('incr', KEYS[5])
+end
 
-local ret = {shard}
-for i = 1, #out do ret[i + 1] = out[i] end
+local ret = {shard, more}
+for i = 1, #out do ret[i + 2] = out[i] end
 return ret

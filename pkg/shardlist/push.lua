@@ -1,30 +1,48 @@
--- push: add ARGV[4..] to one end of a sharded list, in order, as LPUSH or
+-- push: add ARGV[5..] to one end of a sharded list, in order, as LPUSH or
 -- RPUSH would. The end shard is filled up to shard size - 1 items; when it
 -- is full the endpoint moves outward to a fresh shard.
 --
--- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last (endpoints),
--- KEYS[3] = <prefix>{KEY}:mid (items in the shards strictly between the
--- endpoints; absent = 0). Shard keys are KEYS[1] with "first" replaced by the
--- shard number, so every key touched shares KEYS[1]'s hash tag and slot.
--- ARGV[1] = "left" | "right", ARGV[2] = shard size (>= 2; the size is an
--- argument because scripts cannot call CONFIG), ARGV[3] = wake-up marker.
--- Returns the list's length after the push, in O(1) of the items stored:
--- LLEN of the two end shards plus KEYS[3].
--- state.lua, put in front of this text, sets base, first, last, stored, mid.
-local left = ARGV[1] == 'left'
-local size = tonumber(ARGV[2])
+-- KEYS: see state.lua, which is put in front of this text.
+-- ARGV[1] = shard size asked for (>= 2), ARGV[2] = "1" when it was asked
+-- for explicitly, "0" when it is only the default; ARGV[3] = "left" |
+-- "right", ARGV[4] = the most shards to open in this call (a bound on its
+-- time: with tiny shards 1000 items are many shards).
+-- The size recorded in KEYS[4] wins over a default; an explicit size that
+-- differs is refused (SHARDSIZE <recorded>); the first push records it.
+-- Returns {the list's length after the push, the number of items pushed}:
+-- the first items, all of them unless the shard bound stopped the call (the
+-- client pushes the rest in another call). The length is O(1) of the items
+-- stored: LLEN of the two end shards plus the mid count.
+--
+-- Everything that can fail is checked before the first write: the five
+-- keys (state.lua) and the end shards' types. The loop runs once per shard
+-- filled, at most ARGV[4] + 1 times.
+local size = tonumber(ARGV[1])
 if not size or size < 2 then
   return redis.error_reply('ERR shard size must be at least 2')
 end
+if recorded then
+  if ARGV[2] == '1' and size ~= recorded then
+    return redis.error_reply('SHARDSIZE ' .. recorded)
+  end
+  size = recorded
+end
+local left = ARGV[3] == 'left'
 local shard = left and first or last
 local other = left and last or first
 local step = left and -1 or 1
 local push = left and 'lpush' or 'rpush'
+local len, e = llen(shard)
+if e then return e end
+local _, oe = llen(other) -- read again for the length returned
+if oe then return oe end
 
-local i, n = 4, #ARGV
-local added = 0
+if not recorded then
+  redis.call('set', KEYS[4], size)
+end
+local i, n = 5, #ARGV
+local added, opened = 0, 0
 while i <= n do
-  local len = redis.call('llen', base .. shard)
   local room = size - 1 - len
   if room > 0 then
     local j = math.min(n, i + room - 1)
@@ -32,14 +50,19 @@ while i <= n do
     len = len + j - i + 1
     i = j + 1
   end
+  if i <= n and opened >= tonumber(ARGV[4]) then
+    break
+  end
   if i <= n then
+    opened = opened + 1
     -- The endpoint leaves this shard: unless it is the other end, it is
     -- now strictly between the endpoints and its items count in mid.
     if shard ~= other then added = added + len end
     shard = shard + step
     -- A shard outside the endpoints holds no items, at most a wake-up
-    -- marker left by a blocking pop: start it clean.
-    redis.call('del', base .. shard)
+    -- marker left by a blocking pop (or garbage): start it clean.
+    redis.call('unlink', base .. shard)
+    len = 0
   end
 end
 
@@ -51,12 +74,13 @@ elseif not left and shard ~= last then
   redis.call('set', KEYS[2], shard)
 end
 mid = mid + added
-if mid ~= tonumber(stored or '0') then
+if mid ~= (stored or 0) then
   redis.call('set', KEYS[3], mid)
 end
+redis.call('incr', KEYS[5])
 
 local total = redis.call('llen', base .. first) + mid
 if first ~= last then
   total = total + redis.call('llen', base .. last)
 end
-return total
+return {total, i - 5}

@@ -1,38 +1,107 @@
--- range: the items from index ARGV[1] to ARGV[2] (inclusive, negative
--- counting from the end), as LRANGE on a plain list.
+-- range: the items from index start to stop (inclusive, negative counting
+-- from the end), as LRANGE on a plain list, read in bounded steps: one call
+-- walks at most ARGV[7] shards and returns at most ARGV[8] items, and the
+-- client calls again with the cursor it got until the phase is 'done'.
 --
--- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last; shard keys
--- are built from KEYS[1] (same hash tag, same slot).
--- ARGV[1] = start, ARGV[2] = stop, ARGV[3] = wake-up marker (never returned).
-local base = string.sub(KEYS[1], 1, -6)
-local first = tonumber(redis.call('get', KEYS[1]) or '0')
-local last = tonumber(redis.call('get', KEYS[2]) or '0')
-local lens, total = {}, 0
-for s = first, last do
-  local n = redis.call('llen', base .. s)
-  lens[#lens + 1] = n
-  total = total + n
+-- KEYS: see state.lua, which is put in front of this text.
+-- ARGV[1] = wake-up marker (never returned), ARGV[2] = the write counter
+-- of the first call ('' on the first call), ARGV[3] = phase, ARGV[4..6]:
+--   'new'  start, stop          (first call)
+--   'head' shard, skip, count   walking from the head: skip items yet
+--   'tail' shard, back, count   walking from the tail: the start item is
+--                               the back-th from the end of this shard on
+--   'read' shard, offset, count reading count more items from there
+-- Returns {ver, phase, a, b, c, item, ...}: the next cursor (phase 'done'
+-- when complete) and this call's items; {ver, 'changed'} when a write
+-- happened since the first call (the client starts over).
+local marker = ARGV[1]
+if ARGV[2] ~= '' and ARGV[2] ~= ver then
+  return {ver, 'changed'}
+end
+local phase = ARGV[3]
+local a, b, c = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local steps, maxItems = tonumber(ARGV[7]), tonumber(ARGV[8])
+local out, readc = {}, 0
+
+-- shardLen is LLEN of shard s, which must be part of the list and, when
+-- strictly between the ends, non-empty.
+local function shardLen(s)
+  local n, e = llen(s)
+  if e then return nil, e end
+  if n == 0 and s > first and s < last then
+    return nil, redis.error_reply('CORRUPT shard ' .. base .. s ..
+      ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+  end
+  return n
 end
 
-local start, stop = tonumber(ARGV[1]), tonumber(ARGV[2])
-if start < 0 then start = total + start end
-if stop < 0 then stop = total + stop end
-if start < 0 then start = 0 end
-if stop >= total then stop = total - 1 end
-local out = {}
-if start > stop then return out end
+if phase == 'new' then
+  local n1, e = shardLen(first)
+  if e then return e end
+  local total = n1 + mid
+  if first ~= last then
+    local n2, e2 = shardLen(last)
+    if e2 then return e2 end
+    total = total + n2
+  end
+  local start, stop = a, b
+  if start < 0 then start = total + start end
+  if stop < 0 then stop = total + stop end
+  if start < 0 then start = 0 end
+  if stop >= total then stop = total - 1 end
+  if start > stop then
+    return {ver, 'done', 0, 0, 0}
+  end
+  if start <= total - 1 - start then
+    phase, a, b, c = 'head', first, start, stop - start + 1
+  else
+    phase, a, b, c = 'tail', last, total - start, stop - start + 1
+  end
+elseif a and (a < first or a > last) then
+  return {ver, 'changed'}
+end
 
-local offset = 0
-for i, n in ipairs(lens) do
-  local lo, hi = offset, offset + n - 1
-  if n > 0 and hi >= start and lo <= stop then
-    local items = redis.call('lrange', base .. (first + i - 1),
-      math.max(start, lo) - lo, math.min(stop, hi) - lo)
-    for _, v in ipairs(items) do
-      if v ~= ARGV[3] then out[#out + 1] = v end
+while steps > 0 and phase ~= 'done' do
+  steps = steps - 1
+  local n, e = shardLen(a)
+  if e then return e end
+  if phase == 'head' then
+    if b < n then
+      phase = 'read'
+    else
+      b = b - n
+      a = a + 1
+    end
+  elseif phase == 'tail' then
+    if b <= n then
+      phase, b = 'read', n - b
+    else
+      b = b - n
+      a = a - 1
+    end
+  else -- read
+    local take = math.min(c, n - b, maxItems - readc)
+    if take > 0 then
+      readc = readc + take
+      local got = redis.call('lrange', base .. a, b, b + take - 1)
+      for i = 1, #got do
+        if got[i] ~= marker then out[#out + 1] = got[i] end
+      end
+      b, c = b + take, c - take
+    end
+    if c == 0 then
+      phase = 'done'
+    elseif readc >= maxItems then
+      break
+    elseif b >= n then
+      a, b = a + 1, 0
     end
   end
-  offset = offset + n
-  if offset > stop then break end
+  if (phase == 'head' or phase == 'read') and a > last or phase == 'tail' and a < first then
+    return {ver, 'changed'}
+  end
 end
-return out
+
+local ret = {ver, phase, a, b, c}
+for i = 1, #out do ret[#ret + 1] = out[i] end
+return ret

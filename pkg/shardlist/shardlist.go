@@ -4,20 +4,39 @@
 //
 // # Keys
 //
-// A list KEY (validated with names.ListKey) owns, behind Options.Prefix:
+// A list KEY (validated with names.ListKey; errors match ErrInvalid) owns,
+// behind Options.Prefix:
 //
 //	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
 //	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
 //	<prefix>{KEY}:mid    STRING  items in the shards strictly between first
 //	                             and last (absent = 0)
+//	<prefix>{KEY}:size   STRING  the shard size recorded by the first push
+//	<prefix>{KEY}:ver    STRING  write counter, incremented by every push and
+//	                             every pop that changes the list
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis
-// Cluster slot; scripts declare the keys they read or write and build shard
+// Cluster slot; scripts declare the five non-shard keys and build shard
 // names from KEYS[1]. A shard holds at most ShardSize-1 items (the book's
 // LIST_CHUNK_SIZE rule). LPUSH opens shards toward negative numbers, RPUSH
-// toward positive ones. Emptied lists keep their two endpoint keys (as in
-// the book); the mid key is deleted whenever its count drops to 0.
+// toward positive ones. Emptied lists keep their endpoint keys (as in the
+// book); the mid key is deleted whenever its count drops to 0.
+//
+// # Corrupt state and bounded calls
+//
+// Every script first reads and checks the five non-shard keys, in O(1) and
+// before any write or loop: a value that is not an integer, a wrong type,
+// first after last, or endpoints farther apart than the items could fill
+// (each shard between the ends holds at least one item, so mid >= last -
+// first - 1) is refused with an error matching ErrCorrupt that names the
+// key. A shard between the ends that is empty or not a LIST is refused when
+// a script reaches it. Scripts that write check everything that can fail
+// before their first write, so a refused call changes nothing. No call
+// opens, empties or walks more than 100 shards, pops more than 1000 items
+// or returns more than 1000 items of a range: longer operations take
+// several calls, and reads of several calls (Range, Layout) start over when
+// the write counter changes between them, so they return one state.
 //
 // # The mid count
 //
@@ -44,12 +63,17 @@
 //
 // # Round trips and atomicity
 //
-//   - Push: one script call (EVALSHA) per batch of Options.BatchSize items;
-//     each batch is atomic, a push of several batches is not.
-//   - Pop (with a count), Len, Range, Layout: one atomic script call.
+//   - Push: one script call (EVALSHA) per batch of Options.BatchSize items
+//     (more if a batch would open over 100 shards); each call is atomic, a
+//     push of several is not, and a failure after the first returns a
+//     *PushError saying how many items are stored.
+//   - Pop: one atomic script call per 1000 items (or 100 shards emptied).
+//   - Len: one script call, O(1) in the length.
+//   - Range, Layout: one call per 1000 items or 100 shards, one state.
 //   - BLPop/BRPop: one pop script call; when the list is empty, one pipeline
 //     of [wake script, wait on the end shard] per wait slice of at most one
-//     second, then one pop script call again.
+//     second, on a connection of its own, then one pop script call again.
+//     When ctx ends, CLIENT UNBLOCK ends the wait at once.
 //
 // # Blocking pops
 //
@@ -74,6 +98,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/names"
@@ -86,6 +111,20 @@ const (
 	DefaultBatchSize = 500
 	DefaultWaitSlice = time.Second
 	maxBatchSize     = 1000 // stays well inside Lua's unpack limits (Redis and the embedded server)
+
+	// Bounds of one script call, so that none holds the server long
+	// (measured in docs/shardlist.md): shards walked, opened or emptied,
+	// and items returned by a range.
+	maxShardsPerCall = 100
+	rangeSteps       = maxShardsPerCall
+	rangeItems       = 1000
+	layoutSteps      = maxShardsPerCall
+	// readRestarts is how often a read of several calls starts over when
+	// the list was written between its calls, before it gives up.
+	readRestarts = 5
+	// fallbackSlice is the wait slice when a wait cannot be interrupted
+	// (the server has no CLIENT UNBLOCK, or the user may not run it).
+	fallbackSlice = 80 * time.Millisecond
 )
 
 // WakeMarker is the value a blocking pop pushes into a stale shard to wake
@@ -100,14 +139,64 @@ var (
 	// ErrShardSize is returned for a shard size below 2 (the book's push
 	// would loop forever).
 	ErrShardSize = errors.New("shard size must be at least 2")
+	// ErrShardSizeMismatch is matched by a *ShardSizeError: a push asked
+	// for a shard size other than the one recorded with the list.
+	ErrShardSizeMismatch = errors.New("shard size differs from the list's")
 	// ErrReserved is returned when an item to push equals WakeMarker.
 	ErrReserved = errors.New("item equals the reserved wake-up marker")
 	// ErrCount is returned for a pop count below 1.
 	ErrCount = errors.New("count must be at least 1")
+	// ErrCorrupt is matched by errors for a list whose stored state is
+	// impossible (an endpoint or count that is not a number, endpoints
+	// farther apart than the items could fill, an empty or wrong-type shard
+	// between the ends). The message names the key; nothing was written.
+	ErrCorrupt = errors.New("list is corrupt")
+	// ErrChanged is returned by a Range or Layout of several calls when
+	// the list was written between its calls every time it was tried.
+	ErrChanged = errors.New("list kept changing during a read of several calls")
+	// ErrInvalid is matched by the errors for an invalid list key.
+	ErrInvalid = names.ErrInvalid
 )
 
+// ShardSizeError is returned by a push that asks for a shard size other
+// than the one recorded with the list by its first push.
+type ShardSizeError struct {
+	Key      string // the list
+	Recorded int    // the size recorded with the list
+	Asked    int    // the size asked for
+}
+
+func (e *ShardSizeError) Error() string {
+	return fmt.Sprintf("list %s has shard size %d, not %d", e.Key, e.Recorded, e.Asked)
+}
+
+// Is makes errors.Is(err, ErrShardSizeMismatch) true.
+func (e *ShardSizeError) Is(target error) bool { return target == ErrShardSizeMismatch }
+
+// PushError is returned by a push that failed after some of its batches
+// were stored: the items before Stored are in the list, in order, and a
+// push of the rest resumes it without duplicates, except that the next
+// Uncertain items may also be stored (their batch's reply was lost: the
+// server may have applied it).
+type PushError struct {
+	Key       string
+	Stored    int // items stored for certain (whole batches, in order)
+	Uncertain int // items after those that may or may not be stored
+	Total     int // items the push was given
+	Err       error
+}
+
+func (e *PushError) Error() string {
+	msg := fmt.Sprintf("push to list %s: stored %d of %d items", e.Key, e.Stored, e.Total)
+	if e.Uncertain > 0 {
+		msg += fmt.Sprintf("; the next %d may also be stored (the reply was lost)", e.Uncertain)
+	}
+	return msg + ": " + e.Err.Error()
+}
+
+func (e *PushError) Unwrap() error { return e.Err }
+
 var (
-	// stateSrc is the prelude of the scripts that read the list's length.
 	//go:embed state.lua
 	stateSrc string
 	//go:embed push.lua
@@ -122,14 +211,23 @@ var (
 	rangeSrc string
 	//go:embed len.lua
 	lenSrc string
+	//go:embed setmid.lua
+	setmidSrc string
 
-	pushScript   = redis.NewScript(stateSrc + pushSrc)
-	popScript    = redis.NewScript(stateSrc + popSrc)
-	wakeScript   = redis.NewScript(wakeSrc)
-	layoutScript = redis.NewScript(stateSrc + layoutSrc)
-	rangeScript  = redis.NewScript(rangeSrc)
-	lenScript    = redis.NewScript(stateSrc + lenSrc)
+	// Scripts that need the mid count count a pre-mid list's middle shards
+	// (legacy = 'count'); the others only check the keys.
+	pushScript   = listScript("count", pushSrc)
+	popScript    = listScript("count", popSrc)
+	lenScript    = listScript("count", lenSrc)
+	rangeScript  = listScript("count", rangeSrc)
+	wakeScript   = listScript("skip", wakeSrc)
+	layoutScript = listScript("skip", layoutSrc)
+	setmidScript = listScript("skip", setmidSrc)
 )
+
+func listScript(legacy, body string) *redis.Script {
+	return redis.NewScript("local legacy = '" + legacy + "'\n" + stateSrc + body)
+}
 
 // Side is the end of the list an operation works on.
 type Side int
@@ -150,26 +248,34 @@ func (s Side) String() string {
 type Options struct {
 	// Prefix is put in front of every key (before the '{').
 	Prefix string
-	// ShardSize bounds a shard to ShardSize-1 items; 0 means 512.
+	// ShardSize bounds a shard to ShardSize-1 items. The first push records
+	// the size with the list ({KEY}:size) and later pushes use the recorded
+	// size: 0 means "the recorded size, or 512 for a new list"; any other
+	// value that differs from the recorded one makes Push fail with a
+	// *ShardSizeError.
 	ShardSize int
 	// BatchSize is the number of items pushed per script call; 0 means 500.
 	BatchSize int
 	// WaitSlice is the longest single wait (BLMOVE) of a blocking pop; 0 means
-	// one second. It is also kept 150 ms under the client's read timeout
-	// (or at a quarter of it), since the wait is pipelined with the wake
-	// script and read with the client's read timeout.
+	// one second. A wait runs on a connection of its own whose read
+	// deadline is the client's read timeout plus the slice, so a slow
+	// server cannot turn a long wait into a false "reply lost". On a client
+	// that cannot give such a connection it is kept 150 ms under the
+	// client's read timeout (or at a quarter of it).
 	WaitSlice time.Duration
 }
 
 // List is one sharded list. It is safe for concurrent use.
 type List struct {
-	c     redis.UniversalClient
-	key   string
-	keys  []string // first, last, mid
-	base  string   // shard keys are base + number
-	size  int
-	batch int
-	slice time.Duration
+	c        redis.UniversalClient
+	key      string
+	keys     []string // first, last, mid, size, ver
+	base     string   // shard keys are base + number
+	size     int
+	explicit bool // size was asked for, not defaulted
+	batch    int
+	slice    time.Duration // a wait on the client's own connections
+	ownSlice time.Duration // a wait on a waiter's connection (waiter.own)
 }
 
 // New returns the sharded list KEY on c. It checks KEY and the options and
@@ -178,6 +284,7 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	if err := names.ListKey(key); err != nil {
 		return nil, err
 	}
+	explicit := opt.ShardSize != 0
 	if opt.ShardSize == 0 {
 		opt.ShardSize = DefaultShardSize
 	}
@@ -191,6 +298,7 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	if opt.WaitSlice <= 0 {
 		opt.WaitSlice = DefaultWaitSlice
 	}
+	ownSlice := opt.WaitSlice
 	if rt := readTimeout(c); rt > 0 {
 		// The pipelined wait must be answered within the read timeout,
 		// and Redis ends a blocking wait up to 1000/hz ms (100 ms) late.
@@ -198,8 +306,10 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 	}
 	base := opt.Prefix + "{" + key + "}:"
 	return &List{
-		c: c, key: key, keys: []string{base + "first", base + "last", base + "mid"}, base: base,
-		size: opt.ShardSize, batch: opt.BatchSize, slice: opt.WaitSlice,
+		c: c, key: key, base: base,
+		keys: []string{base + "first", base + "last", base + "mid", base + "size", base + "ver"},
+		size: opt.ShardSize, explicit: explicit, batch: opt.BatchSize, slice: opt.WaitSlice,
+		ownSlice: ownSlice,
 	}, nil
 }
 
@@ -237,8 +347,61 @@ func (l *List) EndpointKeys() (first, last string) { return l.keys[0], l.keys[1]
 // between the endpoints.
 func (l *List) MidKey() string { return l.keys[2] }
 
-// endpoints are the keys of the scripts that read only the endpoints.
-func (l *List) endpoints() []string { return l.keys[:2] }
+// SizeKey is the Redis key of the shard size recorded by the first push.
+func (l *List) SizeKey() string { return l.keys[3] }
+
+// VersionKey is the Redis key of the list's write counter, which every
+// push and pop that changes the list increments.
+func (l *List) VersionKey() string { return l.keys[4] }
+
+// run runs a list script. A list written before the mid count existed with
+// many middle shards is counted first (in bounded calls), and the script
+// run again; script errors for impossible state become ErrCorrupt.
+func (l *List) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
+	cmd := s.Run(ctx, l.c, l.keys, args...)
+	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
+		if err := l.countMid(ctx); err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				err = fmt.Errorf("count the middle shards (%s): %w", msg, err)
+			}
+			cmd = redis.NewCmd(ctx)
+			cmd.SetErr(err)
+			return cmd
+		}
+		cmd = s.Run(ctx, l.c, l.keys, args...)
+	}
+	if msg, ok := scriptError(cmd.Err(), "CORRUPT"); ok {
+		cmd.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, msg))
+	}
+	return cmd
+}
+
+// scriptError reports whether err is a script's error reply with the given
+// code, and returns the rest of its message.
+func scriptError(err error, code string) (string, bool) {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return "", false
+	}
+	msg, ok := strings.CutPrefix(re.Error(), code+" ")
+	return msg, ok
+}
+
+// countMid counts the middle shards of a list written before the mid count
+// existed, with layout calls of bounded size, and stores the count.
+func (l *List) countMid(ctx context.Context) error {
+	for try := 0; try < readRestarts; try++ {
+		lay, err := l.layout(ctx, layoutSteps)
+		if err != nil {
+			return err
+		}
+		ok, err := l.run(ctx, setmidScript, lay.First, lay.Last, lay.Mid).Int()
+		if err != nil || ok == 1 {
+			return err
+		}
+	}
+	return ErrChanged
+}
 
 // LPush pushes items onto the head, as LPUSH: the last item ends up first.
 // It returns the list's length after the push.
@@ -252,8 +415,12 @@ func (l *List) RPush(ctx context.Context, items ...string) (int64, error) {
 }
 
 // Push pushes items onto one end in batches of Options.BatchSize, one script
-// call per batch. Items are checked before the first write. It returns the
-// length after the last batch.
+// call per batch (or more when the shards are so small that a batch would
+// open more than 100 of them). Items are checked before the first write. It returns the
+// length after the last batch. When a batch fails after others were stored
+// the error is a *PushError saying how many items are stored; a failure of
+// the first batch (or before it) stored nothing, unless it is a *PushError
+// with Uncertain > 0.
 func (l *List) Push(ctx context.Context, side Side, items []string) (int64, error) {
 	for _, it := range items {
 		if it == WakeMarker {
@@ -264,20 +431,60 @@ func (l *List) Push(ctx context.Context, side Side, items []string) (int64, erro
 	if len(items) == 0 {
 		return l.Len(ctx)
 	}
-	for i := 0; i < len(items); i += l.batch {
+	explicit := "0"
+	if l.explicit {
+		explicit = "1"
+	}
+	for i := 0; i < len(items); {
 		chunk := items[i:min(i+l.batch, len(items))]
-		args := make([]any, 0, 3+len(chunk))
-		args = append(args, side.String(), l.size, WakeMarker)
+		fail := func(err error) (int64, error) {
+			pe := &PushError{Key: l.key, Stored: i, Total: len(items), Err: err}
+			if mayBeApplied(err) {
+				pe.Uncertain = len(chunk) // sent, but no reply
+			}
+			if pe.Stored == 0 && pe.Uncertain == 0 {
+				return 0, err
+			}
+			return 0, pe
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		args := make([]any, 0, 4+len(chunk))
+		args = append(args, l.size, explicit, side.String(), maxShardsPerCall)
 		for _, it := range chunk {
 			args = append(args, it)
 		}
-		var err error
-		n, err = pushScript.Run(ctx, l.c, l.keys, args...).Int64()
-		if err != nil {
-			return 0, fmt.Errorf("push to list %s: %w", l.key, err)
+		res, err := l.run(ctx, pushScript, args...).Int64Slice()
+		if msg, ok := scriptError(err, "SHARDSIZE"); ok {
+			rec, _ := strconv.Atoi(msg)
+			err = &ShardSizeError{Key: l.key, Recorded: rec, Asked: l.size}
 		}
+		if err == nil && (len(res) != 2 || res[1] < 1 || res[1] > int64(len(chunk))) {
+			err = fmt.Errorf("bad script reply %v", res)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("push to list %s: %w", l.key, err))
+		}
+		// The script stops at a bound of shards opened (tiny shards):
+		// the rest of the batch goes in the next call.
+		n, i = res[0], i+int(res[1])
 	}
 	return n, nil
+}
+
+// mayBeApplied reports whether a script call that failed with err may have
+// run all the same: its reply was lost (a connection error or timeout). An
+// error reply (the scripts check before they write) or a context error
+// (go-redis checks it before sending) means it did not run.
+func mayBeApplied(err error) bool {
+	var re redis.Error
+	switch {
+	case errors.As(err, &re), errors.Is(err, ErrCorrupt), errors.Is(err, ErrShardSizeMismatch),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
 }
 
 // LPop pops up to count items from the head, as LPOP KEY COUNT. It returns
@@ -292,40 +499,56 @@ func (l *List) RPop(ctx context.Context, count int) ([]string, error) {
 	return l.Pop(ctx, Right, count)
 }
 
-// Pop pops up to count items from one end in one atomic script call.
+// Pop pops up to count items from one end, in one atomic script call per
+// 1000 items (or per 100 shards emptied, when shards are tiny). When a later call fails, the items already popped are
+// returned with the error: they are out of the list.
 func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) {
 	if count < 1 {
 		return nil, ErrCount
 	}
-	items, _, err := l.pop(ctx, side, count)
-	if err != nil {
-		return nil, err
+	var out []string
+	for len(out) < count {
+		want := min(count-len(out), maxBatchSize)
+		items, more, _, err := l.pop(ctx, side, want)
+		out = append(out, items...)
+		if err != nil {
+			return out, err
+		}
+		if len(items) < want && !more {
+			break
+		}
 	}
-	if len(items) == 0 {
+	if len(out) == 0 {
 		return nil, ErrEmpty
 	}
-	return items, nil
+	return out, nil
 }
 
 // pop runs the pop script; extra is a shard into which this caller's wake
-// script pushed the marker, to remove it from. It returns the items and the
-// end shard.
-func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, int64, error) {
-	args := append([]any{side.String(), count, WakeMarker}, extra...)
-	res, err := popScript.Run(ctx, l.c, l.keys, args...).Slice()
-	if err != nil {
-		return nil, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
+// script pushed the marker, to remove it from. It returns the items, whether
+// the call stopped at its bound of shards, and the end shard. Once sent, the call is not cut short by ctx (only by the
+// client's read timeout): the items it takes are out of the list, so the
+// reply must be read to be returned.
+func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, bool, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, 0, err
 	}
-	if len(res) == 0 {
-		return nil, 0, fmt.Errorf("pop from list %s: empty script reply", l.key)
+	args := append([]any{side.String(), count, WakeMarker, maxShardsPerCall}, extra...)
+	res, err := l.run(context.WithoutCancel(ctx), popScript, args...).Slice()
+	if err != nil {
+		return nil, false, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
+	}
+	if len(res) < 2 {
+		return nil, false, 0, fmt.Errorf("pop from list %s: short script reply", l.key)
 	}
 	shard, _ := res[0].(int64)
-	items := make([]string, 0, len(res)-1)
-	for _, v := range res[1:] {
+	more, _ := res[1].(int64)
+	items := make([]string, 0, len(res)-2)
+	for _, v := range res[2:] {
 		s, _ := v.(string)
 		items = append(items, s)
 	}
-	return items, shard, nil
+	return items, more == 1, shard, nil
 }
 
 // BLPop pops the head item, waiting up to timeout for one (0 waits until
@@ -341,6 +564,10 @@ func (l *List) BRPop(ctx context.Context, timeout time.Duration) (string, error)
 
 // BPop is the blocking pop of "Redis in Action" §11.4.4, with sub-second
 // timeouts and a wait that takes nothing: see the package documentation.
+// When ctx ends during the wait, BPop returns ctx's error within about
+// 100 ms and has taken nothing. An item it popped is returned even if ctx
+// ended meanwhile. An error leaves nothing to clean up: calling BPop again
+// (with the time left) resumes the wait.
 func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)
@@ -349,9 +576,19 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	ctxDeadline := false
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline, ctxDeadline = d, true
+	}
+	var w *waiter
+	defer func() {
+		if w != nil {
+			w.close()
+		}
+	}()
 	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, shard, err := l.pop(ctx, side, 1, marked...)
+		items, _, shard, err := l.pop(ctx, side, 1, marked...)
 		if err != nil {
 			return "", err
 		}
@@ -359,15 +596,29 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 		if len(items) > 0 {
 			return items[0], nil
 		}
+		if w == nil {
+			if w, err = l.newWaiter(ctx, shard); err != nil {
+				return "", err
+			}
+		}
 		wait := l.slice
+		if w.own != nil {
+			wait = l.ownSlice
+		}
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
+				if ctxDeadline {
+					return "", context.DeadlineExceeded
+				}
 				return "", ErrEmpty
 			}
 			wait = min(wait, left)
 		}
-		item, ok, err := l.wait(ctx, side, shard, wait)
+		if !w.interruptible {
+			wait = min(wait, fallbackSlice)
+		}
+		item, ok, err := w.wait(ctx, side, shard, wait)
 		if err != nil {
 			return "", err
 		}
@@ -378,38 +629,131 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	}
 }
 
+// waiter waits on one connection of its own, so that a wait can be cut
+// short when ctx ends: CLIENT UNBLOCK from another connection makes the
+// BLMOVE return at once. Without CLIENT ID (the embedded server, or a user
+// not allowed to run it) waits are cut into short slices instead.
+type waiter struct {
+	l    *List
+	node *redis.Client // the client of the node the list lives on
+	// own is a one-connection client of the waiter's own on that node,
+	// whose read deadline allows for the wait (see WaitSlice).
+	own           *redis.Client
+	conn          *redis.Conn
+	id            int64
+	interruptible bool
+}
+
+func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
+	var node *redis.Client
+	switch c := l.c.(type) {
+	case *redis.Client:
+		node = c
+	case *redis.ClusterClient:
+		var err error
+		if node, err = c.MasterForKey(ctx, l.ShardKey(shard)); err != nil {
+			return nil, fmt.Errorf("wait on list %s: %w", l.key, err)
+		}
+	default:
+		w := &waiter{l: l}
+		return w, w.load(ctx, l.c)
+	}
+	opt := *node.Options()
+	if opt.ReadTimeout >= 0 {
+		opt.ReadTimeout = readTimeout(node) + l.ownSlice
+	}
+	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 1
+	own := redis.NewClient(&opt)
+	w := &waiter{l: l, node: node, own: own, conn: own.Conn()}
+	if id, err := w.conn.ClientID(ctx).Result(); err == nil {
+		w.id, w.interruptible = id, true
+	}
+	if err := w.load(ctx, w.conn); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// load loads the wake script, which each wait then runs by its SHA in a
+// pipeline (where a NOSCRIPT reply would come only after the wait).
+func (w *waiter) load(ctx context.Context, c redis.Scripter) error {
+	if err := wakeScript.Load(ctx, c).Err(); err != nil {
+		return fmt.Errorf("wait on list %s: %w", w.l.key, err)
+	}
+	return nil
+}
+
+func (w *waiter) close() {
+	if w.conn != nil {
+		w.conn.Close()
+	}
+	if w.own != nil {
+		w.own.Close()
+	}
+}
+
 // wait pipelines the wake script with one wait of at most wait on shard:
 // BLMOVE of the shard onto itself, from and to this end, which blocks like
 // BLPOP/BRPOP but puts the element straight back where it was, in the same
 // atomic step, so the shard is unchanged. It returns that element (an item,
-// or WakeMarker); ok is false when the wait timed out.
-func (l *List) wait(ctx context.Context, side Side, shard int64, wait time.Duration) (item string, ok bool, err error) {
+// or WakeMarker); ok is false when the wait timed out or was cut short.
+func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Duration) (item string, ok bool, err error) {
+	l := w.l
 	// go-redis rounds blocking timeouts to whole seconds; Redis takes
 	// fractions, so the command is sent as is. 0 would mean forever.
 	secs := strconv.FormatFloat(max(wait, time.Millisecond).Seconds(), 'f', 3, 64)
 	key := l.ShardKey(shard)
-	pipe := l.c.Pipeline()
-	wake := wakeScript.Eval(ctx, pipe, l.endpoints(), side.String(), shard, WakeMarker)
-	move := pipe.Do(ctx, "blmove", key, key, side.String(), side.String(), secs)
-	_, _ = pipe.Exec(ctx)
-	if err := wake.Err(); err != nil {
-		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+	var c redis.Cmdable = l.c
+	if w.conn != nil {
+		c = w.conn
 	}
-	item, err = move.Text()
-	if errors.Is(err, redis.Nil) {
-		return "", false, nil
+	if w.interruptible {
+		stop := context.AfterFunc(ctx, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			w.node.ClientUnblock(ctx, w.id)
+		})
+		defer stop()
 	}
-	if err != nil {
-		return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+	for try := 0; ; try++ {
+		// The wake script goes by its SHA (loaded by newWaiter); after a
+		// SCRIPT FLUSH it is loaded again.
+		pipe := c.Pipeline()
+		wake := pipe.EvalSha(ctx, wakeScript.Hash(), l.keys, side.String(), shard, WakeMarker)
+		move := pipe.Do(ctx, "blmove", key, key, side.String(), side.String(), secs)
+		_, _ = pipe.Exec(ctx)
+		if err := wake.Err(); err != nil {
+			if try == 0 && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				if err := w.load(ctx, c); err != nil {
+					return "", false, err
+				}
+				continue
+			}
+			if msg, ok := scriptError(err, "CORRUPT"); ok {
+				err = fmt.Errorf("%w: %s", ErrCorrupt, msg)
+			}
+			return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+		}
+		item, err = move.Text()
+		if errors.Is(err, redis.Nil) {
+			return "", false, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", false, ctx.Err()
+			}
+			return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+		}
+		return item, true, nil
 	}
-	return item, true, nil
 }
 
 // Len is the number of items, as LLEN, in one script call whose cost does
 // not depend on the length: LLEN of the two end shards plus the count kept
 // in MidKey for the shards between them.
 func (l *List) Len(ctx context.Context) (int64, error) {
-	n, err := lenScript.Run(ctx, l.c, l.keys).Int64()
+	n, err := l.run(ctx, lenScript).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("length of list %s: %w", l.key, err)
 	}
@@ -417,13 +761,53 @@ func (l *List) Len(ctx context.Context) (int64, error) {
 }
 
 // Range returns the items from index start to stop inclusive, negative
-// indexes counting from the tail, as LRANGE.
+// indexes counting from the tail, as LRANGE. A range of at most 1000 items
+// near either end is one atomic script call. A longer one, or one that has
+// to walk more than 100 shards, takes several calls, each bounded; if the list is written between them the read starts over, so
+// the result is always what one atomic LRANGE would have returned.
 func (l *List) Range(ctx context.Context, start, stop int64) ([]string, error) {
-	items, err := rangeScript.Run(ctx, l.c, l.endpoints(), start, stop, WakeMarker).StringSlice()
-	if err != nil {
+	return l.rangeSteps(ctx, start, stop, rangeSteps, rangeItems)
+}
+
+func (l *List) rangeSteps(ctx context.Context, start, stop int64, steps, items int) ([]string, error) {
+	fail := func(err error) ([]string, error) {
 		return nil, fmt.Errorf("range of list %s: %w", l.key, err)
 	}
-	return items, nil
+restart:
+	for try := 0; try < readRestarts; try++ {
+		out := []string{}
+		ver, cursor := "", []any{"new", start, stop, 0}
+		for {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+			args := append([]any{WakeMarker, ver}, cursor...)
+			res, err := l.run(ctx, rangeScript, append(args, steps, items)...).Slice()
+			if err != nil {
+				return fail(err)
+			}
+			if len(res) < 2 {
+				return fail(errors.New("short script reply"))
+			}
+			ver, _ = res[0].(string)
+			phase, _ := res[1].(string)
+			if phase == "changed" {
+				continue restart
+			}
+			if len(res) < 5 {
+				return fail(errors.New("short script reply"))
+			}
+			for _, v := range res[5:] {
+				s, _ := v.(string)
+				out = append(out, s)
+			}
+			if phase == "done" {
+				return out, nil
+			}
+			cursor = []any{phase, res[2], res[3], res[4]}
+		}
+	}
+	return fail(ErrChanged)
 }
 
 // Layout describes how a list is stored.
@@ -436,6 +820,9 @@ type Layout struct {
 	// Mid is the count kept in MidKey: the items in the shards strictly
 	// between First and Last. It equals the sum of those shards' lengths.
 	Mid int64 `json:"mid"`
+	// ShardSize is the size recorded with the list by its first push
+	// (0 for a list written before sizes were recorded).
+	ShardSize int64 `json:"shard_size"`
 }
 
 // Shard is one shard of a Layout.
@@ -445,21 +832,71 @@ type Shard struct {
 	Length int64  `json:"length"`
 }
 
-// Layout returns the endpoints, the mid count and every shard's length, in
-// one script call (its cost grows with the number of shards).
+// Layout returns the endpoints, the mid count and every shard's length: one
+// script call per 100 shards. When the list is written between the calls
+// it starts over, so the result is always one consistent state.
 func (l *List) Layout(ctx context.Context) (Layout, error) {
-	res, err := layoutScript.Run(ctx, l.c, l.keys).Int64Slice()
+	return l.layoutSteps(ctx, layoutSteps)
+}
+
+func (l *List) layoutSteps(ctx context.Context, steps int) (Layout, error) {
+	lay, err := l.layout(ctx, steps)
 	if err != nil {
 		return Layout{}, fmt.Errorf("layout of list %s: %w", l.key, err)
 	}
-	if len(res) < 3 {
-		return Layout{}, fmt.Errorf("layout of list %s: short script reply", l.key)
-	}
-	lay := Layout{Key: l.key, First: res[0], Last: res[1], Mid: res[2], Shards: []Shard{}}
-	for i, n := range res[3:] {
-		idx := lay.First + int64(i)
-		lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.ShardKey(idx), Length: n})
-		lay.Length += n
-	}
 	return lay, nil
+}
+
+func (l *List) layout(ctx context.Context, steps int) (Layout, error) {
+	fail := func(err error) (Layout, error) { return Layout{}, err }
+restart:
+	for try := 0; try < readRestarts; try++ {
+		lay := Layout{Key: l.key, Shards: []Shard{}}
+		ver, from := "", ""
+		stored := int64(-1)
+		for {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+			res, err := l.run(ctx, layoutScript, from, steps, ver).Slice()
+			if err != nil {
+				return fail(err)
+			}
+			if len(res) == 1 {
+				continue restart
+			}
+			if len(res) < 6 {
+				return fail(errors.New("short script reply"))
+			}
+			ver, _ = res[0].(string)
+			lay.First, _ = res[1].(int64)
+			lay.Last, _ = res[2].(int64)
+			stored, _ = res[3].(int64)
+			lay.ShardSize, _ = res[4].(int64)
+			idx, _ := res[5].(int64)
+			for _, v := range res[6:] {
+				n, _ := v.(int64)
+				lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.ShardKey(idx), Length: n})
+				lay.Length += n
+				idx++
+			}
+			if idx > lay.Last {
+				break
+			}
+			from = strconv.FormatInt(idx, 10)
+		}
+		var mid int64
+		for _, s := range lay.Shards {
+			if s.Index > lay.First && s.Index < lay.Last {
+				mid += s.Length
+			}
+		}
+		lay.Mid = mid
+		if stored >= 0 && stored != mid {
+			return fail(fmt.Errorf("%w: %s counts %d items between the ends, but the shards there hold %d",
+				ErrCorrupt, l.MidKey(), stored, mid))
+		}
+		return lay, nil
+	}
+	return fail(ErrChanged)
 }

@@ -222,7 +222,7 @@ func rawLen(t *testing.T, b redistest.Backend, l *List) int64 {
 	var keys []string
 	iter := b.Client.Scan(ctx, 0, base+"*", 1000).Iterator()
 	for iter.Next(ctx) {
-		if k := iter.Val(); k != fk && k != lk && k != l.MidKey() {
+		if k := iter.Val(); k != fk && k != lk && k != l.MidKey() && k != l.SizeKey() && k != l.VersionKey() {
 			keys = append(keys, k)
 		}
 	}
@@ -506,7 +506,7 @@ func TestWakeMarker(t *testing.T) {
 		l.RPush(ctx, "c", "d", "e") // shards 0: [c d], 1: [e]
 		l.LPop(ctx, 2)              // first moves to 1
 		start := time.Now()
-		item, ok, err := l.wait(ctx, Left, 0, 5*time.Second)
+		item, ok, err := testWait(ctx, l, Left, 0, 5*time.Second)
 		if err != nil || !ok || item != WakeMarker || time.Since(start) > 2*time.Second {
 			t.Fatalf("wait on a stale shard: %q, %v, %v after %s", item, ok, err, time.Since(start))
 		}
@@ -515,7 +515,7 @@ func TestWakeMarker(t *testing.T) {
 		if n := b.Client.LLen(ctx, l.ShardKey(0)).Val(); n != 1 {
 			t.Fatalf("stale shard holds %d elements, want the marker", n)
 		}
-		if got, _, err := l.pop(ctx, Left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
+		if got, _, _, err := l.pop(ctx, Left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
 			t.Fatalf("pop = %q, %v", got, err)
 		}
 		if n := b.Client.Exists(ctx, l.ShardKey(0)).Val(); n != 0 {
@@ -539,7 +539,7 @@ func TestWaitTakesNothing(t *testing.T) {
 		before := b.Client.LRange(ctx, l.ShardKey(1), 0, -1).Val()
 		for _, side := range []Side{Left, Right} {
 			for _, shard := range []int64{0, 1, 2} {
-				item, ok, err := l.wait(ctx, side, shard, time.Second)
+				item, ok, err := testWait(ctx, l, side, shard, time.Second)
 				if err != nil || !ok || item == WakeMarker {
 					t.Fatalf("wait %s on shard %d: %q, %v, %v", side, shard, item, ok, err)
 				}
@@ -733,4 +733,14 @@ func TestProducersConsumers(t *testing.T) {
 			t.Errorf("%d items left", n)
 		}
 	})
+}
+
+// testWait runs one wait of a blocking pop on its own waiter.
+func testWait(ctx context.Context, l *List, side Side, shard int64, d time.Duration) (string, bool, error) {
+	w, err := l.newWaiter(ctx, shard)
+	if err != nil {
+		return "", false, err
+	}
+	defer w.close()
+	return w.wait(ctx, side, shard, d)
 }

@@ -1,19 +1,84 @@
--- state: the prelude of the scripts that need a list's length (push, pop,
--- len, layout); shardlist.go puts it in front of each one's text.
+-- state: the prelude of every list script; shardlist.go puts it in front of
+-- each one's text, after a line that sets `legacy` ('count' or 'skip').
 --
 -- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last,
--- KEYS[3] = <prefix>{KEY}:mid. It sets base (the shard keys' common part,
--- KEYS[1] without "first"), the endpoints first and last, stored (the mid
--- key's value, false when absent) and mid (the items strictly between the
--- end shards).
+-- KEYS[3] = <prefix>{KEY}:mid, KEYS[4] = <prefix>{KEY}:size,
+-- KEYS[5] = <prefix>{KEY}:ver. Shard keys are KEYS[1] without "first" plus
+-- the shard number (same hash tag, same slot).
+--
+-- It reads and checks the five keys, doing no write, in O(1): an impossible
+-- state is answered with a CORRUPT error that names the key, so no loop of a
+-- script ever follows a corrupted or hostile value. It sets base, first,
+-- last, stored (the mid key as a number, nil when absent), mid (the items
+-- strictly between the end shards), recorded (the shard size recorded with
+-- the list, nil when absent) and ver (the write counter, a string).
 local base = string.sub(KEYS[1], 1, -6)
-local first = tonumber(redis.call('get', KEYS[1]) or '0')
-local last = tonumber(redis.call('get', KEYS[2]) or '0')
-local stored = redis.call('get', KEYS[3])
-local mid = tonumber(stored or '0')
-if not stored then
-  -- Absent means 0, as no middle shard is ever empty; a list written
-  -- before the mid count existed (or by the book's code) has none yet:
-  -- count its middle shards (push and pop then store the count).
-  for s = first + 1, last - 1 do mid = mid + redis.call('llen', base .. s) end
+local raw = {}
+for i = 1, 5 do
+  local v = redis.pcall('get', KEYS[i])
+  if type(v) == 'table' then
+    return redis.error_reply('CORRUPT ' .. KEYS[i] .. ' is a ' ..
+      redis.call('type', KEYS[i])['ok'] .. ', not a string')
+  end
+  -- Integers of at most 13 digits: exact in Lua, and printed without an
+  -- exponent when used in a shard key.
+  if v and not (string.match(v, '^%-?%d+$') and #v <= 14) then
+    return redis.error_reply('CORRUPT ' .. KEYS[i] .. ' holds ' ..
+      string.format('%q', string.sub(v, 1, 40)) .. ', not an integer')
+  end
+  raw[i] = v
+end
+local first = tonumber(raw[1] or '0')
+local last = tonumber(raw[2] or '0')
+local stored = raw[3] and tonumber(raw[3])
+local recorded = raw[4] and tonumber(raw[4])
+local ver = raw[5] or '0'
+if first > last then
+  return redis.error_reply('CORRUPT ' .. KEYS[1] .. ' is ' .. first .. ', after ' ..
+    KEYS[2] .. ' (' .. last .. ')')
+end
+if recorded and recorded < 2 then
+  return redis.error_reply('CORRUPT ' .. KEYS[4] .. ' is ' .. recorded .. ', below 2')
+end
+local gap = last - first - 1 -- shards strictly between the ends
+local mid = stored or 0
+if stored then
+  -- Every shard strictly between the ends holds at least one item.
+  if stored < 0 or (gap <= 0 and stored ~= 0) or stored < gap then
+    return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counts ' .. stored ..
+      ' items between shards ' .. first .. ' (' .. KEYS[1] .. ') and ' .. last ..
+      ' (' .. KEYS[2] .. '), which have ' .. math.max(gap, 0) .. ' shards between them,' ..
+      ' each holding at least one item')
+  end
+elseif gap > 0 and legacy == 'count' then
+  -- A list written before the mid count existed: count its middle shards
+  -- here when they are few; else the client counts them in bounded calls
+  -- and stores the count (NEEDCOUNT), then calls again.
+  if gap > 100 then
+    return redis.error_reply('NEEDCOUNT ' .. KEYS[3] .. ' is absent and ' .. gap ..
+      ' shards lie between the ends')
+  end
+  for s = first + 1, last - 1 do
+    local n = redis.pcall('llen', base .. s)
+    if type(n) == 'table' then
+      return redis.error_reply('CORRUPT ' .. base .. s .. ' is a ' ..
+        redis.call('type', base .. s)['ok'] .. ', not a list')
+    end
+    if n == 0 then
+      return redis.error_reply('CORRUPT shard ' .. base .. s ..
+        ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+    end
+    mid = mid + n
+  end
+end
+
+-- llen is LLEN of shard s, or nil and a CORRUPT error reply when the shard
+-- is not a list: `local n, e = llen(s); if e then return e end`.
+local function llen(s)
+  local n = redis.pcall('llen', base .. s)
+  if type(n) == 'table' then
+    return nil, redis.error_reply('CORRUPT ' .. base .. s .. ' is a ' ..
+      redis.call('type', base .. s)['ok'] .. ', not a list')
+  end
+  return n
 end

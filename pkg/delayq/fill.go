@@ -1,0 +1,105 @@
+package delayq
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// FillOptions say what Fill stores.
+type FillOptions struct {
+	// Ready, Delayed and InFlight messages are stored in turn, in this
+	// proportion (all zero: one of each). Delayed and in-flight messages
+	// become due in an hour.
+	Ready, Delayed, InFlight int
+	// Body of every message (default "x").
+	Body string
+}
+
+// fillBatch is how many messages each pipelined command of Fill carries:
+// well under a millisecond of server time per command.
+const fillBatch = 200
+
+// Fill stores n synthetic messages in queue q, straight into RSMQ's layout
+// and chatq's index with multi-member ZADD/HSET commands in pipelines, for
+// benchmarks and tests at sizes that pushing one by one would take minutes
+// to reach. The queue must exist. It is not atomic and not for real data:
+// ids are well formed (the server's time in microseconds, one per message,
+// and 22 random characters) and the counters are kept consistent.
+func (c *Client) Fill(ctx context.Context, q string, n int, opt FillOptions) error {
+	if err := CheckName(q); err != nil {
+		return err
+	}
+	if opt.Ready == 0 && opt.Delayed == 0 && opt.InFlight == 0 {
+		opt.Ready, opt.Delayed, opt.InFlight = 1, 1, 1
+	}
+	if opt.Ready < 0 || opt.Delayed < 0 || opt.InFlight < 0 {
+		return fmt.Errorf("fill proportions must not be negative: %w", ErrInvalidValue)
+	}
+	if opt.Body == "" {
+		opt.Body = "x"
+	}
+	keys := c.keys(q)
+	if _, err := c.Attributes(ctx, q); err != nil {
+		return err
+	}
+	t, err := c.rdb.Time(ctx).Result()
+	if err != nil {
+		return err
+	}
+	us := t.UnixMicro()
+	now := t.UnixMilli()
+	nowStr := strconv.FormatInt(now, 10)
+	cycle := opt.Ready + opt.Delayed + opt.InFlight
+	var inflight int64
+	for done := 0; done < n; {
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for k := 0; k < 10 && done < n; k++ {
+				size := min(fillBatch, n-done)
+				zs := make([]redis.Z, 0, size)
+				var rs []redis.Z
+				hs := make([]any, 0, 2*size)
+				for i := 0; i < size; i++ {
+					id := strconv.FormatInt(us, 36) + randomID()
+					us++
+					switch j := (done + i) % cycle; {
+					case j < opt.Ready:
+						zs = append(zs, redis.Z{Score: float64(now), Member: id})
+						hs = append(hs, id, opt.Body)
+					case j < opt.Ready+opt.Delayed:
+						zs = append(zs, redis.Z{Score: float64(now + time.Hour.Milliseconds()), Member: id})
+						hs = append(hs, id, opt.Body)
+					default:
+						zs = append(zs, redis.Z{Score: float64(now + time.Hour.Milliseconds()), Member: id})
+						rs = append(rs, redis.Z{Score: float64(now + time.Hour.Milliseconds()), Member: id})
+						hs = append(hs, id, opt.Body, id+":rc", "1", id+":fr", nowStr)
+					}
+				}
+				p.ZAdd(ctx, keys[0], zs...)
+				p.HSet(ctx, keys[1], hs...)
+				if len(rs) > 0 {
+					p.ZAdd(ctx, keys[2], rs...)
+					inflight += int64(len(rs))
+				}
+				done += size
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// The counters, as if each message had been pushed and received
+	// by chatq: rsync follows totalrecv when the index was complete.
+	return fillCountersScript.Run(ctx, c.rdb, keys, n, inflight).Err()
+}
+
+var (
+	//go:embed fill_counters.lua
+	fillCountersLua    string
+	fillCountersScript = redis.NewScript(fillCountersLua)
+)
