@@ -128,3 +128,34 @@ func TestWatchRidesOutAClusterFailover(t *testing.T) {
 	}
 	t.Logf("stderr:\n%s", errOut.String())
 }
+
+// list blpop waits through a restart and pops what is pushed after it.
+func TestBlockingPopRidesOutARestart(t *testing.T) {
+	b, s := ownServer(t)
+	ctx := t.Context()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- runChatq(ctx, b, "", &out, &errOut, "list", "blpop", "jobs", "--wait", "0") }()
+	waitFor(t, "the pop blocked", func() bool {
+		n, err := s.Client().ClientList(ctx).Result()
+		return err == nil && strings.Contains(n, "cmd=blmove")
+	})
+	s.Kill()
+	waitFor(t, "the loss reported", func() bool { return strings.Contains(errOut.String(), "lost the connection") })
+	s.Start()
+	waitFor(t, "a push after the restart", func() bool {
+		code, _, _ := run(ctx, b, "list", "rpush", "jobs", "after")
+		return code == 0
+	})
+	select {
+	case code := <-done:
+		if code != 0 || out.String() != "after\n" {
+			t.Errorf("blpop: exit %d, stdout %q, stderr:\n%s", code, out.String(), errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("blpop did not return the item pushed after the restart; stderr:\n%s", errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "reconnected after") {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+}

@@ -76,6 +76,8 @@ type listBPopOptions struct {
 	side shardlist.Side
 	key  string
 	wait time.Duration
+	// giveUpAfter ends the reconnecting after the server was away this long.
+	giveUpAfter time.Duration
 }
 
 func newListBPopCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
@@ -93,7 +95,13 @@ with -o json) and exits 0, or 3 with -e. Ctrl-C ends the wait at once (exit
 130) and takes nothing.
 
 The global --timeout is the connection timeout, as for every command (before
---wait existed it was also the wait here).`,
+--wait existed it was also the wait here).
+
+When the server goes away (a restart, a failover), the wait says so once on
+stderr, reconnects with capped backoff and goes on until --wait's deadline.
+A pop whose reply was lost is not retried, since its item may already be
+gone: that exits 4 (see chatq --help). --give-up-after ends the
+reconnecting.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs --wait 5s
   chatq list %[1]s jobs --wait 250ms -o json
   chatq list %[1]s jobs                # wait until an item comes`, name),
@@ -104,6 +112,7 @@ The global --timeout is the connection timeout, as for every command (before
 		},
 	}
 	cmd.Flags().DurationVar(&opts.wait, "wait", 0, "how long to wait for an item, such as 5s or 250ms; 0 waits forever")
+	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")
 	return cmd
 }
 
@@ -123,7 +132,35 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	}
 	// The item is printed as soon as the pop returns, in one write: see
 	// "Blocking pops" in docs/shardlist.md for what a kill can still lose.
-	item, err := l.BPop(ctx, opts.side, opts.wait)
+	// Through a restart or failover the wait goes on (until --wait's
+	// deadline); a pop whose reply was lost is not retried, since its item
+	// may be gone: that exits 4.
+	var deadline time.Time
+	if opts.wait > 0 {
+		deadline = time.Now().Add(opts.wait)
+	}
+	var item string
+	p := opts.f.Persistent(opts.giveUpAfter)
+	p.Retryable = func(err error) bool {
+		return !cmdutil.ReplyLost(err) || errors.Is(err, shardlist.ErrWait)
+	}
+	err = p.Run(ctx, func(ctx context.Context) error {
+		wait := opts.wait
+		if !deadline.IsZero() {
+			if wait = time.Until(deadline); wait <= 0 {
+				return shardlist.ErrEmpty
+			}
+		}
+		var err error
+		item, err = l.BPop(ctx, opts.side, wait)
+		if err == nil || errors.Is(err, shardlist.ErrEmpty) {
+			p.Healthy()
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err == nil {
 		return opts.printItems([]string{item})
 	}

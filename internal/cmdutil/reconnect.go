@@ -55,6 +55,10 @@ type Persistent struct {
 	GiveUpAfter time.Duration
 	// MinBackoff and MaxBackoff bound the wait between tries (100ms, 5s).
 	MinBackoff, MaxBackoff time.Duration
+	// Retryable, when set, narrows which transient errors are retried: a
+	// command whose failed step may have applied (a pop whose reply was
+	// lost) ends instead, so that nothing is lost silently.
+	Retryable func(error) bool
 	// Refresh, when set, runs before each retry: it makes the client look
 	// up the topology again (a Cluster's slots after a failover).
 	Refresh func(ctx context.Context)
@@ -82,7 +86,7 @@ func (p *Persistent) Run(ctx context.Context, op func(ctx context.Context) error
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err == nil || !Transient(err) {
+		if err == nil || !Transient(err) || (p.Retryable != nil && !p.Retryable(err)) {
 			return err
 		}
 		p.mu.Lock()

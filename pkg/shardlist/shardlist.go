@@ -144,6 +144,10 @@ var (
 	ErrShardSizeMismatch = errors.New("shard size differs from the list's")
 	// ErrReserved is returned when an item to push equals WakeMarker.
 	ErrReserved = errors.New("item equals the reserved wake-up marker")
+	// ErrWait is matched by the errors of a blocking pop's wait (as opposed
+	// to its pop): the wait changes nothing, so a caller may retry after
+	// one, even when its reply was lost.
+	ErrWait = errors.New("waiting failed")
 	// ErrCount is returned for a pop count below 1.
 	ErrCount = errors.New("count must be at least 1")
 	// ErrCorrupt is matched by errors for a list whose stored state is
@@ -652,7 +656,7 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 	case *redis.ClusterClient:
 		var err error
 		if node, err = c.MasterForKey(ctx, l.ShardKey(shard)); err != nil {
-			return nil, fmt.Errorf("wait on list %s: %w", l.key, err)
+			return nil, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 	default:
 		w := &waiter{l: l}
@@ -679,7 +683,7 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 // pipeline (where a NOSCRIPT reply would come only after the wait).
 func (w *waiter) load(ctx context.Context, c redis.Scripter) error {
 	if err := wakeScript.Load(ctx, c).Err(); err != nil {
-		return fmt.Errorf("wait on list %s: %w", w.l.key, err)
+		return fmt.Errorf("wait on list %s: %w: %w", w.l.key, ErrWait, err)
 	}
 	return nil
 }
@@ -733,7 +737,7 @@ func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Dur
 			if msg, ok := scriptError(err, "CORRUPT"); ok {
 				err = fmt.Errorf("%w: %s", ErrCorrupt, msg)
 			}
-			return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+			return "", false, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 		item, err = move.Text()
 		if errors.Is(err, redis.Nil) {
@@ -743,7 +747,7 @@ func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Dur
 			if ctx.Err() != nil {
 				return "", false, ctx.Err()
 			}
-			return "", false, fmt.Errorf("wait on list %s: %w", l.key, err)
+			return "", false, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 		return item, true, nil
 	}
