@@ -33,7 +33,13 @@ func TestREADMEJSONContract(t *testing.T) {
 		// the name before it.
 		group := ""
 		for _, m := range code.FindAllStringSubmatch(cells[1], -1) {
-			name := m[1]
+			var words []string // "top --once" names top
+			for _, w := range strings.Fields(m[1]) {
+				if !strings.HasPrefix(w, "-") {
+					words = append(words, w)
+				}
+			}
+			name := strings.Join(words, " ")
 			if g, _, ok := strings.Cut(name, " "); ok {
 				group = g
 			} else if group != "" {

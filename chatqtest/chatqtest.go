@@ -109,7 +109,8 @@ func Params(dir string) testscript.Params {
 		return params(dir, backendRedis, failing(fmt.Errorf("CHATQ_TEST_REDIS_URL: %w", err)))
 	}
 	return params(dir, backendRedis, func(env *testscript.Env) error {
-		return useShared(env, redis.NewClient(opt), url, backendRedis)
+		o := *opt // NewClient writes to its options; scripts run in parallel
+		return useShared(env, redis.NewClient(&o), url, backendRedis)
 	})
 }
 
@@ -124,7 +125,8 @@ func ClusterParams(dir, seedURL string) testscript.Params {
 	}
 	return params(dir, backendCluster, func(env *testscript.Env) error {
 		env.Setenv("CHATQ_CLUSTER", "true")
-		return useShared(env, redis.NewClusterClient(opt), seedURL, backendCluster)
+		o := *opt // NewClusterClient writes to its options; scripts run in parallel
+		return useShared(env, redis.NewClusterClient(&o), seedURL, backendCluster)
 	})
 }
 

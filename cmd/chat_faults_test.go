@@ -102,3 +102,21 @@ func TestChatPendingLostReplies(t *testing.T) {
 		}
 	})
 }
+
+// TestChatLeaveStaleEntry: leaving a chat one is not in fails, writing
+// nothing, unless the user's chat list still names it: that stale entry is
+// removed and leave says so.
+func TestChatLeaveStaleEntry(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		mustRun(t, b, "chat", "create", "--from", "joe", "--to", "jeff", "hi")
+		b.Client.ZAdd(ctx, b.Prefix+"seen:{sam}", redis.Z{Score: 0, Member: "1"})
+		code, stdout, stderr := run(ctx, b, "-o", "json", "chat", "leave", "1", "sam")
+		if code != 0 || !strings.Contains(stdout, `"stale_entry_removed":true`) || !strings.Contains(stderr, "sam was not in chat 1") {
+			t.Fatalf("leave with a stale entry: exit %d\n%s%s", code, stdout, stderr)
+		}
+		if code, _, stderr := run(ctx, b, "chat", "leave", "1", "sam"); code != cmdutil.ExitError || !strings.Contains(stderr, "not a member") {
+			t.Fatalf("leave again: exit %d\n%s", code, stderr)
+		}
+	})
+}

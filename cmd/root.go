@@ -9,6 +9,7 @@ import (
 	"github.com/chatq-dev/chatq/cmd/dev"
 	"github.com/chatq-dev/chatq/cmd/list"
 	"github.com/chatq-dev/chatq/cmd/queue"
+	"github.com/chatq-dev/chatq/cmd/top"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
@@ -103,6 +104,7 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 		chat.NewCmd(f),
 		queue.NewCmd(f),
 		list.NewCmd(f),
+		top.NewCmd(f),
 	)
 	return root
 }

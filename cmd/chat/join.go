@@ -86,8 +86,12 @@ func newChatLeaveCmd(f *cmdutil.Factory) *cobra.Command {
 stay; those every remaining member has seen are deleted. When the last member
 leaves, the chat's keys are deleted (the ids:chat: counter stays).
 
-Fails (exit 1) when the chat does not exist or USER is not a member.
-JSON: {"chat_id":"1","user":"sam","chat_deleted":false}.`,
+Fails (exit 1), writing nothing, when the chat does not exist or USER is
+not a member; but when USER's chat list (seen:{USER}) still names the chat
+(a stale entry, left by a join racing a leave on a cluster), that entry is
+removed and leave succeeds, saying so.
+JSON: {"chat_id":"1","user":"sam","chat_deleted":false} (and
+"stale_entry_removed":true for a stale entry).`,
 		Example:           `  chatq chat leave 1 sam`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
@@ -101,9 +105,10 @@ JSON: {"chat_id":"1","user":"sam","chat_deleted":false}.`,
 }
 
 type chatLeaveResult struct {
-	ChatID      string `json:"chat_id"`
-	User        string `json:"user"`
-	ChatDeleted bool   `json:"chat_deleted"`
+	ChatID            string `json:"chat_id"`
+	User              string `json:"user"`
+	ChatDeleted       bool   `json:"chat_deleted"`
+	StaleEntryRemoved bool   `json:"stale_entry_removed,omitempty"`
 }
 
 func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
@@ -116,8 +121,15 @@ func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
 	if err != nil {
 		return chatError(err, opts.chatID, opts.user)
 	}
+	if l.StaleEntryRemoved {
+		f.IO.Infof("%s was not in chat %s; removed the chat from %s's chat list, which still named it", opts.user, opts.chatID, opts.user)
+	}
 	if f.JSON() {
-		return f.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted})
+		return f.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted,
+			StaleEntryRemoved: l.StaleEntryRemoved})
+	}
+	if l.StaleEntryRemoved {
+		return nil
 	}
 	if f.IO.ErrTTY {
 		f.IO.Infof("%s left chat %s", opts.user, opts.chatID)

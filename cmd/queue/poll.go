@@ -39,9 +39,12 @@ and [] with -o json. A receive that would exceed a dead-letter policy's
 Text output: one line per message, ID, RC and MESSAGE (tab-separated when
 piped; tabs and newlines in the message escaped). JSON: an array of
 {"id","message","rc","fr","sent"} as RSMQ returns them (fr and sent in Unix
-milliseconds).`,
+milliseconds), plus "receipt": ID.RC.FR, naming this delivery. Ack or retry
+by receipt to act only while no later receive has taken the message (see
+'chatq queue ack').`,
 		Example: `  chatq queue poll jobs
   chatq queue poll jobs -n 10 --vt 5m -o json
+  chatq queue poll jobs -o json | jq -r '.[].receipt' | xargs chatq queue ack jobs
   chatq queue poll jobs --wait 30s --pop`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,7 +61,8 @@ milliseconds).`,
 	return cmd
 }
 
-// messageJSON is RSMQ's received message: fr and sent in Unix ms.
+// messageJSON is RSMQ's received message: fr and sent in Unix ms; plus,
+// for a received message, the receipt naming its delivery (peek has none).
 // MessageBase64 carries a body that is not valid UTF-8 (written by another
 // client: chatq refuses to push one) byte for byte; message then has
 // U+FFFD in place of the invalid bytes.
@@ -69,11 +73,12 @@ type messageJSON struct {
 	RC            int64  `json:"rc"`
 	FR            any    `json:"fr"`
 	Sent          int64  `json:"sent"`
+	Receipt       string `json:"receipt,omitempty"`
 }
 
 func toMessageJSON(m delayq.Message) messageJSON {
 	msg, b64 := bodyJSON(m.Body)
-	return messageJSON{ID: m.ID, Message: msg, MessageBase64: b64, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli()}
+	return messageJSON{ID: m.ID, Message: msg, MessageBase64: b64, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli(), Receipt: m.Receipt}
 }
 
 func queuePollRun(ctx context.Context, opts *queuePollOptions) error {

@@ -84,13 +84,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // queueClient builds the delayq client for cmd's --namespace and the global
 // --prefix; on a cluster the queue names are hash-tagged.
 func queueClient(f *cmdutil.Factory, cmd *cobra.Command) (*delayq.Client, error) {
-	ns, _ := cmd.Flags().GetString("namespace")
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = delayq.DefaultNamespace
-	}
+	ns := namespace(f, cmd)
 	if err := validNamespace(ns); err != nil {
 		return nil, err
 	}
@@ -99,6 +93,18 @@ func queueClient(f *cmdutil.Factory, cmd *cobra.Command) (*delayq.Client, error)
 		return nil, err
 	}
 	return delayq.New(c, delayq.Options{Namespace: ns, Prefix: f.Prefix(), HashTag: f.Config().Cluster}), nil
+}
+
+// namespace is cmd's --namespace, else CHATQ_NAMESPACE, else RSMQ's default.
+func namespace(f *cmdutil.Factory, cmd *cobra.Command) string {
+	ns, _ := cmd.Flags().GetString("namespace")
+	if ns == "" {
+		ns = f.Getenv("CHATQ_NAMESPACE")
+	}
+	if ns == "" {
+		ns = delayq.DefaultNamespace
+	}
+	return ns
 }
 
 func validNamespace(ns string) error {
@@ -120,6 +126,8 @@ func queueErr(err error) error {
 		return cmdutil.WithHint(err, "change it with `chatq queue set`, or delete it first with `chatq queue delete`")
 	case errors.Is(err, delayq.ErrMessageTooLong):
 		return cmdutil.WithHint(err, "raise the queue's limit with `chatq queue set NAME --maxsize N` (1024 to 65536, or -1 for unlimited)")
+	case errors.Is(err, delayq.ErrStaleReceipt):
+		return cmdutil.WithHint(err, "its visibility timeout ended and another receive took it, which now handles it; give a longer --vt, or use `chatq queue work`, which renews it while a job runs")
 	case errors.Is(err, delayq.ErrMessageNotFound):
 		return cmdutil.WithHint(err, "it was acked, popped or dead-lettered already, or the id is wrong (see `chatq queue peek`)")
 	}

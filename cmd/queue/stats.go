@@ -36,8 +36,8 @@ hidden a message that became due up to a second ago.
 It is one read-only call, O(log n) at any queue size. The split of invisible
 messages into delayed and in flight comes from chatq's index of received
 messages; when an rsmq client received from the queue (or created it), the
-index is incomplete and stats first rebuilds it in bounded steps (n/100
-calls of well under a millisecond each; the queue stays in use). With
+index is incomplete and stats first rebuilds it in bounded steps (calls of
+about a millisecond of server time each; the queue stays in use). With
 --no-reindex, or for a user who may not write, it reports the split as the
 index has it and says so (split_exact false in JSON).`,
 		Example: `  chatq queue stats jobs

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -24,30 +25,60 @@ type queueWorkOptions struct {
 	argv        []string
 	concurrency int
 	vt          time.Duration
+	jobTimeout  time.Duration
+	giveUpAfter time.Duration
 }
 
 func newQueueWorkCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &queueWorkOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "work QUEUE [--concurrency N] [--vt DUR] -- CMD [ARG...]",
+		Use:   "work QUEUE [--concurrency N] [--vt DUR] [--job-timeout DUR] -- CMD [ARG...]",
 		Short: "Run a command for each message: body on stdin, ack on exit 0",
 		Long: `Receive messages as they become due and run CMD once per message, up to
---concurrency at a time. The message body is CMD's stdin; its environment
-adds CHATQ_QUEUE, CHATQ_MESSAGE_ID, CHATQ_RECEIVE_COUNT (1 on the first
-receive) and CHATQ_MESSAGE_SENT (Unix ms). Exit 0 acks the message; any
-other outcome leaves it to come back after the visibility timeout (so give
-a --vt longer than CMD takes).
+--concurrency at a time. The message body is CMD's stdin. Exit 0 acks the
+message, by its receipt; any other outcome leaves it to come back when its
+visibility timeout ends.
+
+Leases: while CMD runs, work renews its message's visibility timeout every
+third of the vt (--vt, default the queue's), so a CMD may run longer than
+the vt and no other consumer receives the message meanwhile. Should work
+fail to renew (the server unreachable for most of a vt, or the message
+taken from it), it kills CMD before the lease ends and reports "lease
+lost". --job-timeout DUR kills a CMD that runs longer than DUR (SIGTERM,
+SIGKILL 5s later); its message comes back as after any failure. CMD runs in
+a process group of its own and the whole group is killed; on Linux it is
+also killed if chatq dies.
+
+CMD's environment adds CHATQ_QUEUE, CHATQ_MESSAGE_ID, CHATQ_RECEIPT (this
+delivery), CHATQ_RECEIVE_COUNT (1 on the first receive), CHATQ_MESSAGE_SENT
+(Unix ms), and the connection settings, so that CMD can run chatq against
+the same queue: CHATQ_URL (without its password), CHATQ_PREFIX,
+CHATQ_NAMESPACE and CHATQ_CLUSTER. No password is added: CMD has one only if
+chatq itself got it from its environment (CHATQ_PASSWORD, REDISCLI_AUTH) or
+CMD reads the same config file.
 
 Each outcome is reported on stderr, or with -o json as one JSON Lines object
-on stdout: {"id","rc","exit_code","acked","duration_ms","error"}; CMD's own
-stdout then goes to stderr, keeping stdout JSON only.
+on stdout: {"id","rc","exit_code","acked","duration_ms","error","receipt",
+"renewals","killed"} ("killed" is "job timeout" or "lease lost" when work
+killed CMD); CMD's own stdout then goes to stderr, keeping stdout JSON only.
+Messages a receive moved to the dead-letter queue are reported too (JSON:
+{"dead_lettered":N,"to":"Q2"}).
+
+Server restarts and failovers: when the server stops answering, work says
+so once on stderr, waits for its running commands (whose leases then
+cannot be renewed: a job that outlives 5/6 of the vt without the server is
+killed, as above), and reconnects with capped exponential backoff and
+jitter, saying when it is back; nothing is acked twice or lost (acks are
+by receipt). It gives up (exit 1) on errors retrying cannot fix (auth, ACL,
+a missing queue), or after --give-up-after without the server.
 
 On SIGINT or SIGTERM work stops taking messages, waits for the running
-commands and exits 0. (A Ctrl-C on a terminal also reaches the commands, as
-they share its process group; SIGTERM to chatq alone lets them finish.)`,
+commands (renewing their leases; they get no signal from chatq, and a
+terminal's Ctrl-C does not reach their process group) and exits 0.`,
 		Example: `  chatq queue work jobs -- ./handle-job.sh
-  chatq queue work emails --concurrency 4 --vt 5m -o json -- python3 send.py
-  chatq queue work jobs -- sh -c 'echo "$CHATQ_MESSAGE_ID: $(cat)"'`,
+  chatq queue work emails --concurrency 4 --vt 1m --job-timeout 10m -o json -- python3 send.py
+  chatq queue work jobs -- sh -c 'echo "$CHATQ_MESSAGE_ID: $(cat)"'
+  chatq queue work jobs -- sh -c 'handle || chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return cmdutil.UsageErrorf("want a queue and a command: chatq queue work QUEUE -- CMD [ARG...]")
@@ -63,7 +94,9 @@ they share its process group; SIGTERM to chatq alone lets them finish.)`,
 		},
 	}
 	cmd.Flags().IntVar(&opts.concurrency, "concurrency", 1, "run up to N commands at once")
-	cmd.Flags().DurationVar(&opts.vt, "vt", 0, "visibility timeout (default: the queue's)")
+	cmd.Flags().DurationVar(&opts.vt, "vt", 0, "visibility timeout, the lease renewed while CMD runs (default: the queue's)")
+	cmd.Flags().DurationVar(&opts.jobTimeout, "job-timeout", 0, "kill a CMD that runs longer than this (default: no limit)")
+	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
 	return cmd
 }
 
@@ -74,6 +107,14 @@ type workOutcomeJSON struct {
 	Acked      bool   `json:"acked"`
 	DurationMs int64  `json:"duration_ms"`
 	Error      string `json:"error,omitempty"`
+	Receipt    string `json:"receipt"`
+	Renewals   int    `json:"renewals"`
+	Killed     string `json:"killed,omitempty"`
+}
+
+type workMovedJSON struct {
+	DeadLettered int    `json:"dead_lettered"`
+	To           string `json:"to"`
 }
 
 // lockedWriter serializes writes from concurrent commands.
@@ -88,6 +129,14 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// killGrace is how long a CMD past --job-timeout has between SIGTERM and
+// SIGKILL. A lost lease kills at once: the message may be delivered again.
+const killGrace = 5 * time.Second
+
+// minWorkVT is the shortest lease work takes: renewals every third of it
+// must be possible round trips.
+const minWorkVT = 100 * time.Millisecond
+
 func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	f := opts.f
 	if opts.concurrency < 1 {
@@ -98,7 +147,16 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		if err := checkFlagDuration("vt", opts.vt, false); err != nil {
 			return err
 		}
+		if opts.vt < minWorkVT {
+			return cmdutil.UsageErrorf("invalid --vt %s: work needs at least %s, as it renews the lease every third of it", opts.vt, minWorkVT)
+		}
 		wo.VT, wo.HasVT = opts.vt, true
+	}
+	if opts.cmd.Flags().Changed("job-timeout") {
+		if opts.jobTimeout <= 0 {
+			return cmdutil.UsageErrorf("invalid --job-timeout %s: must be positive", opts.jobTimeout)
+		}
+		wo.JobTimeout = opts.jobTimeout
 	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
@@ -117,8 +175,8 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		stdout = stderr
 	}
 	wo.Report = func(o delayq.Outcome) {
-		out := workOutcomeJSON{ID: o.Message.ID, RC: o.Message.RC, Acked: o.Err == nil && o.AckErr == nil,
-			DurationMs: o.Duration.Milliseconds()}
+		out := workOutcomeJSON{ID: o.Message.ID, RC: o.Message.RC, Acked: o.Acked,
+			DurationMs: o.Duration.Milliseconds(), Receipt: o.Message.Receipt, Renewals: o.Renewals}
 		var ee *exec.ExitError
 		switch {
 		case o.Err == nil:
@@ -128,6 +186,12 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		default:
 			out.ExitCode = -1
 			out.Error = o.Err.Error()
+		}
+		switch {
+		case errors.Is(o.Err, delayq.ErrJobTimeout):
+			out.Killed = "job timeout"
+		case errors.Is(o.Err, delayq.ErrLeaseLost):
+			out.Killed = "lease lost"
 		}
 		if o.AckErr != nil {
 			out.Error = "ack: " + o.AckErr.Error()
@@ -144,18 +208,42 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		}
 		f.IO.Infof("%s rc=%d exit %d, %s (%dms)", out.ID, out.RC, out.ExitCode, verdict, out.DurationMs)
 	}
-	env := os.Environ()
-	err = q.Work(ctx, opts.queue, wo, func(ctx context.Context, m delayq.Message) error {
-		c := exec.Command(path, opts.argv[1:]...)
+	wo.Moved = func(n int, to string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if f.JSON() {
+			_ = cmdutil.WriteJSONLine(f.IO.Out, workMovedJSON{DeadLettered: n, To: to})
+			return
+		}
+		f.IO.Infof("moved %s received too often to the dead-letter queue %s", plural(int64(n), "message"), to)
+	}
+	env := append(os.Environ(), handlerConnEnv(f, opts.cmd)...)
+	p := f.Persistent(opts.giveUpAfter)
+	wo.Received = p.Healthy
+	handle := func(ctx context.Context, m delayq.Message) error {
+		c := exec.CommandContext(ctx, path, opts.argv[1:]...)
 		c.Stdin = strings.NewReader(m.Body)
 		c.Stdout, c.Stderr = stdout, stderr
 		c.Env = append(env[:len(env):len(env)],
 			"CHATQ_QUEUE="+opts.queue,
 			"CHATQ_MESSAGE_ID="+m.ID,
+			"CHATQ_RECEIPT="+m.Receipt,
 			"CHATQ_RECEIVE_COUNT="+strconv.FormatInt(m.RC, 10),
 			"CHATQ_MESSAGE_SENT="+strconv.FormatInt(m.Sent.UnixMilli(), 10))
+		ownGroup(c)
+		c.Cancel = func() error {
+			if errors.Is(context.Cause(ctx), delayq.ErrLeaseLost) {
+				return killGroup(c, true)
+			}
+			err := killGroup(c, false)
+			time.AfterFunc(killGrace, func() { _ = killGroup(c, true) })
+			return err
+		}
+		// Output pipes held open by a killed CMD's stray children.
+		c.WaitDelay = killGrace + time.Second
 		return c.Run()
-	})
+	}
+	err = p.Run(ctx, func(ctx context.Context) error { return q.Work(ctx, opts.queue, wo, handle) })
 	if err != nil {
 		return queueErr(err)
 	}
@@ -163,4 +251,32 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		f.IO.Infof("stopped: no running commands left")
 	}
 	return nil
+}
+
+// handlerConnEnv is the connection settings a handler needs to run chatq
+// against the same queue, with no secret: the URL loses its password.
+func handlerConnEnv(f *cmdutil.Factory, cmd *cobra.Command) []string {
+	cfg := f.Config()
+	env := []string{
+		"CHATQ_URL=" + withoutPassword(cfg.URL),
+		"CHATQ_PREFIX=" + cfg.Prefix,
+		"CHATQ_NAMESPACE=" + namespace(f, cmd),
+		"CHATQ_CLUSTER=" + strconv.FormatBool(cfg.Cluster),
+	}
+	return env
+}
+
+// withoutPassword drops the password from a URL, keeping the user name.
+func withoutPassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.User(u.User.Username())
+		if u.User.Username() == "" {
+			u.User = nil
+		}
+	}
+	return u.String()
 }

@@ -406,13 +406,18 @@ func (s *Store) Join(ctx context.Context, chatID, user string) (Joined, error) {
 // Left is the result of Leave.
 type Left struct {
 	ChatDeleted bool // the user was the last member: the chat's keys are gone
+	// StaleEntryRemoved: the user was not a member, but seen:{USER} still
+	// listed the chat (a join racing a leave on a cluster); that entry,
+	// the only thing written, is gone.
+	StaleEntryRemoved bool
 }
 
 // Leave removes user from the chat. The last member leaving deletes
 // chat:{ID}, msgs:{ID} and ids:{ID} (ids:chat: stays); otherwise the
-// messages every remaining member has seen are deleted. It fails with
-// ErrChatNotFound or ErrNotMember; the chat is removed from seen:{USER}
-// in any case.
+// messages every remaining member has seen are deleted, a bounded chunk
+// per call. It fails with ErrChatNotFound or ErrNotMember, writing
+// nothing, unless seen:{USER} still listed the chat: then that stale
+// entry is removed and Leave succeeds with StaleEntryRemoved.
 func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 	if err := names.Chat(chatID); err != nil {
 		return Left{}, err
@@ -421,9 +426,13 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 		return Left{}, err
 	}
 	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
-	var res *redis.Cmd
+	var v any
+	var removed int64
 	if !s.cluster {
-		res = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID, s.chunk)
+		var err error
+		if v, err = leaveScript.Run(ctx, s.rdb, append(keys, s.seenKey(user)), user, chatID, s.chunk).Result(); err != nil {
+			return Left{}, err
+		}
 	} else {
 		// The script on the {ID} slot first, then, unless it failed, the
 		// index entry (a failed leave writes nothing). A fetch in between
@@ -431,32 +440,33 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 		if err := s.checkIndexes(ctx, []string{user}); err != nil {
 			return Left{}, err
 		}
-		res = leaveScript.Run(ctx, s.rdb, keys, user, chatID, s.chunk)
-		if res.Err() == nil {
-			if err := s.rdb.ZRem(ctx, s.seenKey(user), chatID).Err(); err != nil {
-				return Left{}, err
-			}
+		var err error
+		if v, err = leaveScript.Run(ctx, s.rdb, keys, user, chatID, s.chunk).Result(); err != nil {
+			return Left{}, err
 		}
-	}
-	v, err := res.Result()
-	if err != nil {
-		return Left{}, err
-	}
-	switch v {
-	case int64(-1):
-		return Left{}, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	case int64(-2):
-		return Left{}, fmt.Errorf("%s in chat %s: %w", user, chatID, ErrNotMember)
+		if removed, err = s.rdb.ZRem(ctx, s.seenKey(user), chatID).Result(); err != nil {
+			return Left{}, err
+		}
 	}
 	a, ok := v.([]any)
 	if !ok || len(a) != 2 {
 		return Left{}, fmt.Errorf("unexpected leave reply %v", v)
 	}
-	if left, _ := a[1].(int64); left > 0 {
+	code, _ := a[0].(int64)
+	n, _ := a[1].(int64)
+	if code < 0 {
+		if n == 1 || removed == 1 {
+			return Left{StaleEntryRemoved: true}, nil
+		}
+		if code == -1 {
+			return Left{}, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+		}
+		return Left{}, fmt.Errorf("%s in chat %s: %w", user, chatID, ErrNotMember)
+	}
+	if n > 0 {
 		s.trim(ctx, []string{chatID})
 	}
-	deleted, _ := a[0].(int64)
-	return Left{ChatDeleted: deleted == 1}, nil
+	return Left{ChatDeleted: code == 1}, nil
 }
 
 // Members lists the chat's members, their seen ids and unread counts, in

@@ -676,7 +676,7 @@ func TestFailedIndexUpdateMarksNothing(t *testing.T) {
 
 // TestStaleIndexEntryIsHarmless: a seen:{USER} entry for a chat the user is
 // not in (left behind by a join racing a leave on a cluster) is skipped by
-// every read and removed by leave.
+// every read and removed by leave, which then succeeds.
 func TestStaleIndexEntryIsHarmless(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
@@ -689,14 +689,21 @@ func TestStaleIndexEntryIsHarmless(t *testing.T) {
 		if cs := must(s.Chats(ctx, "sam"))(t); len(cs) != 0 {
 			t.Fatalf("chats = %v", cs)
 		}
+		// Leave removes a stale entry (its only write) and succeeds; with
+		// no entry left to remove it fails, writing nothing.
+		for _, id := range []string{"1", "gone"} {
+			if l, err := s.Leave(ctx, id, "sam"); err != nil || !l.StaleEntryRemoved {
+				t.Fatalf("leave %s: %+v, %v", id, l, err)
+			}
+		}
+		if n := b.Client.Exists(ctx, b.Prefix+"seen:{sam}").Val(); n != 0 {
+			t.Fatal("stale entries not removed by leave")
+		}
 		if _, err := s.Leave(ctx, "1", "sam"); !errors.Is(err, chat.ErrNotMember) {
 			t.Fatalf("leave: err = %v", err)
 		}
 		if _, err := s.Leave(ctx, "gone", "sam"); !errors.Is(err, chat.ErrChatNotFound) {
 			t.Fatalf("leave: err = %v", err)
-		}
-		if n := b.Client.Exists(ctx, b.Prefix+"seen:{sam}").Val(); n != 0 {
-			t.Fatal("stale entries not removed by leave")
 		}
 		if m := must(s.Members(ctx, "1"))(t); len(m) != 2 {
 			t.Fatalf("members = %v", m)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -335,7 +336,8 @@ func snapshot(t testing.TB, c *redis.Client, prefix string) string {
 func TestCorruptKeys(t *testing.T) {
 	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
 		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(1, 2))
+		seed, _ := strconv.ParseUint(os.Getenv("CHATQ_TEST_CORRUPT_SEED"), 10, 64)
+		rng := rand.New(rand.NewPCG(1+seed, 2))
 		keys := []string{"chat:{1}", "msgs:{1}", "ids:{1}", "seen:{jeff}", "seen:{joe}", "seen:{sam}", "chat:{2}", "ids:{2}", "ids:chat:"}
 		corrupt := []func(k string){
 			func(k string) { b.Client.Set(ctx, k, "garbage", 0) },
@@ -374,6 +376,9 @@ func TestCorruptKeys(t *testing.T) {
 		rounds := 25
 		if b.Real() {
 			rounds = 60
+		}
+		if n, err := strconv.Atoi(os.Getenv("CHATQ_TEST_CORRUPT_ROUNDS")); err == nil {
+			rounds = n // a longer run on demand, with CHATQ_TEST_CORRUPT_SEED
 		}
 		for round := range rounds {
 			if err := keyspace.DeletePrefix(ctx, b.Client, b.Prefix); err != nil {

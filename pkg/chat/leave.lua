@@ -5,9 +5,10 @@
 -- KEYS[4] seen:{USER} (standalone only; on a cluster the caller removes the
 --         entry in the same pipeline)
 -- ARGV[1] user  ARGV[2] chat id  ARGV[3] most messages to delete
--- Returns -1 when the chat does not exist, -2 when the user is not a
--- member, else {1 if the chat was deleted or 0, messages left to delete}.
--- The user's index entry goes in every case (also a stale one).
+-- Returns {-1, r} when the chat does not exist, {-2, r} when the user is
+-- not a member, where r is 1 when a stale index entry was removed (the
+-- only write then) and 0 when nothing was written; else {1 if the chat
+-- was deleted or 0, messages left to delete}.
 -- Everything that can fail is checked before the first write.
 local chat = redis.call('TYPE', KEYS[1]).ok
 if chat ~= 'zset' and chat ~= 'none' then
@@ -30,14 +31,15 @@ if redis.acl_check_cmd then
     return redis.error_reply('NOPERM this user may not write the keys of chat ' .. ARGV[2] .. ', which chat leave needs')
   end
 end
+local removed = 0
 if KEYS[4] then
-  redis.call('ZREM', KEYS[4], ARGV[2])
+  removed = redis.call('ZREM', KEYS[4], ARGV[2])
 end
 if chat == 'none' then
-  return -1
+  return {-1, removed}
 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
-  return -2
+  return {-2, removed}
 end
 if redis.call('ZCARD', KEYS[1]) == 0 then
   -- UNLINK: a big msgs:{ID} is freed in the background.

@@ -54,7 +54,8 @@ func serverCPU(t *testing.T, c *redis.Client) float64 {
 // code (prefilter, read, mark after delivery) against the code before it
 // (one read-and-mark script for every chat) and against no prefilter; and
 // what a per-user news index would add to each send. Runs interleave
-// (A B C A B C ...), each the median of 5 with the range. Real server
+// (A B C A B C ...), each the median of 5 (CHATQ_TEST_SERVER_TIME_ROUNDS)
+// with the range; CHATQ_TEST_SERVER_TIME_K=1 runs one case. Real server
 // only, on demand:
 //
 //	CHATQ_TEST_REDIS_URL=redis://127.0.0.1:6379/0 CHATQ_TEST_SERVER_TIME=1 \
@@ -73,7 +74,16 @@ func TestPendingServerTime(t *testing.T) {
 
 	var report strings.Builder
 	report.WriteString("| case | variant | server µs per call, median of 5 | range |\n| --- | --- | --- | --- |\n")
-	for _, tc := range []struct{ k, news, iters int }{{1, 1, 1000}, {100, 10, 300}, {100, 100, 30}, {1000, 10, 150}} {
+	cases := []struct{ k, news, iters int }{{1, 1, 1000}, {100, 10, 300}, {100, 100, 30}, {1000, 10, 150}}
+	if k := os.Getenv("CHATQ_TEST_SERVER_TIME_K"); k != "" {
+		// One case only: CHATQ_TEST_SERVER_TIME_K=1 measures a user in 1 chat.
+		cases = slices.DeleteFunc(cases, func(c struct{ k, news, iters int }) bool { return strconv.Itoa(c.k) != k })
+	}
+	rounds := 5
+	if r, err := strconv.Atoi(os.Getenv("CHATQ_TEST_SERVER_TIME_ROUNDS")); err == nil && r >= 3 {
+		rounds = r
+	}
+	for _, tc := range cases {
 		prefix := keyspace.UniquePrefix("chatq-servertime")
 		defer keyspace.DeletePrefix(ctx, c, prefix)
 		s := chat.New(c, chat.Options{Prefix: prefix})
@@ -123,7 +133,7 @@ func TestPendingServerTime(t *testing.T) {
 		v1.Load(ctx, c)
 		// The sends of each iteration are measured alone and taken off.
 		results := make([][]float64, len(variants)+1)
-		for range 5 {
+		for range rounds {
 			for vi := 0; vi <= len(variants); vi++ {
 				before := serverCPU(t, c)
 				for range tc.iters {
@@ -140,15 +150,18 @@ func TestPendingServerTime(t *testing.T) {
 		for vi, v := range variants {
 			r := results[vi]
 			for i := range r {
-				r[i] -= base[2]
+				r[i] -= base[len(base)/2]
 			}
 			slices.Sort(r)
-			fmt.Fprintf(&report, "| K=%d, %d with news | %s | %.0f | %.0f–%.0f |\n", tc.k, tc.news, v.name, r[2], r[0], r[4])
+			fmt.Fprintf(&report, "| K=%d, %d with news | %s | %.0f | %.0f–%.0f |\n", tc.k, tc.news, v.name, r[len(r)/2], r[0], r[len(r)-1])
 		}
 	}
 
 	// What a news index adds to every send, by chat size.
 	for _, members := range []int{2, 10, 100} {
+		if os.Getenv("CHATQ_TEST_SERVER_TIME_K") != "" {
+			break
+		}
 		prefix := keyspace.UniquePrefix("chatq-servertime")
 		defer keyspace.DeletePrefix(ctx, c, prefix)
 		s := chat.New(c, chat.Options{Prefix: prefix})

@@ -1,9 +1,13 @@
--- ack: delete received messages (RSMQ deleteMessage, for many ids at once).
+-- ack: delete received messages (RSMQ deleteMessage, for many at once),
+-- each named by a bare id or by a receipt (id, receive count and first
+-- receive time of one delivery).
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
 -- received messages)
--- ARGV: message ids
--- Returns {"ok", missing id, ...} (the ids that were not in the queue) or
--- {"notfound"} when the queue does not exist.
+-- ARGV: triples id, rc, fr; rc and fr are "" for a bare id
+-- Returns {"notfound"} when the queue does not exist, else {"ok", s1, s2,
+-- ...}, one status per triple: "acked", "missing" (nothing of it was in
+-- the queue) or "stale" (the receipt names an earlier delivery: the message
+-- was received again since, and stays).
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
 if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
@@ -14,15 +18,35 @@ ty = ty.ok or ty
 if ty ~= "zset" and ty ~= "none" then
   return redis.error_reply("WRONGTYPE " .. KEYS[3] .. " is a " .. ty .. ", not a zset: nothing written")
 end
+-- Every receipt is checked before the first write.
 local res = {"ok"}
-for _, id in ipairs(ARGV) do
-  -- Missing only when nothing of it was there: deleting a body left
-  -- without its ZSET entry is an ack that did something.
-  local z = redis.call("ZREM", KEYS[1], id)
-  local h = redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
-  local r = redis.call("ZREM", KEYS[3], id)
-  if z == 0 and h == 0 and r == 0 then
-    res[#res + 1] = id
+for i = 1, #ARGV, 3 do
+  local id = ARGV[i]
+  local status = ""
+  if ARGV[i + 1] ~= "" and redis.call("ZSCORE", KEYS[1], id) then
+    local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
+    if tonumber(m[1] or "") ~= tonumber(ARGV[i + 1]) or tonumber(m[2] or "") ~= tonumber(ARGV[i + 2]) then
+      status = "stale"
+    end
+  end
+  res[#res + 1] = status
+end
+local done = {}
+for i = 1, #ARGV, 3 do
+  local id = ARGV[i]
+  local k = (i + 2) / 3 + 1
+  if res[k] == "" then
+    -- Missing only when nothing of it was there: deleting a body left
+    -- without its ZSET entry is an ack that did something.
+    local z = redis.call("ZREM", KEYS[1], id)
+    local h = redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+    local r = redis.call("ZREM", KEYS[3], id)
+    if z == 0 and h == 0 and r == 0 and not done[id] then
+      res[k] = "missing"
+    else
+      res[k] = "acked"
+      done[id] = true
+    end
   end
 end
 return res

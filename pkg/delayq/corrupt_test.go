@@ -92,7 +92,7 @@ var garbage = []string{"", "abc", "-1", "3.5", "1e400", "nan", "9999999999999999
 func corrupt(t *testing.T, rng *rand.Rand, rdb *redis.Client, prefix string, ids []string) string {
 	t.Helper()
 	ctx := context.Background()
-	keys := []string{"rsmq:QUEUES", "rsmq:q", "rsmq:q:Q", "rsmq:q:R", "rsmq:dlq", "rsmq:dlq:Q", "rsmq:dlq:R"}
+	keys := []string{"rsmq:QUEUES", "rsmq:q", "rsmq:q:Q", "rsmq:q:R", "rsmq:dlq", "rsmq:dlq:Q", "rsmq:dlq:R", "rsmq:new:Q", "rsmq:new:R"}
 	k := prefix + keys[rng.Intn(len(keys))]
 	switch rng.Intn(3) {
 	case 0: // the wrong type

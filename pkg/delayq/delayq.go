@@ -139,9 +139,17 @@ var (
 	reindexEndScript = redis.NewScript(reindexEndLua)
 )
 
-// stepCount is the COUNT hint of each bounded step (purge, index rebuild,
-// peek, list): about a millisecond of server time per call.
+// stepCount is the COUNT hint of each bounded step (index rebuild, list):
+// well under a millisecond of server time per call on an idle server.
 const stepCount = 100
+
+// reindexBudget is the server time one reindex step spends before it
+// returns (it checks after each ZSCAN of stepCount messages).
+const reindexBudget = time.Millisecond
+
+// peekPage is how many messages one peek call reads: each costs a ZRANGE
+// entry and an HMGET inside the script, and bodies may be up to 64 KiB.
+const peekPage = 50
 
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }

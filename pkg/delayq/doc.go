@@ -57,16 +57,19 @@
 //	Receive   receive.lua  claim up to N due messages (hide for the vt, or
 //	                       delete with Pop); dead-letter moves
 //	Ack       ack.lua      delete any number of messages
-//	Retry     retry.lua    make a message visible again after a delay
+//	Retry     retry.lua    set when a message becomes visible (RSMQ's
+//	                       changeMessageVisibility); also ChangeVisibility
+//	                       and Extend (a lease renewal). With a receipt,
+//	                       only while it names the latest delivery.
 //	Stats     stats.lua    attributes and ready/delayed/in-flight counts,
 //	                       O(log n), read only
-//	Peek      peek.lua     read up to 100 messages without receiving them
-//	                       (more: one call per 100)
+//	Peek      peek.lua     read up to 50 messages without receiving them
+//	                       (more: one call per 50)
 //	Purge     purge.lua    delete every message, keep the attributes: O(1)
 //	                       (UNLINK, attributes written back)
 //	Delete    delete.lua   UNLINK the queue's keys, O(1)
-//	Reindex   reindex_*.lua  rebuild ns:q:R after rsmq received: 100
-//	                       messages per call, n/100 calls
+//	Reindex   reindex_*.lua  rebuild ns:q:R after rsmq received: ZSCANs
+//	                       of 100 for about 1 ms of server time per call
 //
 // Attributes is one HMGET. List reads ns:QUEUES with SSCAN.
 //
@@ -89,4 +92,17 @@
 // times is not delivered an N+1th time: the receive that would exceed the
 // limit moves it, atomically and under the same id, to Q2, visible there at
 // once with a fresh receive count.
+//
+// Each received message carries a receipt naming that delivery,
+// "<id>.<rc>.<fr>" (see Message.Receipt): Ack, Retry, ChangeVisibility and
+// Extend given a receipt change the message only while no later receive
+// has taken it (else ErrStaleReceipt), given a bare id they act as RSMQ's.
+// Work renews the lease of each running handler and acks by receipt.
+//
+// # Cancellation
+//
+// Every read has a deadline, and a cancelled context ends every wait at
+// once: a claim in flight is abandoned (its messages released should its
+// reply still come), the SUBSCRIBE confirmation is read aside with the
+// client's read timeout.
 package delayq

@@ -83,6 +83,10 @@ type Message struct {
 	FR        time.Time // first receive (ms)
 	Sent      time.Time // when it was pushed (from the id)
 	VisibleAt time.Time // when it becomes due again unless acked (zero with Pop)
+	// Receipt names this delivery (see ErrStaleReceipt): Ack, Retry and
+	// Extend given it change the message only while no later receive has
+	// taken it. Format: "<id>.<rc>.<fr ms>".
+	Receipt string
 }
 
 // ReceiveOptions control a receive.
@@ -105,6 +109,7 @@ type Received struct {
 	Now         time.Time
 	NextVisible time.Time
 	exactNow    time.Time // Now to the microsecond
+	sentAt      time.Time // local clock when the claim that took them was sent
 }
 
 func (o *ReceiveOptions) check() error {
@@ -140,7 +145,7 @@ func (c *Client) Receive(ctx context.Context, q string, opt ReceiveOptions) (*Re
 	if opt.Wait > 0 {
 		return c.receiveWait(ctx, q, opt)
 	}
-	return c.claim(ctx, q, opt)
+	return c.claimPrompt(ctx, q, opt)
 }
 
 // claim runs the receive script once, and once more if a dead-letter move
@@ -161,6 +166,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 		if dead != "" {
 			keys = append(keys, c.keys(dead)...)
 		}
+		sent := time.Now()
 		a, err := run(ctx, c.rdb, receiveScript, keys, opt.N-len(res.Messages), vt, pop, dead, c.Channel(dead))
 		if err != nil {
 			return nil, err
@@ -176,6 +182,10 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 		for i := 7; i+3 < len(a); i += 4 {
 			m := Message{ID: str(a[i]), Body: str(a[i+1]), RC: num(a[i+2]), FR: msTime(str(a[i+3]))}
 			m.Sent = SentAt(m.ID)
+			m.Receipt = receipt(m.ID, m.RC, m.FR)
+			if res.sentAt.IsZero() {
+				res.sentAt = sent
+			}
 			if !opt.Pop {
 				m.VisibleAt = msTime(str(a[5]))
 			}
@@ -193,25 +203,57 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 }
 
 // Ack deletes messages of queue q (RSMQ deleteMessage), in one round trip.
-// It returns the ids that were not in the queue (already acked, popped, or
-// never there) along with ErrMessageNotFound if there are any.
-func (c *Client) Ack(ctx context.Context, q string, ids ...string) ([]string, error) {
+// Each is named by a bare id or by a receipt (Message.Receipt). It returns
+// the ids and receipts that were not acked, with ErrMessageNotFound if any
+// was not in the queue (already acked, popped, or never there), else
+// ErrStaleReceipt if a receipt named an earlier delivery. AckEach tells
+// them apart.
+func (c *Client) Ack(ctx context.Context, q string, refs ...string) ([]string, error) {
+	r, err := c.AckEach(ctx, q, refs...)
+	if err != nil {
+		return nil, err
+	}
+	left := append(r.Missing, r.Stale...)
+	switch {
+	case len(r.Missing) > 0:
+		return left, fmt.Errorf("%d of %d messages: %w", len(left), len(left)+r.Acked, ErrMessageNotFound)
+	case len(r.Stale) > 0:
+		return left, fmt.Errorf("%d of %d messages: %w", len(left), len(left)+r.Acked, ErrStaleReceipt)
+	}
+	return nil, nil
+}
+
+// AckResult is what became of each id or receipt given to AckEach.
+type AckResult struct {
+	Acked   int      // deleted
+	Missing []string // not in the queue
+	Stale   []string // receipts of an earlier delivery: left alone
+}
+
+// AckEach is Ack reporting each id or receipt's outcome. Its error is only
+// for failures of the whole call (bad input, missing queue, Redis errors).
+// An id or receipt given twice counts once.
+func (c *Client) AckEach(ctx context.Context, q string, refs ...string) (*AckResult, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	args := make([]any, 0, len(ids))
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if err := CheckID(id); err != nil {
+	var given []string
+	var args []any
+	seen := make(map[string]bool, len(refs))
+	for _, s := range refs {
+		r, err := parseRef(s)
+		if err != nil {
 			return nil, err
 		}
-		if !seen[id] { // an id given twice is acked once, not "missing"
-			seen[id] = true
-			args = append(args, id)
+		if !seen[s] {
+			seen[s] = true
+			given = append(given, s)
+			args = append(args, r.args()...)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	res := &AckResult{}
+	if len(given) == 0 {
+		return res, nil
 	}
 	a, err := run(ctx, c.rdb, ackScript, c.keys(q), args...)
 	if err != nil {
@@ -220,29 +262,65 @@ func (c *Client) Ack(ctx context.Context, q string, ids ...string) ([]string, er
 	if str(a[0]) == "notfound" {
 		return nil, notFound(q)
 	}
-	var missing []string
-	for _, v := range a[1:] {
-		missing = append(missing, str(v))
+	for i, v := range a[1:] {
+		switch str(v) {
+		case "acked":
+			res.Acked++
+		case "stale":
+			res.Stale = append(res.Stale, given[i])
+		default:
+			res.Missing = append(res.Missing, given[i])
+		}
 	}
-	if len(missing) > 0 {
-		return missing, fmt.Errorf("%d of %d messages: %w", len(missing), len(args), ErrMessageNotFound)
-	}
-	return nil, nil
+	return res, nil
 }
 
-// Retry makes message id of queue q due again after delay (0: now), as
-// RSMQ's changeMessageVisibility does, and returns when it becomes due.
-func (c *Client) Retry(ctx context.Context, q, id string, delay time.Duration) (time.Time, error) {
+// Retry makes a message of queue q, named by its id or a receipt, due again
+// after delay (0: now), and returns when it becomes due. It is RSMQ's
+// changeMessageVisibility; see ChangeVisibility.
+func (c *Client) Retry(ctx context.Context, q, idOrReceipt string, delay time.Duration) (time.Time, error) {
+	return c.changeVisibility(ctx, q, idOrReceipt, "delay", delay)
+}
+
+// ChangeVisibility sets when a message of queue q, named by its id or a
+// receipt, becomes visible: vt from the server's now, earlier or later than
+// before, as RSMQ's changeMessageVisibility. With a bare id it applies to
+// whatever delivery holds the message (RSMQ's semantics); with a receipt only
+// while that receipt names the latest delivery, else ErrStaleReceipt and
+// nothing changes. A message that is not in the queue is ErrMessageNotFound.
+// The receive count is kept. One round trip; waiting receivers are woken
+// when the message becomes due sooner than before.
+func (c *Client) ChangeVisibility(ctx context.Context, q, idOrReceipt string, vt time.Duration) (time.Time, error) {
+	return c.changeVisibility(ctx, q, idOrReceipt, "vt", vt)
+}
+
+// Extend renews the lease of the delivery named by receipt: the message
+// stays invisible for vt from the server's now. It is ChangeVisibility that
+// insists on a receipt, so that a consumer whose lease ran out (the message
+// was received again) learns it, with ErrStaleReceipt, instead of taking the
+// message back from its new holder. Work calls it for running handlers.
+func (c *Client) Extend(ctx context.Context, q, receipt string, vt time.Duration) (time.Time, error) {
+	if !IsReceipt(receipt) {
+		if err := CheckID(receipt); err != nil {
+			return time.Time{}, err
+		}
+		return time.Time{}, fmt.Errorf("extend %s: want a receipt, not a bare id: %w", receipt, ErrInvalidValue)
+	}
+	return c.changeVisibility(ctx, q, receipt, "vt", vt)
+}
+
+func (c *Client) changeVisibility(ctx context.Context, q, s, what string, d time.Duration) (time.Time, error) {
 	if err := CheckName(q); err != nil {
 		return time.Time{}, err
 	}
-	if err := CheckID(id); err != nil {
+	r, err := parseRef(s)
+	if err != nil {
 		return time.Time{}, err
 	}
-	if err := CheckDuration("delay", delay); err != nil {
+	if err := CheckDuration(what, d); err != nil {
 		return time.Time{}, err
 	}
-	a, err := run(ctx, c.rdb, retryScript, c.keys(q), id, delay.Milliseconds(), c.Channel(q))
+	a, err := run(ctx, c.rdb, retryScript, c.keys(q), r.id, r.rc, r.fr, d.Milliseconds(), c.Channel(q))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -250,7 +328,9 @@ func (c *Client) Retry(ctx context.Context, q, id string, delay time.Duration) (
 	case "notfound":
 		return time.Time{}, notFound(q)
 	case "nomessage":
-		return time.Time{}, fmt.Errorf("message %s in queue %q: %w", id, q, ErrMessageNotFound)
+		return time.Time{}, fmt.Errorf("message %s in queue %q: %w", r.id, q, ErrMessageNotFound)
+	case "stale":
+		return time.Time{}, fmt.Errorf("receipt %s in queue %q: %w", s, q, ErrStaleReceipt)
 	}
 	return msTime(str(a[1])), nil
 }
@@ -271,7 +351,7 @@ type Peeked struct {
 }
 
 // Peek returns the first n messages of queue q by visible-at time, without
-// receiving them. Read only; one round trip per 100 messages (each page is
+// receiving them. Read only; one round trip per 50 messages (each page is
 // read at its own instant, so a message that moves between pages may be
 // seen twice or not at all).
 func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
@@ -283,7 +363,7 @@ func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 	}
 	var out []Peeked
 	for len(out) < n {
-		want := min(n-len(out), stepCount)
+		want := min(n-len(out), peekPage)
 		a, err := run(ctx, c.rdb, peekScript, c.keys(q), len(out), want)
 		if err != nil {
 			return nil, err

@@ -10,8 +10,8 @@
 -- {"toolong", maxsize} or {"toolate", now ms} (an "at" further ahead than
 -- RSMQ's largest delay, 9999999 s). Nothing is written unless "ok":
 -- everything that can fail (key types, stored values, on Redis 7 this
--- user's permissions) is checked before the first write. The realtime PUBLISH is best-effort:
--- notified is 0 when this user may not publish on the channel (Redis 7's
+-- user's permissions) is checked before the first write. The realtime
+-- PUBLISH is best-effort: notified is 0 when this user may not publish on the channel (Redis 7's
 -- default for new users), and the message is stored all the same, so a
 -- retry never duplicates it; waiting consumers then find it by their timer.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
@@ -24,7 +24,8 @@ if not a[1] or not a[2] or not a[3] then
   return {"notfound"}
 end
 local maxsize = tonumber(a[3])
-if not maxsize or not tonumber(a[2]) then
+-- Whole numbers only: "nan" or "inf" would make the score unusable.
+if not string.find(a[3], "^%-?%d+$") or #a[3] > 12 or not string.find(a[2], "^%d+$") or #a[2] > 12 then
   return redis.error_reply("ERR " .. KEYS[2] .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
 end
 if maxsize ~= -1 and tonumber(ARGV[4]) > maxsize then
@@ -36,7 +37,7 @@ if ty ~= "zset" and ty ~= "none" then
   return redis.error_reply("WRONGTYPE " .. KEYS[1] .. " is a " .. ty .. ", not a sorted set: nothing written")
 end
 local sent = redis.call("HGET", KEYS[2], "totalsent")
-if sent and not string.find(sent, "^%-?%d+$") then
+if sent and (not string.find(sent, "^%-?%d+$") or #sent > 18) then
   return redis.error_reply("ERR " .. KEYS[2] .. ": totalsent " .. sent .. " is not an integer: nothing written")
 end
 local notify = true

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Config is what a queue is created with.
@@ -86,25 +84,17 @@ func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
 	if err := c.checkRegistry(ctx); err != nil {
 		return err
 	}
-	var created *redis.Cmd
-	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		created = createScript.Run(ctx, p, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter, c.queuesKey(), q)
-		p.SAdd(ctx, c.queuesKey(), q)
-		return nil
-	})
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// A pipeline cannot fall back from EVALSHA to EVAL: load it and retry.
-		if err = createScript.Load(ctx, c.rdb).Err(); err == nil {
-			return c.Create(ctx, q, cfg)
-		}
-	}
+	// Then the registry, only once the queue exists: a failed script
+	// (a wrong-type hash, no permission) leaves no name behind, and the
+	// script checked that this user may SADD.
+	created, err := createScript.Run(ctx, c.rdb, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter, c.queuesKey(), q).Int64()
 	if err != nil {
 		return err
 	}
-	if n, _ := created.Int64(); n == 0 {
+	if created == 0 {
 		return fmt.Errorf("queue %q: %w", q, ErrQueueExists)
 	}
-	return nil
+	return c.rdb.SAdd(ctx, c.queuesKey(), q).Err()
 }
 
 // checkRegistry fails when <ns>:QUEUES exists and is not a set.
@@ -231,8 +221,8 @@ func (c *Client) Stats(ctx context.Context, q string) (*Stats, error) {
 }
 
 // Reindex rebuilds queue q's index of received messages in bounded steps
-// (ZSCAN of 100 messages per script call, well under a millisecond of
-// server time each; n/100 round trips), while the queue stays in use. It
+// (ZSCANs of 100 messages in each script call until it has spent about a
+// millisecond of server time), while the queue stays in use. It
 // ends complete unless another client (rsmq) received from the queue
 // meanwhile; then Stats keeps reporting SplitExact false. It needs write
 // permission on the queue's keys.
@@ -280,7 +270,7 @@ func (c *Client) reindex(ctx context.Context, q string) error {
 	}
 	cursor := "0"
 	for {
-		a, err := run(ctx, c.rdb, reindexStepScript, keys, cursor, stepCount)
+		a, err := run(ctx, c.rdb, reindexStepScript, keys, cursor, stepCount, reindexBudget.Microseconds())
 		if err != nil {
 			return err
 		}

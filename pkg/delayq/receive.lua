@@ -39,7 +39,7 @@ local e = wrongtype(KEYS[1], "zset") or wrongtype(KEYS[3], "zset")
 if e then
   return e
 end
-if ARGV[2] == "" and not tonumber(a[1]) or not string.find(totalrecv, "^%d+$") or #totalrecv > 15 then
+if ARGV[2] == "" and not string.find(a[1], "^%d+$") or #a[1] > 12 or not string.find(totalrecv, "^%d+$") or #totalrecv > 15 then
   return redis.error_reply("ERR " .. KEYS[2] .. ": vt " .. a[1] .. " or totalrecv " .. totalrecv .. " is not a number: nothing written")
 end
 local t = redis.call("TIME")

@@ -192,6 +192,22 @@ func TestFillAndStats(t *testing.T) {
 			s.TotalSent != 3001 || s.TotalRecv != 1000 {
 			t.Fatalf("stats = %+v, %v", s, err)
 		}
+		// Peek pages through more than one call, in visible-at order, and
+		// stops at the end of the queue.
+		ps, err := c.Peek(ctx, "q", 1500)
+		if err != nil || len(ps) != 1500 {
+			t.Fatalf("peek 1500: %d, %v", len(ps), err)
+		}
+		seen := map[string]bool{}
+		for i, p := range ps {
+			if seen[p.ID] || i > 0 && p.VisibleAt.Before(ps[i-1].VisibleAt) {
+				t.Fatalf("peek: message %d (%s) repeated or out of order", i, p.ID)
+			}
+			seen[p.ID] = true
+		}
+		if ps, err := c.Peek(ctx, "q", 5000); err != nil || len(ps) != 3001 {
+			t.Fatalf("peek past the end: %d, %v", len(ps), err)
+		}
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 10, Pop: true})
 		if err != nil || len(r.Messages) != 10 {
 			t.Fatalf("receive after fill: %v", err)

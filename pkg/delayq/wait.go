@@ -2,36 +2,48 @@ package delayq
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // receiveWait claims messages, and when none is due sleeps until the next
 // one is (by the server's clock: the wait is the difference of two server
 // times) or a push is published on the queue's realtime channel, until
 // opt.Wait has passed. It subscribes before the claim it sleeps after, so
-// a push between that claim and the sleep still wakes it. It never polls on a
-// fixed tick.
+// a push between that claim and the sleep still wakes it. It sleeps at most
+// RecheckInterval between claims, in case a notification was lost.
+//
+// Every read has a deadline, and cancelling ctx returns within moments
+// whatever the server does (see claimPrompt).
 func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
 	deadline := time.Now().Add(opt.Wait)
 	// When something is due, one round trip and no subscription (which
 	// costs a connection of its own).
-	res, err := c.claim(context.WithoutCancel(ctx), q, opt)
+	res, err := c.claimPrompt(ctx, q, opt)
 	if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
 		return res, err
 	}
-	ps := c.rdb.Subscribe(ctx, c.Channel(q))
-	defer ps.Close()
-	if _, err := ps.Receive(ctx); err != nil {
+	ps := c.rdb.Subscribe(ctx) // no channel yet: no connection yet
+	// Close waits for the lock a blocked Subscribe holds: never wait for it.
+	defer func() { go ps.Close() }()
+	if err := c.subscribe(ctx, ps, c.Channel(q), deadline); err != nil {
+		if errors.Is(err, errWaitOver) {
+			return res, nil // a slow confirmation ate the wait: nothing was due
+		}
 		return nil, err
 	}
-	pushes := ps.Channel()
+	// With subscriptions: after go-redis re-subscribes on a new connection
+	// (the old one died), a push published meanwhile was missed, so the
+	// re-subscription wakes the loop to claim again.
+	pushes := ps.ChannelWithSubscriptions()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
 	for {
-		// Cancelling ctx ends the sleep, never a claim in flight, whose
-		// messages would otherwise stay hidden for the vt unseen.
-		res, err := c.claim(context.WithoutCancel(ctx), q, opt)
+		res, err := c.claimPrompt(ctx, q, opt)
 		// A dead-letter move ends the wait too: the caller may want to
 		// know, and the queue changed.
 		if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
@@ -49,6 +61,10 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 				sleep = max(d, 100*time.Microsecond)
 			}
 		}
+		// A notification can be lost with a subscription whose replies
+		// stopped (go-redis notices a dead subscription only when a write
+		// fails): claim again at least every RecheckInterval.
+		sleep = min(sleep, RecheckInterval)
 		timer.Reset(sleep)
 		select {
 		case <-ctx.Done():
@@ -59,5 +75,114 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 			}
 		case <-timer.C:
 		}
+	}
+}
+
+// RecheckInterval is the longest a wait sleeps without claiming: the safety
+// net for a push notification lost on a broken subscription. One claim per
+// interval per idle waiter.
+const RecheckInterval = 5 * time.Second
+
+// DefaultReplyTimeout bounds the wait for the SUBSCRIBE confirmation when
+// the client's own read timeout is unknown or disabled.
+const DefaultReplyTimeout = 3 * time.Second
+
+// errWaitOver: the wait ended before the SUBSCRIBE was confirmed.
+var errWaitOver = errors.New("wait over")
+
+// subscribe subscribes ps to channel and reads the confirmation, within the
+// client's read timeout (DefaultReplyTimeout if it has none; past it, an
+// error) and at most until the wait's deadline (past it, errWaitOver).
+// PubSub.Receive has no deadline of its own, and the new connection's
+// handshake reads with the client's read timeout, none at all if it is
+// disabled: either hangs forever when a reply never comes. Running them
+// aside, subscribe returns when a limit passes or ctx is done; the caller
+// then closes the subscription, which ends a blocked confirmation read (a
+// handshake that never gets its reply stays blocked until the connection
+// dies).
+func (c *Client) subscribe(ctx context.Context, ps *redis.PubSub, channel string, deadline time.Time) error {
+	limit := DefaultReplyTimeout
+	if rt := readTimeout(c.rdb); rt > 0 {
+		limit = rt
+	}
+	done := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+		defer cancel()
+		err := ps.Subscribe(wctx, channel)
+		if err == nil {
+			_, err = ps.ReceiveTimeout(wctx, limit)
+		}
+		done <- err
+	}()
+	timeout := time.NewTimer(limit)
+	defer timeout.Stop()
+	over := time.NewTimer(time.Until(deadline))
+	defer over.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("subscribe to %s: %w", channel, err)
+		}
+		return nil
+	case <-timeout.C:
+		return fmt.Errorf("subscribe to %s: no confirmation within %s", channel, limit)
+	case <-over.C:
+		return errWaitOver
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func readTimeout(rdb redis.UniversalClient) time.Duration {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return r.Options().ReadTimeout
+	case *redis.ClusterClient:
+		return r.Options().ReadTimeout
+	case *redis.Ring:
+		return r.Options().ReadTimeout
+	}
+	return 0
+}
+
+// claimPrompt is claim that returns as soon as ctx is done, even while its
+// script is in flight (a reply that never comes would otherwise hold the
+// caller for the client's read timeout, or forever without one). The claim
+// itself is never interrupted; should it have taken messages after the
+// caller left, they are made visible again at once, by receipt, so they are
+// not hidden for the vt unseen. A pop is the exception: popped messages
+// exist nowhere else, so cancelling waits for the pop's reply (bounded by
+// the client's read timeout).
+func (c *Client) claimPrompt(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
+	if opt.Pop {
+		return c.claim(context.WithoutCancel(ctx), q, opt)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type result struct {
+		res *Received
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.claim(context.WithoutCancel(ctx), q, opt)
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		go func() {
+			r := <-done
+			if r.err != nil {
+				return
+			}
+			for _, m := range r.res.Messages {
+				_, _ = c.ChangeVisibility(context.WithoutCancel(ctx), q, m.Receipt, 0)
+			}
+		}()
+		return nil, ctx.Err()
 	}
 }

@@ -98,7 +98,10 @@ while steps > 0 and phase ~= 'done' do
     end
   end
   if (phase == 'head' or phase == 'read') and a > last or phase == 'tail' and a < first then
-    return {ver, 'changed'}
+    -- The walk ran off an end before it had the items the length (mid)
+    -- promised, with no write in between: the count is wrong.
+    return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counts more items than the shards between ' ..
+      KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last .. ' hold')
   end
 end
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -487,4 +489,125 @@ func newClient(t *testing.T, b redistest.Backend) *redis.Client {
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// TestRandomCorruption writes random garbage into a random key of a list
+// (an endpoint, the count, size or version key, a shard: wrong type, text,
+// huge or negative numbers) and runs a random operation: it must either
+// succeed or fail with ErrCorrupt having changed nothing, and the server
+// must answer at once afterwards. CHATQ_CORRUPT_SEED=n runs 600 rounds
+// with another seed.
+func TestRandomCorruption(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		seed, _ := strconv.ParseUint(os.Getenv("CHATQ_CORRUPT_SEED"), 10, 64)
+		rng := rand.New(rand.NewPCG(7, seed))
+		rounds := 60
+		if seed != 0 {
+			rounds = 600
+		}
+		values := []string{"abc", "", "-1", "0", "1", "2", "3", "7", "99", "10000000", "-10000000", "1e9", "nan", " 5", "5.5", "99999999999999999999"}
+		for i := range rounds {
+			l := newList(t, b, fmt.Sprint("rnd", i), 2+rng.IntN(3))
+			items := make([]string, 1+rng.IntN(12))
+			for j := range items {
+				items[j] = fmt.Sprint(j)
+			}
+			l.RPush(ctx, items...)
+			l.LPush(ctx, items[:rng.IntN(len(items))]...)
+			keys := append([]string{}, l.keys...)
+			for s := int64(-4); s <= 6; s++ {
+				keys = append(keys, l.ShardKey(s))
+			}
+			k := keys[rng.IntN(len(keys))]
+			switch rng.IntN(4) {
+			case 0:
+				b.Client.Del(ctx, k)
+				b.Client.HSet(ctx, k, "f", "v")
+			case 1:
+				b.Client.Del(ctx, k)
+				b.Client.RPush(ctx, k, "x")
+			case 2:
+				b.Client.Del(ctx, k)
+			default:
+				b.Client.Del(ctx, k)
+				b.Client.Set(ctx, k, values[rng.IntN(len(values))], 0)
+			}
+			before := snapshot(t, b, l)
+			opCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			var err error
+			var op string
+			switch rng.IntN(8) {
+			case 0:
+				op = "Len"
+				_, err = l.Len(opCtx)
+			case 1:
+				op = "LPop"
+				_, err = l.LPop(opCtx, 1+rng.IntN(5))
+			case 2:
+				op = "RPop"
+				_, err = l.RPop(opCtx, 1+rng.IntN(5))
+			case 3:
+				op = "LPush"
+				_, err = l.LPush(opCtx, "n1", "n2", "n3")
+			case 4:
+				op = "RPush"
+				_, err = l.RPush(opCtx, "n1")
+			case 5:
+				op = "Range"
+				_, err = l.Range(opCtx, int64(rng.IntN(10)-5), int64(rng.IntN(10)-5))
+			case 6:
+				op = "Layout"
+				_, err = l.Layout(opCtx)
+			default:
+				op = "BPop"
+				_, err = l.BPop(opCtx, Side(rng.IntN(2)), 5*time.Millisecond)
+			}
+			cancel()
+			if err != nil && !errors.Is(err, ErrEmpty) {
+				if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrShardSizeMismatch) {
+					t.Fatalf("%d: %s after corrupting %s: %v", i, op, k, err)
+				}
+				if after := snapshot(t, b, l); !maps.Equal(before, after) {
+					t.Fatalf("%d: %s failed (%v) after corrupting %s, and changed the keys:\n%v\nto\n%v", i, op, err, k, before, after)
+				}
+			}
+			if err := b.Client.Ping(ctx).Err(); err != nil {
+				t.Fatalf("%d: server after %s: %v", i, op, err)
+			}
+		}
+	})
+}
+
+// TestBlockingPopOnOneConnection: a client with a pool of one connection has
+// none to spare for the wait, so the wait shares it (in short slices)
+// rather than deadlocking the pop that follows.
+func TestBlockingPopOnOneConnection(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		opt, err := redis.ParseURL(b.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.PoolSize = 1
+		c := redis.NewClient(opt)
+		defer c.Close()
+		l := New(c, "onepool", Options{Prefix: b.Prefix})
+		if _, err := l.BLPop(ctx, 50*time.Millisecond); !errors.Is(err, ErrEmpty) {
+			t.Fatalf("BLPop on empty: %v", err)
+		}
+		other := newList(t, b, "onepool", 0)
+		got := make(chan string, 1)
+		go func() {
+			item, err := l.BLPop(ctx, 10*time.Second)
+			if err != nil {
+				item = err.Error()
+			}
+			got <- item
+		}()
+		other.RPush(ctx, "a")
+		if item := <-got; item != "a" {
+			t.Fatalf("BLPop: %q", item)
+		}
+	})
 }

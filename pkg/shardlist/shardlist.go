@@ -679,7 +679,10 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 		if node, err = c.MasterForKey(ctx, l.ShardKey(shard)); err != nil {
 			return nil, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
-	default:
+	}
+	if node == nil || node.Options().PoolSize < 2 {
+		// No connection to spare for the wait (it would hold the only
+		// one, and the pop after it could not run): short slices.
 		w := &waiter{l: l}
 		return w, w.load(ctx, l.c)
 	}
@@ -688,6 +691,12 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 		opt.ReadTimeout = readTimeout(node) + l.ownSlice
 	}
 	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 1
+	if opt.MaintNotificationsConfig != nil {
+		// go-redis writes to this struct when a connection starts: a copy,
+		// so the two clients do not race on it.
+		mc := *opt.MaintNotificationsConfig
+		opt.MaintNotificationsConfig = &mc
+	}
 	own := redis.NewClient(&opt)
 	w := &waiter{l: l, node: node, own: own, conn: own.Conn()}
 	if id, err := w.conn.ClientID(ctx).Result(); err == nil {

@@ -1,0 +1,781 @@
+package top
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/shardlist"
+	"github.com/redis/go-redis/v9"
+)
+
+// Limits bound the work of one refresh, whatever the number of keys.
+type Limits struct {
+	Queues int // queues examined (stats) per refresh
+	Lists  int // sharded lists examined per refresh
+	Chats  int // chats examined per refresh, in turn
+	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists and
+	// chats; RegistryCalls SSCANs of COUNT ScanCount read the queue registry.
+	ScanCalls     int
+	RegistryCalls int
+	ScanCount     int64
+}
+
+// DefaultLimits are the limits of `chatq top` unless flags change them.
+var DefaultLimits = Limits{Queues: 30, Lists: 20, Chats: 50, ScanCalls: 4, RegistryCalls: 2, ScanCount: 500}
+
+// maxPeek is the most messages the queue view asks for.
+const maxPeek = 50
+
+// collector takes snapshots. It keeps what discovery found so far and the
+// counters of the previous refresh (for rates), so each refresh does a
+// bounded share of the work.
+type collector struct {
+	rdb    redis.UniversalClient
+	q      *delayq.Client
+	prefix string
+	// registry is RSMQ's SET of queue names, <prefix><ns>:QUEUES (docs/keys.md).
+	registry string
+	cluster  bool
+	clock    func() time.Time
+	lim      Limits
+	// minSample is the shortest time a rate is measured over: half the
+	// refresh interval.
+	minSample time.Duration
+
+	queues scanSet // from the registry
+	keys   scanSet // lists and chats, from SCAN of the prefix
+	nodes  []redis.UniversalClient
+	node   int // the node being scanned
+
+	lists map[string]bool
+	chats map[string]bool
+	// cycleLists and cycleChats collect the lists and chats seen in the current SCAN cycle;
+	// at its end they replace lists and chats, which drops deleted ones.
+	cycleLists, cycleChats map[string]bool
+
+	prev     map[string]counters // queue -> counters at the last rate sample
+	rates    map[string]*rateHistory
+	chatData map[string]chatSample
+	chatNext int // round-robin position over the sorted chats
+}
+
+type counters struct {
+	sent, recv int64
+	at         time.Time
+}
+
+// rateHistory is the last minute of a queue's rates, oldest first.
+type rateHistory struct {
+	samples []rateSample
+}
+
+type rateSample struct {
+	at         time.Time
+	push, recv float64
+}
+
+type chatSample struct {
+	messages, lastID int64
+	rate             float64
+	at               time.Time
+}
+
+// scanSet is one incremental SCAN/SSCAN: a cursor that survives between
+// refreshes and the members of the last complete cycle plus the current one.
+type scanSet struct {
+	cursor   uint64
+	complete bool // a whole cycle has been seen
+	known    map[string]bool
+	cycle    map[string]bool
+	scanned  int64 // keys returned in this cycle
+	lastScan int64 // keys returned in the last complete cycle
+}
+
+// add records members; those that are not valid queue names (written by
+// something other than chatq or rsmq) are left out, as delayq would refuse
+// them.
+func (s *scanSet) add(members []string) {
+	if s.known == nil {
+		s.known, s.cycle = map[string]bool{}, map[string]bool{}
+	}
+	for _, n := range members {
+		if names.Queue(n) != nil {
+			continue
+		}
+		s.known[n] = true
+		s.cycle[n] = true
+	}
+	s.scanned += int64(len(members))
+}
+
+// endCycle ends a cycle: what it did not see is gone.
+func (s *scanSet) endCycle() {
+	s.known, s.cycle = s.cycle, map[string]bool{}
+	if s.known == nil {
+		s.known = map[string]bool{}
+	}
+	s.complete = true
+	s.lastScan, s.scanned = s.scanned, 0
+}
+
+func (s *scanSet) reset() { s.cursor = 0 }
+
+func (s *scanSet) sorted() []string {
+	out := make([]string, 0, len(s.known))
+	for n := range s.known {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
+	return &collector{minSample: interval / 2,
+		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
+		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
+		lists: map[string]bool{}, chats: map[string]bool{}, cycleLists: map[string]bool{}, cycleChats: map[string]bool{},
+		prev: map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
+	}
+}
+
+// Snapshot is what one refresh saw. Its JSON is the contract of
+// `chatq top --once -o json`.
+type Snapshot struct {
+	Time time.Time `json:"-"`
+	// TimeMs is when the snapshot was taken (client clock), Unix ms.
+	TimeMs int64      `json:"time"`
+	Server ServerInfo `json:"server"`
+	Queues []QueueRow `json:"queues"`
+	// QueuesKnown is the number of queues in the registry (matching the
+	// filter); only the first Limits.Queues of them are in Queues.
+	QueuesKnown    int       `json:"queues_known"`
+	QueuesComplete bool      `json:"queues_complete"`
+	Lists          []ListRow `json:"lists"`
+	ListsKnown     int       `json:"lists_known"`
+	Chats          ChatsInfo `json:"chats"`
+	// KeysComplete is true once a whole SCAN cycle of the prefix is done;
+	// KeysScanned counts the keys of the cycle under way (or of the last
+	// complete one).
+	KeysComplete bool       `json:"keys_complete"`
+	KeysScanned  int64      `json:"keys_scanned"`
+	Calls        int        `json:"calls"`
+	Peek         []PeekRow  `json:"-"`
+	PeekQueue    string     `json:"-"`
+	Limits       limitsJSON `json:"limits"`
+}
+
+type limitsJSON struct {
+	Queues int `json:"queues"`
+	Lists  int `json:"lists"`
+	Chats  int `json:"chats"`
+}
+
+// ServerInfo is the server's side of a snapshot.
+type ServerInfo struct {
+	Version    string  `json:"version"`
+	Mode       string  `json:"mode"`
+	Role       string  `json:"role"`
+	UsedMemory int64   `json:"used_memory"`
+	Clients    int64   `json:"connected_clients"`
+	RTTMs      float64 `json:"rtt_ms"`
+}
+
+// QueueRow is one queue's numbers.
+type QueueRow struct {
+	Name     string `json:"name"`
+	Messages int64  `json:"messages"`
+	Ready    int64  `json:"ready"`
+	Delayed  int64  `json:"delayed"`
+	InFlight int64  `json:"inflight"`
+	// DeadLetter is the dead-letter queue ("" when none) and
+	// DeadLetterDepth its messages (nil when it was not examined).
+	DeadLetter      string `json:"dead_letter"`
+	DeadLetterDepth *int64 `json:"dead_letter_depth"`
+	// OldestReadyMs is how long the first ready message has been due, in
+	// ms (0 when none is ready).
+	OldestReadyMs int64 `json:"oldest_ready_ms"`
+	TotalSent     int64 `json:"totalsent"`
+	TotalRecv     int64 `json:"totalrecv"`
+	// PushRate and RecvRate are per second since the previous refresh,
+	// nil before there is one.
+	PushRate *float64 `json:"push_rate"`
+	RecvRate *float64 `json:"recv_rate"`
+	// PushHistory and RecvHistory are the rates of the last minute, oldest
+	// first.
+	PushHistory []float64 `json:"-"`
+	RecvHistory []float64 `json:"-"`
+	Error       string    `json:"error,omitempty"`
+	// serverNow is the server's time the numbers were read at.
+	serverNow time.Time
+}
+
+// ListRow is one sharded list.
+type ListRow struct {
+	Key    string `json:"key"`
+	Length int64  `json:"length"`
+	Shards int64  `json:"shards"`
+	Error  string `json:"error,omitempty"`
+}
+
+// ChatsInfo sums up the chats.
+type ChatsInfo struct {
+	// Count is the number of chats seen; exact when the key scan is
+	// complete.
+	Count int `json:"count"`
+	// Messages is the sum of the stored messages of the chats examined so
+	// far (Examined of Count).
+	Messages int64     `json:"messages"`
+	Examined int       `json:"examined"`
+	Busiest  []ChatRow `json:"busiest"`
+}
+
+// ChatRow is one chat among the busiest.
+type ChatRow struct {
+	ID       string   `json:"chat_id"`
+	Messages int64    `json:"messages"`
+	LastID   int64    `json:"last_id"`
+	Rate     *float64 `json:"send_rate"`
+}
+
+// PeekRow is a message of the queue view.
+type PeekRow struct {
+	ID        string
+	State     string
+	VisibleAt time.Time
+	RC        int64
+	Body      string
+}
+
+// snapshot takes one snapshot: the server, discovery (bounded SCAN steps),
+// then the numbers of at most the limits' queues, lists and chats whose
+// names contain filter. peekQueue, when not "", also peeks at up to peekN
+// of its messages. This is the one place chatq top reads from Redis.
+func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
+	now := c.clock()
+	s := &Snapshot{Time: now, TimeMs: now.UnixMilli(), Limits: limitsJSON{c.lim.Queues, c.lim.Lists, c.lim.Chats}}
+	calls := 0
+	fail := func(err error) (*Snapshot, error) {
+		// After a failure (a restart, a failover) the cursors may mean
+		// nothing to the server that answers next: start the scans again.
+		c.queues.reset()
+		c.keys.reset()
+		c.nodes = nil
+		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+			cc.ReloadState(ctx) // after a failover, find the new masters
+		}
+		return nil, err
+	}
+
+	// The server: one INFO (default sections) and one timed PING.
+	info, err := c.rdb.Info(ctx).Result()
+	calls++
+	if err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	if err := c.rdb.Ping(ctx).Err(); err != nil {
+		return fail(err)
+	}
+	rtt := time.Since(start)
+	calls++
+	s.Server = parseInfo(info, c.cluster)
+	s.Server.RTTMs = float64(rtt.Microseconds()) / 1000
+
+	// Discovery.
+	n, err := c.scanRegistry(ctx)
+	calls += n
+	if err != nil {
+		return fail(err)
+	}
+	n, err = c.scanKeys(ctx)
+	calls += n
+	if err != nil {
+		return fail(err)
+	}
+	s.QueuesComplete = c.queues.complete
+	s.KeysComplete = c.keys.complete
+	s.KeysScanned = c.keys.scanned
+	if s.KeysComplete && c.keys.scanned == 0 {
+		s.KeysScanned = c.keys.lastScan
+	}
+
+	// Queues.
+	queues := matching(c.queues.sorted(), filter)
+	s.QueuesKnown = len(queues)
+	queues = queues[:min(len(queues), c.lim.Queues)]
+	rows, n, err := c.queueRows(ctx, queues, s.Time)
+	calls += n
+	if err != nil {
+		return fail(err)
+	}
+	s.Queues = rows
+
+	// Sharded lists.
+	lists := matching(sortedKeys(c.lists), filter)
+	s.ListsKnown = len(lists)
+	lists = lists[:min(len(lists), c.lim.Lists)]
+	lrows, n, err := c.listRows(ctx, lists)
+	calls += n
+	if err != nil {
+		return fail(err)
+	}
+	s.Lists = lrows
+
+	// Chats.
+	ci, n, err := c.chatsInfo(ctx, filter, s.Time)
+	calls += n
+	if err != nil {
+		return fail(err)
+	}
+	s.Chats = ci
+
+	if peekQueue != "" && peekN > 0 {
+		ps, err := c.q.Peek(ctx, peekQueue, min(peekN, maxPeek))
+		calls++
+		if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
+			return fail(err)
+		}
+		s.PeekQueue = peekQueue
+		for _, p := range ps {
+			s.Peek = append(s.Peek, PeekRow{ID: p.ID, State: string(p.State), VisibleAt: p.VisibleAt, RC: p.RC, Body: p.Body})
+		}
+	}
+	s.Calls = calls
+	return s, nil
+}
+
+// scanRegistry reads the next steps of the queue registry.
+func (c *collector) scanRegistry(ctx context.Context) (int, error) {
+	calls := 0
+	for calls < c.lim.RegistryCalls {
+		page, next, err := c.rdb.SScan(ctx, c.registry, c.queues.cursor, "", c.lim.ScanCount).Result()
+		calls++
+		if err != nil {
+			return calls, err
+		}
+		c.queues.add(page)
+		c.queues.cursor = next
+		if next == 0 {
+			c.queues.endCycle() // the next refresh starts a new cycle
+			break
+		}
+	}
+	return calls, nil
+}
+
+// scanKeys takes the next SCAN steps over the prefix's keys, node by node
+// on a cluster, and sorts what they find into lists and chats.
+func (c *collector) scanKeys(ctx context.Context) (int, error) {
+	calls := 0
+	if c.nodes == nil {
+		c.nodes, c.node = nil, 0
+		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+			var mu sync.Mutex
+			var addrs []string
+			byAddr := map[string]redis.UniversalClient{}
+			err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+				mu.Lock()
+				defer mu.Unlock()
+				addrs = append(addrs, n.Options().Addr)
+				byAddr[n.Options().Addr] = n
+				return nil
+			})
+			if err != nil {
+				return calls, err
+			}
+			sort.Strings(addrs)
+			for _, a := range addrs {
+				c.nodes = append(c.nodes, byAddr[a])
+			}
+		} else {
+			c.nodes = []redis.UniversalClient{c.rdb}
+		}
+		c.keys.reset()
+	}
+	pattern := keyspace.Pattern(c.prefix)
+	for calls < c.lim.ScanCalls {
+		keys, next, err := c.nodes[c.node].Scan(ctx, c.keys.cursor, pattern, c.lim.ScanCount).Result()
+		calls++
+		if err != nil {
+			return calls, err
+		}
+		c.keys.scanned += int64(len(keys))
+		for _, k := range keys {
+			c.classify(strings.TrimPrefix(k, c.prefix))
+		}
+		c.keys.cursor = next
+		if next != 0 {
+			continue
+		}
+		if c.node++; c.node < len(c.nodes) {
+			continue
+		}
+		// A whole cycle: what it did not see is gone.
+		c.node = 0
+		c.lists, c.cycleLists = c.cycleLists, map[string]bool{}
+		c.chats, c.cycleChats = c.cycleChats, map[string]bool{}
+		for id := range c.chatData {
+			if !c.chats[id] {
+				delete(c.chatData, id)
+			}
+		}
+		c.keys.complete = true
+		c.keys.lastScan, c.keys.scanned = c.keys.scanned, 0
+		break
+	}
+	return calls, nil
+}
+
+// classify records key (without the prefix) as part of a sharded list
+// ({KEY}:first, {KEY}:last, {KEY}:mid, {KEY}:<n>) or a chat (chat:{ID}).
+func (c *collector) classify(k string) {
+	if rest, ok := strings.CutPrefix(k, "{"); ok {
+		key, tail, ok := strings.Cut(rest, "}:")
+		if ok && names.ListKey(key) == nil && isListPart(tail) {
+			c.lists[key] = true
+			c.cycleLists[key] = true
+		}
+		return
+	}
+	if rest, ok := strings.CutPrefix(k, "chat:{"); ok {
+		if id, ok := strings.CutSuffix(rest, "}"); ok && names.Chat(id) == nil {
+			c.chats[id] = true
+			c.cycleChats[id] = true
+		}
+	}
+}
+
+func isListPart(s string) bool {
+	switch s {
+	case "first", "last", "mid":
+		return true
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+// queueRows reads the stats of names (and, for a queue with ready
+// messages, its first message for the oldest ready age), four queues at a
+// time.
+func (c *collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
+	rows := make([]QueueRow, len(names))
+	callsPer := make([]int, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rows[i], callsPer[i], errs[i] = c.queueRow(ctx, name)
+		}()
+	}
+	wg.Wait()
+	calls := 0
+	for i := range rows {
+		calls += callsPer[i]
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, calls, err
+		}
+	}
+	depth := map[string]int64{}
+	for i := range rows {
+		if rows[i].Error == "" {
+			depth[rows[i].Name] = rows[i].Messages
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if d, ok := depth[r.DeadLetter]; ok {
+			r.DeadLetterDepth = &d
+		}
+		if r.Error != "" {
+			continue
+		}
+		c.rate(r, now)
+	}
+	// Forget the counters of queues no longer shown.
+	shown := map[string]bool{}
+	for _, n := range names {
+		shown[n] = true
+	}
+	for n := range c.prev {
+		if !shown[n] {
+			delete(c.prev, n)
+			delete(c.rates, n)
+		}
+	}
+	return rows, calls, nil
+}
+
+// statsCall is the per-queue numbers call: the one line to change when
+// pkg/delayq gains a bounded stats.
+func (c *collector) statsCall(ctx context.Context, name string) (*delayq.Stats, error) {
+	return c.q.Stats(ctx, name)
+}
+
+// queueRow reads one queue; a failure that is about the queue (deleted, a
+// wrong type) is kept in the row, one about the connection returned.
+func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, error) {
+	r := QueueRow{Name: name}
+	st, err := c.statsCall(ctx, name)
+	switch {
+	case errors.Is(err, delayq.ErrQueueNotFound):
+		r.Error = "deleted"
+		return r, 1, nil
+	case err != nil && (ctx.Err() != nil || isConnErr(err)):
+		return r, 1, err
+	case err != nil:
+		r.Error = err.Error()
+		return r, 1, nil
+	}
+	r.Messages, r.Ready, r.Delayed, r.InFlight = st.Messages, st.Ready, st.Delayed, st.InFlight
+	r.DeadLetter, r.TotalSent, r.TotalRecv = st.DeadLetter, st.TotalSent, st.TotalRecv
+	r.serverNow = st.Now
+	if st.Ready == 0 {
+		return r, 1, nil
+	}
+	// The age of the oldest ready message: the due time of the first
+	// message. When pkg/delayq's stats report it, read it there and drop
+	// this peek (it returns the body too).
+	ps, err := c.q.Peek(ctx, name, 1)
+	if err == nil && len(ps) == 1 && ps[0].State == delayq.Ready {
+		r.OldestReadyMs = max(st.Now.Sub(ps[0].VisibleAt).Milliseconds(), 0)
+	}
+	return r, 2, nil
+}
+
+// rate sets r's rates from the counters' change since the previous
+// sample, and keeps the last minute of them. Refreshes closer than
+// minSample to the last sample (a key asked for one) reuse its rates.
+func (c *collector) rate(r *QueueRow, now time.Time) {
+	h := c.rates[r.Name]
+	if h == nil {
+		h = &rateHistory{}
+		c.rates[r.Name] = h
+	}
+	p, ok := c.prev[r.Name]
+	dt := now.Sub(p.at)
+	switch {
+	case ok && dt < c.minSample && r.TotalSent >= p.sent && r.TotalRecv >= p.recv:
+		// Too soon for a new sample: keep the last one.
+	case ok && dt > 0 && r.TotalSent >= p.sent && r.TotalRecv >= p.recv:
+		sec := dt.Seconds()
+		h.add(now, round3(float64(r.TotalSent-p.sent)/sec), round3(float64(r.TotalRecv-p.recv)/sec))
+		c.prev[r.Name] = counters{r.TotalSent, r.TotalRecv, now}
+	default:
+		// The first sight, or a counter that went down (the queue was
+		// recreated, the server lost data in a restart): no rate yet.
+		*h = rateHistory{}
+		c.prev[r.Name] = counters{r.TotalSent, r.TotalRecv, now}
+	}
+	if n := len(h.samples); n > 0 {
+		last := h.samples[n-1]
+		r.PushRate, r.RecvRate = &last.push, &last.recv
+	}
+	for _, sm := range h.samples {
+		r.PushHistory = append(r.PushHistory, sm.push)
+		r.RecvHistory = append(r.RecvHistory, sm.recv)
+	}
+}
+
+// round3 rounds a rate to thousandths, enough for people and scripts.
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// add keeps a sample and drops those older than a minute.
+func (h *rateHistory) add(at time.Time, push, recv float64) {
+	h.samples = append(h.samples, rateSample{at, push, recv})
+	i := 0
+	for i < len(h.samples) && at.Sub(h.samples[i].at) >= time.Minute {
+		i++
+	}
+	h.samples = h.samples[i:]
+}
+
+// listRows reads the length (one O(1) script) and the endpoints (one MGET)
+// of each list.
+func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
+	rows := make([]ListRow, 0, len(keys))
+	calls := 0
+	for _, k := range keys {
+		r := ListRow{Key: k}
+		l := shardlist.New(c.rdb, k, shardlist.Options{Prefix: c.prefix})
+		if l.Err() != nil {
+			continue // not a name chatq would make
+		}
+		n, err := l.Len(ctx)
+		calls++
+		if err != nil {
+			if ctx.Err() != nil || isConnErr(err) {
+				return nil, calls, err
+			}
+			r.Error = err.Error()
+			rows = append(rows, r)
+			continue
+		}
+		first, last := l.EndpointKeys()
+		ends, err := c.rdb.MGet(ctx, first, last).Result()
+		calls++
+		if err != nil {
+			return nil, calls, err
+		}
+		a, b := endpoint(ends[0]), endpoint(ends[1])
+		r.Length, r.Shards = n, b-a+1
+		rows = append(rows, r)
+	}
+	return rows, calls, nil
+}
+
+func endpoint(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// chatsInfo examines the next Limits.Chats chats in turn (ZCARD of the
+// messages and GET of the message counter, in one pipeline) and sums up
+// what is known. Keys as in docs/keys.md.
+func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
+	ids := matching(sortedKeys(c.chats), filter)
+	ci := ChatsInfo{Count: len(ids), Busiest: []ChatRow{}}
+	if len(ids) == 0 {
+		return ci, 0, nil
+	}
+	n := min(len(ids), c.lim.Chats)
+	if c.chatNext >= len(ids) {
+		c.chatNext = 0
+	}
+	batch := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		batch = append(batch, ids[(c.chatNext+i)%len(ids)])
+	}
+	c.chatNext = (c.chatNext + n) % len(ids)
+	cards := make([]*redis.IntCmd, len(batch))
+	lasts := make([]*redis.StringCmd, len(batch))
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range batch {
+			cards[i] = p.ZCard(ctx, c.prefix+"msgs:{"+id+"}")
+			lasts[i] = p.Get(ctx, c.prefix+"ids:{"+id+"}")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return ci, 1, err
+	}
+	for i, id := range batch {
+		last, _ := lasts[i].Int64()
+		sm := chatSample{messages: cards[i].Val(), lastID: last, rate: -1, at: now}
+		if old, ok := c.chatData[id]; ok && last >= old.lastID {
+			switch dt := now.Sub(old.at); {
+			case dt < c.minSample:
+				// Too soon for a new sample: keep the last one.
+				sm.rate, sm.lastID, sm.at = old.rate, old.lastID, old.at
+			default:
+				sm.rate = round3(float64(last-old.lastID) / dt.Seconds())
+			}
+		}
+		c.chatData[id] = sm
+	}
+	var rows []ChatRow
+	for _, id := range ids {
+		sm, ok := c.chatData[id]
+		if !ok {
+			continue
+		}
+		ci.Examined++
+		ci.Messages += sm.messages
+		row := ChatRow{ID: id, Messages: sm.messages, LastID: sm.lastID}
+		if sm.rate >= 0 {
+			r := sm.rate
+			row.Rate = &r
+		}
+		rows = append(rows, row)
+	}
+	// Busiest: most messages sent lately, then most stored.
+	sort.SliceStable(rows, func(i, j int) bool {
+		ri, rj := rateOf(rows[i]), rateOf(rows[j])
+		if ri != rj {
+			return ri > rj
+		}
+		if rows[i].Messages != rows[j].Messages {
+			return rows[i].Messages > rows[j].Messages
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	ci.Busiest = rows[:min(len(rows), 5)]
+	return ci, 1, nil
+}
+
+func rateOf(r ChatRow) float64 {
+	if r.Rate == nil {
+		return 0
+	}
+	return *r.Rate
+}
+
+// matching returns the names that contain filter, ignoring case.
+func matching(names []string, filter string) []string {
+	if filter == "" {
+		return names
+	}
+	out := names[:0:0]
+	for _, n := range names {
+		if strings.Contains(strings.ToLower(n), strings.ToLower(filter)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// parseInfo reads what top shows from an INFO reply. The embedded server
+// has no server or memory section: those stay "unknown" or 0.
+func parseInfo(info string, cluster bool) ServerInfo {
+	f := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			f[k] = v
+		}
+	}
+	s := ServerInfo{Version: "unknown", Mode: "standalone", Role: f["role"]}
+	if cluster {
+		s.Mode = "cluster"
+	}
+	if v := f["redis_version"]; v != "" {
+		s.Version = v
+	}
+	if m := f["redis_mode"]; m != "" {
+		s.Mode = m
+	}
+	s.UsedMemory, _ = strconv.ParseInt(f["used_memory"], 10, 64)
+	s.Clients, _ = strconv.ParseInt(f["connected_clients"], 10, 64)
+	return s
+}
+
+// isConnErr reports whether err is about reaching the server (a lost
+// connection, a timeout, a failover under way) rather than a reply about
+// one key: the refresh fails and the view says "reconnecting".
+func isConnErr(err error) bool { return cmdutil.Transient(err) }
