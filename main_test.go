@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 // the real server under a prefix of its own whose keys are removed after
 // (CHATQ_REQUIRE_REDIS=1 makes a missing real server fail every script).
 func TestScripts(t *testing.T) {
-	p := chatqtest.Params("testdata/script")
+	p := withConnCmds(chatqtest.Params("testdata/script"))
 	p.Cmds["redis"] = cmdRedis
 	testscript.Run(t, p)
 }

@@ -50,7 +50,7 @@ func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(
 		return cmdutil.ExitInterrupted
 	}
 	io.Infof("error: %s", err)
-	if hint := cmdutil.HintFor(err); hint != "" {
+	if hint := f.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
 	if code == cmdutil.ExitUsage && c != nil && !cmdutil.IsConfigError(err) {

@@ -159,3 +159,35 @@ func TestBlockingPopRidesOutARestart(t *testing.T) {
 		t.Errorf("stderr: %s", errOut.String())
 	}
 }
+
+// queue poll --wait waits through a restart and receives what is pushed
+// after it.
+func TestPollWaitRidesOutARestart(t *testing.T) {
+	b, s := ownServer(t)
+	ctx := t.Context()
+	if code, _, stderr := run(ctx, b, "queue", "create", "jobs"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- runChatq(ctx, b, "", &out, &errOut, "queue", "poll", "jobs", "--wait", "60s") }()
+	waitFor(t, "the poll subscribed", func() bool {
+		n, err := s.Client().PubSubNumSub(ctx, "t:rsmq:rt:jobs").Result()
+		return err == nil && n["t:rsmq:rt:jobs"] > 0
+	})
+	s.Kill()
+	waitFor(t, "the loss reported", func() bool { return strings.Contains(errOut.String(), "lost the connection") })
+	s.Start()
+	waitFor(t, "a push after the restart", func() bool {
+		code, _, _ := run(ctx, b, "queue", "push", "jobs", "after")
+		return code == 0
+	})
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(out.String(), "after") {
+			t.Errorf("poll: exit %d, stdout %q, stderr:\n%s", code, out.String(), errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("poll did not receive the message pushed after the restart; stderr:\n%s", errOut.String())
+	}
+}

@@ -21,7 +21,10 @@ of "Redis in Action" (list).
 
 Configuration: flag > CHATQ_* environment variable > config file
 ($XDG_CONFIG_HOME/chatq/config.yaml, or --config) > default. The password
-comes from the URL, CHATQ_PASSWORD or REDISCLI_AUTH, and is never printed.
+comes from --askpass, the URL, CHATQ_PASSWORD, REDISCLI_AUTH or the
+config file (in that order of precedence), and is never printed; no flag
+takes a password. Sentinel's own password, when it has one, comes from
+CHATQ_SENTINEL_PASSWORD or the config key sentinel-password.
 
 Output: data on stdout, messages on stderr prefixed "chatq:". With -o json,
 output is a stable contract: fields may be added, never renamed or removed.
@@ -45,8 +48,14 @@ const rootExample = `  # try it without a Redis server
   chatq dev
   chatq ping
 
-  # point at a real server
-  chatq --url redis://:secret@redis.internal:6379/0 ping -o json`
+  # point at a real server; the password is asked, never a flag
+  chatq --url redis://redis.internal:6379/0 --user app --askpass ping -o json
+
+  # TLS with a private CA and a client certificate
+  chatq --url rediss://redis.internal:6380 --cacert ca.pem --cert me.pem --key me.key ping
+
+  # the master "main" behind three Sentinels
+  chatq --url 'redis://s1:26379?addr=s2:26379&addr=s3:26379' --sentinel-master main ping`
 
 // worksWithBrokenConfig says whether cmd runs even when the configuration
 // has a bad file or value: those that need no server and help to find or
@@ -91,6 +100,19 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	pf.BoolP("exit-status", "e", false, "exit 3 when there is nothing to return (env CHATQ_EXIT_STATUS)")
 	pf.String("timeout", (3 * time.Second).String(), "connect and command timeout (env CHATQ_TIMEOUT)")
 	pf.Bool("verbose", false, "log every Redis command on stderr, passwords hidden (env CHATQ_VERBOSE)")
+	pf.String("user", "", "ACL user name, instead of the URL's (env CHATQ_USER)")
+	pf.Bool("askpass", false, "read the password from the terminal, without echo (env CHATQ_ASKPASS)")
+	pf.Int("db", 0, "database number, instead of the URL's /N (env CHATQ_DB)")
+	pf.Bool("tls", false, "connect with TLS, even with a redis:// URL (env CHATQ_TLS)")
+	pf.String("cacert", "", "PEM file of the CA that signs the server's certificate (env CHATQ_CACERT)")
+	pf.String("cert", "", "client certificate PEM file, for servers that verify clients (env CHATQ_CERT)")
+	pf.String("key", "", "private key PEM file of --cert (env CHATQ_KEY)")
+	pf.Bool("insecure", false, "skip verifying the server's certificate; for tests only (env CHATQ_INSECURE)")
+	pf.String("sni", "", "server name to send and verify, when it differs from --url's host (env CHATQ_SNI)")
+	pf.String("sentinel-master", "", "treat --url as Sentinel addresses (?addr=host:port repeating) and connect to this master (env CHATQ_SENTINEL_MASTER)")
+	for _, name := range []string{"cacert", "cert", "key"} {
+		_ = root.MarkPersistentFlagFilename(name, "pem", "crt", "key")
+	}
 
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
@@ -98,6 +120,7 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 		newPingCmd(f),
 		newVersionCmd(f),
 		newConfigCmd(f),
+		newACLCmd(f),
 		dev.NewCmd(f),
 		demo.NewCmd(f, Run),
 		bench.NewCmd(f),

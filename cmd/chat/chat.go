@@ -18,7 +18,7 @@ const chatLong = `Group chat inboxes that work while recipients are offline: the
 multiple-recipient messaging of "Redis in Action" §6.5.2.
 
 A chat has members; each message gets the next id of its chat. A member
-fetches what they have not seen with 'pending', which marks it seen; a
+fetches what they have not seen with 'pending', which then marks it seen; a
 message is deleted once every member has seen it. Keys (behind --prefix):
 chat:{ID}, msgs:{ID}, ids:{ID}, seen:{USER}, ids:chat: (see docs/keys.md).
 

@@ -140,6 +140,7 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 		deadline = time.Now().Add(opts.wait)
 	}
 	var item string
+	var popped bool
 	p := opts.f.Persistent(opts.giveUpAfter)
 	p.Retryable = func(err error) bool {
 		return !cmdutil.ReplyLost(err) || errors.Is(err, shardlist.ErrWait)
@@ -153,16 +154,18 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 		}
 		var err error
 		item, err = l.BPop(ctx, opts.side, wait)
+		popped = err == nil
 		if err == nil || errors.Is(err, shardlist.ErrEmpty) {
 			p.Healthy()
 		}
 		return err
 	})
+	if popped {
+		// Printed even when interrupted meanwhile: the pop took it.
+		return opts.printItems([]string{item})
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
-	}
-	if err == nil {
-		return opts.printItems([]string{item})
 	}
 	if !errors.Is(err, shardlist.ErrEmpty) {
 		return opts.listError(opts.key, err)

@@ -17,6 +17,9 @@ type queuePollOptions struct {
 	wait  time.Duration
 	n     int
 	pop   bool
+	// giveUpAfter ends a waiting poll's reconnecting after the server was
+	// away this long.
+	giveUpAfter time.Duration
 }
 
 func newQueuePollCmd(f *cmdutil.Factory) *cobra.Command {
@@ -35,6 +38,12 @@ a push arrives on RSMQ's realtime channel, up to the given time; it does
 not poll on a tick. Nothing received is not an error: exit 0 (3 with -e),
 and [] with -o json. A receive that would exceed a dead-letter policy's
 --max-receives moves the message instead, and says so on stderr.
+
+A waiting poll rides out a restart or failover: it says so once on stderr,
+reconnects with capped backoff and waits on until --wait's deadline
+(--give-up-after ends that sooner). A receive whose reply was lost is
+retried without --pop (its messages come back after their visibility
+timeout); with --pop it exits 4, since popped messages may be gone.
 
 Text output: one line per message, ID, RC and MESSAGE (tab-separated when
 piped; tabs and newlines in the message escaped). JSON: an array of
@@ -55,6 +64,7 @@ by receipt to act only while no later receive has taken the message (see
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.vt, "vt", 0, "visibility timeout (default: the queue's)")
 	fl.DurationVar(&opts.wait, "wait", 0, "when nothing is due, wait up to this long")
+	fl.DurationVar(&opts.giveUpAfter, "give-up-after", 0, "with --wait, exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")
 	fl.IntVarP(&opts.n, "count", "n", 1, "receive up to N messages")
 	fl.BoolVar(&opts.pop, "pop", false, "delete messages as they are received (at-most-once)")
 	cmd.MarkFlagsMutuallyExclusive("vt", "pop")
@@ -102,7 +112,34 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := q.Receive(ctx, opts.queue, ro)
+	// A waiting poll rides out a restart or failover until --wait's
+	// deadline. A receive whose reply was lost is retried only without
+	// --pop: its messages are hidden for the visibility timeout and come
+	// back (at-least-once); popped ones would be gone, so that exits 4.
+	var r *delayq.Received
+	if opts.wait <= 0 {
+		r, err = q.Receive(ctx, opts.queue, ro)
+	} else {
+		deadline := time.Now().Add(opts.wait)
+		p := opts.f.Persistent(opts.giveUpAfter)
+		p.Retryable = func(err error) bool { return !opts.pop || !cmdutil.ReplyLost(err) }
+		err = p.Run(ctx, func(ctx context.Context) error {
+			ro.Wait = time.Until(deadline)
+			if ro.Wait <= 0 {
+				r = &delayq.Received{}
+				return nil
+			}
+			var err error
+			r, err = q.Receive(ctx, opts.queue, ro)
+			if err == nil {
+				p.Healthy()
+			}
+			return err
+		})
+		if err == nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 	if err != nil {
 		return queueErr(err)
 	}

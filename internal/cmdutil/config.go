@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ type Config struct {
 	URL        string
 	Cluster    bool
 	Prefix     string
-	Password   string // from CHATQ_PASSWORD, REDISCLI_AUTH or the config file; never printed
+	Password   string // from CHATQ_PASSWORD, REDISCLI_AUTH or the config file (or --askpass, once asked); never printed
 	Output     string // "text" or "json"
 	ExitStatus bool
 	Timeout    time.Duration
@@ -32,15 +33,36 @@ type Config struct {
 	// The other fields then hold defaults in place of what was wrong.
 	Err error
 
-	problems []configProblem
-	v        *viper.Viper
+	// Production connections: TLS like redis-cli, Sentinel, credentials
+	// given apart from the URL.
+	TLS              bool   // TLS even with a redis:// URL
+	CACert           string // PEM file of the CAs that may sign the server's certificate
+	Cert, Key        string // client certificate and key (mutual TLS)
+	Insecure         bool   // skip certificate verification
+	SNI              string // server name sent and verified
+	SentinelMaster   string // with it, --url names Sentinels and this is the master's name
+	SentinelUser     string // Sentinel's own user, when it differs from the master's
+	SentinelPassword string // Sentinel's own password (env or config file only); never printed
+	User             string // overrides the URL's user
+	DB               int    // overrides the URL's database when DBSet
+	DBSet            bool
+	AskPass          bool // read the password from the terminal, without echo
+
+	askedPassword bool // Password came from --askpass
+	problems      []configProblem
+	v             *viper.Viper
 }
 
 const DefaultURL = "redis://127.0.0.1:6379/0"
 
-// configKeys are the keys a config file may hold; each but password is also a
-// global flag and a CHATQ_<KEY> variable.
-var configKeys = []string{"url", "cluster", "prefix", "password", "output", "exit-status", "timeout", "verbose"}
+// configKeys are the keys a config file may hold; each but the passwords is
+// also a global flag, and each is a CHATQ_<KEY> variable.
+var configKeys = []string{
+	"url", "cluster", "prefix", "user", "password", "db", "askpass",
+	"tls", "cacert", "cert", "key", "insecure", "sni",
+	"sentinel-master", "sentinel-user", "sentinel-password",
+	"output", "exit-status", "timeout", "verbose",
+}
 
 // LoadConfig reads the configuration from the parsed global flags, the
 // environment and the config file. It does no network I/O. On a bad file or
@@ -110,23 +132,45 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 	}
 
 	c := &Config{
-		URL:        v.GetString("url"),
-		Cluster:    v.GetBool("cluster"),
-		Prefix:     v.GetString("prefix"),
-		Password:   v.GetString("password"),
-		Output:     v.GetString("output"),
-		ExitStatus: v.GetBool("exit-status"),
-		Verbose:    v.GetBool("verbose"),
-		File:       path,
-		Err:        problem,
-		problems:   problems,
-		v:          v,
+		URL:              v.GetString("url"),
+		Cluster:          v.GetBool("cluster"),
+		Prefix:           v.GetString("prefix"),
+		Password:         v.GetString("password"),
+		Output:           v.GetString("output"),
+		ExitStatus:       v.GetBool("exit-status"),
+		Verbose:          v.GetBool("verbose"),
+		File:             path,
+		TLS:              v.GetBool("tls"),
+		CACert:           v.GetString("cacert"),
+		Cert:             v.GetString("cert"),
+		Key:              v.GetString("key"),
+		Insecure:         v.GetBool("insecure"),
+		SNI:              v.GetString("sni"),
+		SentinelMaster:   v.GetString("sentinel-master"),
+		SentinelUser:     v.GetString("sentinel-user"),
+		SentinelPassword: v.GetString("sentinel-password"),
+		User:             v.GetString("user"),
+		AskPass:          v.GetBool("askpass"),
+		Err:              problem,
+		problems:         problems,
+		v:                v,
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
 	}
 	// checkValues made sure it parses.
 	c.Timeout, _ = time.ParseDuration(v.GetString("timeout"))
+	if c.source("db", flags, getenv) != "default" {
+		ds := v.GetString("db")
+		n, err := strconv.Atoi(ds)
+		if err != nil || n < 0 {
+			return nil, UsageErrorf("invalid --db %q: want a database number, 0 or more", ds)
+		}
+		c.DB, c.DBSet = n, true
+	}
+	if err := c.validateConnection(); err != nil {
+		return nil, err
+	}
 	return c, problem
 }
 
@@ -150,7 +194,8 @@ func configPath(flags *pflag.FlagSet, getenv func(string) string) (string, bool)
 	return filepath.Join(dir, "chatq", "config.yaml"), false
 }
 
-// source says where the value of key came from.
+// source says where the value of key came from: "flag", "env NAME",
+// "config FILE" or "default".
 func (c *Config) source(key string, flags *pflag.FlagSet, getenv func(string) string) string {
 	if fl := flags.Lookup(key); fl != nil && fl.Changed {
 		return "flag"
@@ -168,11 +213,77 @@ func (c *Config) source(key string, flags *pflag.FlagSet, getenv func(string) st
 	return "default"
 }
 
+// passwordSources lists, winner first, every place a password for the data
+// server is given: --askpass, the URL, CHATQ_PASSWORD, REDISCLI_AUTH, the
+// config file. The URL and --askpass are given for this server, so they win
+// over the environment and the file, which apply to every server.
+func (c *Config) passwordSources(getenv func(string) string) []string {
+	var out []string
+	if c.AskPass {
+		out = append(out, "--askpass")
+	}
+	if _, pw, ok := urlCredentials(c.URL); ok && pw != "" {
+		out = append(out, "url")
+	}
+	if getenv("CHATQ_PASSWORD") != "" {
+		out = append(out, "env CHATQ_PASSWORD")
+	}
+	if getenv("REDISCLI_AUTH") != "" {
+		out = append(out, "env REDISCLI_AUTH")
+	}
+	if c.v != nil && c.v.InConfig("password") {
+		out = append(out, "config "+c.File)
+	}
+	return out
+}
+
+// PasswordSource says where the password used comes from and which other
+// sources it overrides, or "none".
+func (c *Config) PasswordSource(getenv func(string) string) string {
+	srcs := c.passwordSources(getenv)
+	switch len(srcs) {
+	case 0:
+		return "none"
+	case 1:
+		return srcs[0]
+	}
+	return srcs[0] + " (overrides " + strings.Join(srcs[1:], ", ") + ")"
+}
+
+// validateConnection checks the connection settings against each other,
+// with no I/O.
+func (c *Config) validateConnection() error {
+	tlsURL := strings.HasPrefix(strings.ToLower(c.URL), "rediss://")
+	if !c.TLS && !tlsURL {
+		for _, s := range []struct{ name, val string }{
+			{"--cacert", c.CACert}, {"--cert", c.Cert}, {"--key", c.Key}, {"--sni", c.SNI},
+		} {
+			if s.val != "" {
+				return WithHint(UsageErrorf("%s needs TLS", s.name), "add --tls (CHATQ_TLS=true) or use a rediss:// URL")
+			}
+		}
+		if c.Insecure {
+			return WithHint(UsageErrorf("--insecure needs TLS"), "add --tls (CHATQ_TLS=true) or use a rediss:// URL")
+		}
+	}
+	if (c.Cert == "") != (c.Key == "") {
+		return WithHint(UsageErrorf("--cert and --key go together"), "give the client certificate with --cert FILE and its private key with --key FILE")
+	}
+	if c.Cluster && c.SentinelMaster != "" {
+		return WithHint(UsageErrorf("--cluster and --sentinel-master exclude each other"),
+			"a Redis Cluster needs no Sentinel: give --cluster for a cluster, --sentinel-master NAME for a master behind Sentinel")
+	}
+	if strings.HasPrefix(strings.ToLower(c.URL), "unix://") && (c.TLS || c.Cluster || c.SentinelMaster != "") {
+		return WithHint(UsageErrorf("a unix:// URL takes no --tls, --cluster or --sentinel-master"), "use redis:// or rediss://host:port for those")
+	}
+	return nil
+}
+
 // RedactedURL is the URL with any password replaced, safe to print.
 func (c *Config) RedactedURL() string { return redactURL(c.URL) }
 
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(normalizeURL(raw))
 	if err != nil {
 		return "(unparsable URL)"
 	}
@@ -188,15 +299,33 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// describe lists the effective settings and their sources for `chatq config`.
+// Describe lists the effective settings and their sources for `chatq
+// config`. Passwords show only whether one is set; the password's source
+// names every place one is given, the winner first.
 func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []ConfigEntry {
-	pw := ""
-	if c.Password != "" {
-		pw = "(set, hidden)"
+	hidden := func(set bool) string {
+		if set {
+			return "(set, hidden)"
+		}
+		return ""
+	}
+	_, urlPass, _ := urlCredentials(c.URL)
+	pw := hidden(c.Password != "" || urlPass != "")
+	if c.AskPass {
+		pw = "(asked on the terminal)"
+	}
+	db := ""
+	if c.DBSet {
+		db = strconv.Itoa(c.DB)
 	}
 	values := map[string]string{
 		"url": c.RedactedURL(), "cluster": fmt.Sprint(c.Cluster), "prefix": c.Prefix,
-		"password": pw, "output": c.Output, "exit-status": fmt.Sprint(c.ExitStatus),
+		"user": c.User, "password": pw, "db": db, "askpass": fmt.Sprint(c.AskPass),
+		"tls": fmt.Sprint(c.TLS), "cacert": c.CACert, "cert": c.Cert, "key": c.Key,
+		"insecure": fmt.Sprint(c.Insecure), "sni": c.SNI,
+		"sentinel-master": c.SentinelMaster, "sentinel-user": c.SentinelUser,
+		"sentinel-password": hidden(c.SentinelPassword != ""),
+		"output":            c.Output, "exit-status": fmt.Sprint(c.ExitStatus),
 		"timeout": c.Timeout.String(), "verbose": fmt.Sprint(c.Verbose),
 	}
 	broken := map[string]configProblem{}
@@ -205,7 +334,16 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 	}
 	out := make([]ConfigEntry, 0, len(configKeys))
 	for _, k := range configKeys {
-		e := ConfigEntry{Key: k, Value: values[k], Source: c.source(k, flags, getenv)}
+		src := c.source(k, flags, getenv)
+		switch {
+		case k == "password":
+			src = c.PasswordSource(getenv)
+		case k == "user" && c.User == "":
+			if u, _, _ := urlCredentials(c.URL); u != "" {
+				values[k], src = u, "url"
+			}
+		}
+		e := ConfigEntry{Key: k, Value: values[k], Source: src}
 		if p, ok := broken[k]; ok && k != "password" {
 			e.Value, e.Error = p.raw, p.err.Error()
 		}

@@ -117,6 +117,11 @@ func MaybeApplied(cmd *cobra.Command, err error) error {
 // was written, so the server may have run it. A failure to dial or to write
 // the whole request is not: Redis runs only complete commands.
 func ReplyLost(err error) bool {
+	// A failed TLS handshake or a new connection's first reply (HELLO's)
+	// comes before any command was sent.
+	if errors.As(err, new(*TLSHandshakeError)) || errors.As(err, new(*ConnInitError)) {
+		return false
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}

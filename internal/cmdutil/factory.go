@@ -8,14 +8,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // Factory hands commands what they share: the streams, the configuration
@@ -31,6 +36,9 @@ type Factory struct {
 	// minPoolSize, when set before the client is built, sizes its
 	// connection pool for that many concurrent users (bench).
 	minPoolSize int
+	// ReadPassword, when set, replaces reading the --askpass password from
+	// the terminal (tests).
+	ReadPassword func() (string, error)
 }
 
 // Config returns the loaded configuration. It is set before any command runs.
@@ -62,6 +70,13 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
+	if f.cfg.AskPass && !f.cfg.askedPassword {
+		pw, err := f.askPassword()
+		if err != nil {
+			return nil, err
+		}
+		f.cfg.SetAskedPassword(pw)
+	}
 	c, err := NewClient(f.cfg, f.IO, f.minPoolSize)
 	if err != nil {
 		return nil, err
@@ -70,10 +85,65 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 	return c, nil
 }
 
+// askPassword reads the password for --askpass from the terminal without
+// echo: /dev/tty, so stdin stays free for data, or else stdin when it is a
+// terminal.
+func (f *Factory) askPassword() (string, error) {
+	if f.ReadPassword != nil {
+		return f.ReadPassword()
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err == nil {
+		defer tty.Close()
+	} else if in, ok := f.IO.In.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
+		tty = in
+	} else {
+		return "", WithHint(UsageErrorf("--askpass needs a terminal to read the password from"),
+			"in scripts, give the password in CHATQ_PASSWORD or the config file's password key")
+	}
+	fmt.Fprint(f.IO.ErrOut, "chatq: password: ")
+	b, err := term.ReadPassword(int(tty.Fd()))
+	fmt.Fprintln(f.IO.ErrOut)
+	if err != nil {
+		return "", fmt.Errorf("--askpass: reading the password: %w", err)
+	}
+	return string(b), nil
+}
+
 // Persistent returns the retry loop for a long-running command on this
 // factory's server (see Persistent), giving up after giveUpAfter (0: never).
 func (f *Factory) Persistent(giveUpAfter time.Duration) *Persistent {
-	return &Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Refresh: f.refresh}
+	return &Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Refresh: f.refresh, Probe: f.probe}
+}
+
+// probe PINGs the server (every master of a Cluster) until a PING succeeds
+// on a live connection: a PING that fails on a connection the outage broke
+// discards it, and the pool hands out its most recent connection first, so
+// the next command goes out on the connection that just answered.
+func (f *Factory) probe(ctx context.Context) error {
+	ping := func(ctx context.Context, c *redis.Client) error {
+		var err error
+		for range 32 { // more than a pool's broken connections
+			if err = c.Ping(ctx).Err(); err == nil || !brokenConn(err) {
+				return err
+			}
+		}
+		return err
+	}
+	switch c := f.client.(type) {
+	case *redis.Client:
+		return ping(ctx, c)
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, ping)
+	}
+	return nil
+}
+
+// brokenConn reports whether err comes from a connection the server closed
+// (as opposed to one that could not be made).
+func brokenConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "bad state")
 }
 
 // refresh makes a Cluster client load the slot map again: after a failover
@@ -99,18 +169,30 @@ func (f *Factory) Close() {
 }
 
 // NewClient builds the go-redis client the configuration describes:
-// standalone (redis://, rediss:// for TLS, unix://) or a cluster seed.
+// standalone (redis://, rediss:// for TLS, unix://), a cluster seed, or the
+// master named --sentinel-master, found through the Sentinels in the URL.
+// Every kind takes the same TLS settings and credentials.
 func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient, error) {
+	raw := normalizeURL(cfg.URL)
+	tc, err := cfg.tlsConfig(io)
+	if err != nil {
+		return nil, err
+	}
 	var c redis.UniversalClient
-	if cfg.Cluster {
-		opt, err := redis.ParseClusterURL(cfg.URL)
+	replied := new(atomic.Bool)
+	switch {
+	case cfg.Cluster:
+		opt, err := redis.ParseClusterURL(raw)
 		if err != nil {
-			return nil, badURL(err)
+			return nil, badURL(err, cfg.URL)
 		}
-		if opt.Password == "" {
-			opt.Password = cfg.Password
+		if cfg.DBSet && cfg.DB != 0 {
+			return nil, WithHint(UsageErrorf("--db %d: a Redis Cluster has only database 0", cfg.DB), "drop --db (CHATQ_DB), or use --prefix to keep apart what shares a cluster")
 		}
+		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
+		opt.TLSConfig = tc
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
+		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
 		opt.MaxRetries = -1
 		opt.DialerRetries = 1
 		opt.DisableIdentity = true
@@ -118,15 +200,45 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.PoolSize = max(opt.PoolSize, poolSize)
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClusterClient(opt)
-	} else {
-		opt, err := redis.ParseURL(cfg.URL)
+	case cfg.SentinelMaster != "":
+		opt, err := redis.ParseFailoverURL(raw)
 		if err != nil {
-			return nil, badURL(err)
+			return nil, badURL(err, cfg.URL)
 		}
-		if opt.Password == "" {
-			opt.Password = cfg.Password
+		// go-redis reads the URL's credentials as Sentinel's; in chatq the
+		// URL's are the master's, as in every other mode, and Sentinel's
+		// own come from sentinel-user and sentinel-password.
+		opt.Username, opt.Password = cfg.credentials(opt.SentinelUsername, opt.SentinelPassword)
+		opt.SentinelUsername, opt.SentinelPassword = cfg.SentinelUser, cfg.SentinelPassword
+		opt.MasterName = cfg.SentinelMaster
+		if cfg.DBSet {
+			opt.DB = cfg.DB
+		}
+		opt.TLSConfig = tc
+		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
+		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
+		opt.MaxRetries = -1
+		opt.DialerRetries = 1
+		opt.DisableIdentity = true
+		opt.ContextTimeoutEnabled = true
+		opt.PoolSize = max(opt.PoolSize, poolSize)
+		c = redis.NewFailoverClient(opt)
+	default:
+		opt, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, badURL(err, cfg.URL)
+		}
+		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
+		if cfg.DBSet {
+			opt.DB = cfg.DB
+		}
+		if opt.Network != "unix" {
+			opt.TLSConfig = tc
 		}
 		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
+		if opt.Network != "unix" {
+			opt.Dialer = dialer(opt.TLSConfig, opt.DialTimeout, replied)
+		}
 		// A retried write could apply twice; an operator would rather see
 		// the error than wait through redials. The client-identity round
 		// trip buys nothing here.
@@ -138,11 +250,50 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClient(opt)
 	}
+	c.AddHook(permHook{})
+	c.AddHook(initHook{replied})
 	if cfg.Verbose {
-		io.Infof("connecting to %s", cfg.RedactedURL())
+		io.Infof("connecting to %s", cfg.Server())
 		c.AddHook(verboseHook{io})
 	}
 	return c, nil
+}
+
+// credentials picks the user and password for the data server from those in
+// the URL and those given apart: --user beats the URL's user; the password
+// asked by --askpass beats the URL's, which beats CHATQ_PASSWORD,
+// REDISCLI_AUTH and the config file (these apply to every server, the URL
+// to this one).
+func (c *Config) credentials(urlUser, urlPass string) (user, pass string) {
+	user = urlUser
+	if c.User != "" {
+		user = c.User
+	}
+	switch {
+	case c.askedPassword:
+		pass = c.Password
+	case urlPass != "":
+		pass = urlPass
+	default:
+		pass = c.Password
+	}
+	return user, pass
+}
+
+// SetAskedPassword records the password read by --askpass; it wins over
+// every other source.
+func (c *Config) SetAskedPassword(pw string) {
+	c.Password = pw
+	c.askedPassword = true
+}
+
+// Server names the server for messages: the URL with any password
+// hidden, and the master's name behind Sentinel.
+func (c *Config) Server() string {
+	if c.SentinelMaster != "" {
+		return fmt.Sprintf("master %q via Sentinel %s", c.SentinelMaster, c.RedactedURL())
+	}
+	return c.RedactedURL()
 }
 
 // noMaintNotifications turns off go-redis's maintenance notifications: they
@@ -161,15 +312,40 @@ func applyTimeouts(dial, read, write *time.Duration, d time.Duration) {
 }
 
 // badURL turns a URL parsing error into a usage error that does not repeat
-// the URL, which may hold a password.
-func badURL(err error) error {
+// the URL, nor any part of what may be its password.
+func badURL(err error, raw string) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	msg := strings.TrimPrefix(err.Error(), "redis: ")
+	msg := scrubSecrets(strings.TrimPrefix(err.Error(), "redis: "), raw)
+	if strings.Contains(msg, "unexpected option: addr") {
+		return WithHint(UsageErrorf("invalid --url: %s", msg), "?addr=host:port lists more seeds for --cluster or more Sentinels for --sentinel-master; a single server takes none")
+	}
 	return WithHint(UsageErrorf("invalid --url: %s", msg),
-		"use redis://[user:password@]host:port/db, rediss:// for TLS, or unix:///path/to/socket")
+		"use redis://[user@]host:port/db (password from CHATQ_PASSWORD or --askpass), rediss:// for TLS, or unix:///path/to/socket")
+}
+
+// scrubSecrets removes from msg whatever in raw may be a password: the text
+// between "://" and the last '@', and the part of it after the first ':'.
+func scrubSecrets(msg, raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return msg
+	}
+	rest := raw[i+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return msg
+	}
+	info := rest[:at]
+	_, pass, _ := strings.Cut(info, ":")
+	for _, s := range []string{info, pass} {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "xxxxx")
+		}
+	}
+	return msg
 }
 
 // verboseHook logs each command sent to Redis on stderr, with passwords

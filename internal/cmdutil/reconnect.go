@@ -59,6 +59,12 @@ type Persistent struct {
 	// command whose failed step may have applied (a pop whose reply was
 	// lost) ends instead, so that nothing is lost silently.
 	Retryable func(error) bool
+	// Probe, when set, runs before each retry, which waits for it to
+	// succeed: it checks that the server answers again and clears the
+	// connections the outage broke, so that the retried step (which may
+	// write) does not go out on a dead connection and end as "may have
+	// applied".
+	Probe func(ctx context.Context) error
 	// Refresh, when set, runs before each retry: it makes the client look
 	// up the topology again (a Cluster's slots after a failover).
 	Refresh func(ctx context.Context)
@@ -81,8 +87,13 @@ func (p *Persistent) Run(ctx context.Context, op func(ctx context.Context) error
 		maxB = 5 * time.Second
 	}
 	backoff := minB
+	var err error
 	for {
-		err := op(ctx)
+		if err == nil || p.Probe == nil {
+			err = op(ctx)
+		} else if err = p.Probe(ctx); err == nil {
+			err = op(ctx)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}

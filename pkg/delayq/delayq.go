@@ -143,6 +143,11 @@ var (
 // well under a millisecond of server time per call on an idle server.
 const stepCount = 100
 
+// maxBatch is the most messages one receive or ack script call handles
+// (a receive of 1,000 took 66 ms of server time in one call on a loaded
+// machine, an ack of 10,000 ids 260 ms).
+const maxBatch = 100
+
 // reindexBudget is the server time one reindex step spends before it
 // returns (it checks after each ZSCAN of stepCount messages).
 const reindexBudget = time.Millisecond

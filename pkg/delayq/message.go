@@ -130,7 +130,8 @@ func (o *ReceiveOptions) check() error {
 	return nil
 }
 
-// Receive claims up to opt.N due messages of queue q in one atomic script:
+// Receive claims up to opt.N due messages of queue q in atomic script calls
+// of at most 100 messages (one call for N ≤ 100):
 // each is hidden for the visibility timeout with its receive count
 // incremented, or deleted with Pop. With Wait and nothing due it sleeps
 // until the next message is due or a push arrives, up to Wait. An empty
@@ -148,8 +149,8 @@ func (c *Client) Receive(ctx context.Context, q string, opt ReceiveOptions) (*Re
 	return c.claimPrompt(ctx, q, opt)
 }
 
-// claim runs the receive script once, and once more if a dead-letter move
-// needs keys the client did not know.
+// claim runs the receive script once per 100 messages, and once more if a
+// dead-letter move needs keys the client did not know.
 func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
 	res := &Received{}
 	vt := ""
@@ -160,14 +161,20 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 	if opt.Pop {
 		pop = "1"
 	}
-	for attempt := 0; attempt < 3; attempt++ {
+	// At most maxBatch messages per script call, so that a big -n never
+	// holds the server for long: the calls follow each other until N are
+	// claimed or fewer than asked were due. Each call is atomic; a message
+	// is claimed by one call only.
+	for attempt := 0; attempt < 3; {
 		keys := c.keys(q)
 		dead := c.deadLetter(q)
 		if dead != "" {
 			keys = append(keys, c.keys(dead)...)
 		}
 		sent := time.Now()
-		a, err := run(ctx, c.rdb, receiveScript, keys, opt.N-len(res.Messages), vt, pop, dead, c.Channel(dead))
+		want := min(opt.N-len(res.Messages), maxBatch)
+		before := len(res.Messages)
+		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.Channel(dead))
 		if err != nil {
 			return nil, err
 		}
@@ -192,8 +199,12 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 			res.Messages = append(res.Messages, m)
 		}
 		if status != "dlq" {
-			return res, nil
+			if len(res.Messages)-before < want || len(res.Messages) >= opt.N {
+				return res, nil
+			}
+			continue
 		}
+		attempt++
 		c.remember(q, str(a[3]))
 		if len(res.Messages) >= opt.N {
 			return res, nil
@@ -202,7 +213,8 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 	return res, nil
 }
 
-// Ack deletes messages of queue q (RSMQ deleteMessage), in one round trip.
+// Ack deletes messages of queue q (RSMQ deleteMessage), in one round trip
+// per 100.
 // Each is named by a bare id or by a receipt (Message.Receipt). It returns
 // the ids and receipts that were not acked, with ErrMessageNotFound if any
 // was not in the queue (already acked, popped, or never there), else
@@ -255,21 +267,26 @@ func (c *Client) AckEach(ctx context.Context, q string, refs ...string) (*AckRes
 	if len(given) == 0 {
 		return res, nil
 	}
-	a, err := run(ctx, c.rdb, ackScript, c.keys(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	if str(a[0]) == "notfound" {
-		return nil, notFound(q)
-	}
-	for i, v := range a[1:] {
-		switch str(v) {
-		case "acked":
-			res.Acked++
-		case "stale":
-			res.Stale = append(res.Stale, given[i])
-		default:
-			res.Missing = append(res.Missing, given[i])
+	// At most maxBatch per script call (3 arguments each), so that acking
+	// many ids never holds the server for long.
+	for start := 0; start < len(given); start += maxBatch {
+		end := min(start+maxBatch, len(given))
+		a, err := run(ctx, c.rdb, ackScript, c.keys(q), args[3*start:3*end]...)
+		if err != nil {
+			return nil, err
+		}
+		if str(a[0]) == "notfound" {
+			return nil, notFound(q)
+		}
+		for i, v := range a[1:] {
+			switch str(v) {
+			case "acked":
+				res.Acked++
+			case "stale":
+				res.Stale = append(res.Stale, given[start+i])
+			default:
+				res.Missing = append(res.Missing, given[start+i])
+			}
 		}
 	}
 	return res, nil

@@ -215,6 +215,38 @@ func TestFillAndStats(t *testing.T) {
 	})
 }
 
+// A receive or an ack of many messages runs in calls of at most 100.
+func TestBigReceiveAndAck(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		c := newClient(t, b)
+		mustCreate(t, c, "q", delayq.Config{})
+		if err := c.Fill(ctx, "q", 250, delayq.FillOptions{Ready: 1}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 1000, VT: time.Hour})
+		if err != nil || len(r.Messages) != 250 {
+			t.Fatalf("receive 1000 of 250: %d, %v", len(r.Messages), err)
+		}
+		refs := make([]string, 0, 251)
+		seen := map[string]bool{}
+		for _, m := range r.Messages {
+			if seen[m.ID] {
+				t.Fatalf("%s received twice", m.ID)
+			}
+			seen[m.ID] = true
+			refs = append(refs, m.Receipt)
+		}
+		res, err := c.AckEach(ctx, "q", append(refs, "0123456789abcdefghijklmnopqrstuv")...)
+		if err != nil || res.Acked != 250 || len(res.Missing) != 1 || res.Missing[0] != "0123456789abcdefghijklmnopqrstuv" {
+			t.Fatalf("ack of 251: %+v, %v", res, err)
+		}
+		if s, err := c.Stats(ctx, "q"); err != nil || s.Messages != 0 || s.TotalRecv != 250 {
+			t.Fatalf("stats after: %+v, %v", s, err)
+		}
+	})
+}
+
 func TestPurgeAtOnce(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()

@@ -579,9 +579,9 @@ func TestRandomCorruption(t *testing.T) {
 	})
 }
 
-// TestBlockingPopOnOneConnection: a client with a pool of one connection has
-// none to spare for the wait, so the wait shares it (in short slices)
-// rather than deadlocking the pop that follows.
+// TestBlockingPopOnOneConnection: a client with a pool of one connection
+// still waits and pops (the wait has a connection of its own), rather than
+// deadlocking the pop that follows.
 func TestBlockingPopOnOneConnection(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()

@@ -680,9 +680,7 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 			return nil, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 	}
-	if node == nil || node.Options().PoolSize < 2 {
-		// No connection to spare for the wait (it would hold the only
-		// one, and the pop after it could not run): short slices.
+	if node == nil {
 		w := &waiter{l: l}
 		return w, w.load(ctx, l.c)
 	}

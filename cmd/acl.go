@@ -1,0 +1,262 @@
+package cmd
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+)
+
+// need is what one chatq command asks of the server: the Redis commands it
+// sends (scripts' own calls included, as ACLs check those too), the key
+// patterns and the Pub/Sub channels, after --prefix. "{ns}" stands for the
+// queue --namespace.
+type need struct {
+	Command  string   `json:"command"`
+	Write    bool     `json:"write"`
+	Redis    []string `json:"redis"`
+	Keys     []string `json:"keys"`
+	Channels []string `json:"channels,omitempty"`
+}
+
+// Every command's connection set-up: HELLO (with AUTH in it), and PING,
+// which go-redis also sends to check a Pub/Sub connection.
+var connNeeds = []string{"hello", "ping"}
+
+// Scripts run by EVALSHA, by EVAL when the server has not cached them yet,
+// and loaded ahead by SCRIPT LOAD where a pipeline needs them cached.
+var scriptNeeds = []string{"evalsha", "eval", "script|load"}
+
+var (
+	chatKeys    = []string{"chat:{*}", "msgs:{*}", "ids:{*}", "seen:{*}"}
+	chatChannel = []string{"chat:sent"}
+	queueKeys   = []string{"{ns}:*"}
+	queueChan   = []string{"{ns}:rt:*"}
+	listKeys    = []string{"{*}:*"}
+)
+
+// needs lists, per chatq command, what it needs. Checked against the Lua
+// scripts by a test, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
+var needs = []need{
+	{"ping", false, nil, nil, nil},
+	{"chat create", true, []string{"incr", "exists", "time", "zadd", "publish", "type"}, append(chatKeys, "ids:chat:"), chatChannel},
+	{"chat send", true, []string{"exists", "incr", "time", "zadd", "zscore", "publish", "type"}, chatKeys, chatChannel},
+	{"chat join", true, []string{"exists", "get", "zadd", "zscore", "type"}, chatKeys, nil},
+	{"chat leave", true, []string{"exists", "zcard", "zrange", "zrem", "zremrangebyscore", "del", "type", "unlink", "zremrangebyrank"}, chatKeys, nil},
+	{"chat pending", true, []string{"exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "zadd", "zremrangebyscore", "type", "zremrangebyrank"}, chatKeys, nil},
+	{"chat pending --peek", false, []string{"exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "type"}, chatKeys, nil},
+	{"chat watch", false, []string{"subscribe", "exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "type"}, chatKeys, chatChannel},
+	{"chat watch --mark", true, []string{"subscribe", "exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "zadd", "zremrangebyscore", "type", "zremrangebyrank"}, chatKeys, chatChannel},
+	{"chat ls", false, []string{"zrange", "zscore", "zcount", "exists", "get", "zrangebyscore", "type"}, chatKeys, nil},
+	{"chat members", false, []string{"zrange", "type"}, chatKeys, nil},
+	{"chat history", false, []string{"exists", "zrange", "type"}, chatKeys, nil},
+	{"queue create", true, []string{"time", "hexists", "hset", "sadd", "exists", "type", "unlink"}, queueKeys, nil},
+	{"queue ls", false, []string{"sscan"}, queueKeys, nil},
+	{"queue stats", false, []string{"time", "hexists", "hmget", "zcard", "zcount", "zrangebyscore", "zscore", "type"}, queueKeys, nil},
+	// stats rebuilds an incomplete index of received messages when it may
+	// write (a read-only user gets the split marked inexact instead).
+	{"queue stats (index rebuild)", true, []string{"time", "type", "hexists", "hmget", "hget", "hset", "hdel", "zadd", "zscan", "unlink"}, queueKeys, nil},
+	{"queue set", true, []string{"time", "hmget", "hset", "hdel", "exists", "type"}, queueKeys, nil},
+	{"queue push", true, []string{"time", "hmget", "hset", "hincrby", "zadd", "zcard", "publish", "type", "hget"}, queueKeys, queueChan},
+	{"queue peek", false, []string{"time", "hmget", "zrange", "type"}, queueKeys, nil},
+	{"queue poll", true, []string{"time", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrange", "zrangebyscore", "zrem", "publish", "subscribe", "type", "hget"}, queueKeys, queueChan},
+	{"queue ack", true, []string{"hmget", "hdel", "zrem", "type"}, queueKeys, nil},
+	{"queue retry", true, []string{"time", "hmget", "zadd", "zcard", "zscore", "publish", "type"}, queueKeys, queueChan},
+	{"queue work", true, []string{"time", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrange", "zrangebyscore", "zrem", "publish", "subscribe", "type", "hget"}, queueKeys, queueChan},
+	{"queue purge", true, []string{"hmget", "hkeys", "hdel", "zcard", "del", "type", "unlink"}, queueKeys, nil},
+	{"queue delete", true, []string{"srem", "del", "type", "unlink"}, queueKeys, nil},
+	{"list lpush, rpush", true, []string{"get", "set", "del", "llen", "lpush", "rpush", "type", "unlink"}, listKeys, nil},
+	{"list lpop, rpop", true, []string{"get", "set", "del", "llen", "lrange", "ltrim", "lrem", "type", "lindex", "unlink"}, listKeys, nil},
+	{"list blpop, brpop", true, []string{"get", "set", "del", "llen", "lrange", "ltrim", "lrem", "blmove", "lpush", "rpush", "type", "lindex", "unlink"}, listKeys, nil},
+	{"list llen", false, []string{"get", "llen", "type"}, listKeys, nil},
+	{"list lrange", false, []string{"get", "llen", "lrange", "type"}, listKeys, nil},
+	{"list shards", false, []string{"get", "llen", "type"}, listKeys, nil},
+}
+
+type aclOptions struct {
+	f          *cmdutil.Factory
+	readOnly   bool
+	namespaces []string
+}
+
+func newACLCmd(f *cmdutil.Factory) *cobra.Command {
+	opts := &aclOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "acl --user NAME [--read-only]",
+		Short: "Print the ACL SETUSER line of a least-privilege user for chatq",
+		Long: `Print one line, an ACL SETUSER command that gives the user exactly the
+commands, key patterns and Pub/Sub channels chatq needs under the current
+--prefix and queue --namespace, and nothing else. Pipe it to redis-cli as an
+administrator, then give the user a password on the server:
+
+  chatq --prefix app: acl --user app | redis-cli
+  redis-cli ACL SETUSER app '>a-long-random-password'
+
+The line holds no password and keeps the user's passwords: it resets the
+user's commands, keys and channels, then grants. Run it again after changing
+--prefix or --namespace. --read-only grants what ping, chat members, ls,
+history, pending --peek and watch, queue ls, stats and peek, and list llen,
+lrange and shards need: read commands, and the scripts that read (a script
+runs with its caller's permissions, so it can write nothing).
+
+-o json prints the line and, per chatq command, what it needs
+(docs/security.md lists the same). chatq bench and chatq demo are not
+covered: they write under prefixes of their own, and need no production
+user. Shell completion of list keys and chat ids needs SCAN, which the line
+leaves out (SCAN lists every key name on the server, whatever the key
+patterns).`,
+		Example: `  chatq --prefix app: acl --user app | redis-cli
+  chatq --prefix app: acl --user dashboard --read-only
+  chatq --prefix app: --cluster acl --user app -o json`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return aclRun(opts) },
+	}
+	cmd.Flags().BoolVar(&opts.readOnly, "read-only", false, "grant only what the commands that read need")
+	cmd.Flags().StringSliceVar(&opts.namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
+	return cmd
+}
+
+type aclResult struct {
+	User     string `json:"user"`
+	ReadOnly bool   `json:"read_only"`
+	Line     string `json:"line"`
+	Needs    []need `json:"needs"`
+}
+
+func aclRun(opts *aclOptions) error {
+	f := opts.f
+	cfg := f.Config()
+	if cfg.User == "" {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("acl needs --user NAME"), "name the user to create: chatq acl --user app")
+	}
+	nss := opts.namespaces
+	if len(nss) == 0 && f.Getenv("CHATQ_NAMESPACE") != "" {
+		nss = strings.Split(f.Getenv("CHATQ_NAMESPACE"), ",")
+	}
+	if len(nss) == 0 {
+		nss = []string{"rsmq"}
+	}
+	for _, ns := range nss {
+		if ns == "" || strings.ContainsAny(ns, "{} \t\r\n") {
+			return cmdutil.UsageErrorf("invalid --namespace %q: not empty, no whitespace, '{' or '}'", ns)
+		}
+	}
+	sel := selectNeeds(opts.readOnly)
+	args := aclArgs(cfg.User, sel, cfg.Prefix, nss, cfg.Cluster, aclDB(cfg) != 0)
+	res := aclResult{User: cfg.User, ReadOnly: opts.readOnly, Line: strings.Join(quoteAll(args), " "), Needs: sel}
+	if f.JSON() {
+		return f.WriteJSON(res)
+	}
+	_, err := fmt.Fprintln(f.IO.Out, res.Line)
+	return err
+}
+
+// selectNeeds returns every command's needs, or only the readers'.
+func selectNeeds(readOnly bool) []need {
+	var out []need
+	for _, n := range needs {
+		if !readOnly || !n.Write {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// aclArgs builds the arguments of ACL SETUSER for sel: reset the user's
+// commands, keys and channels (not its passwords), switch it on, grant.
+func aclArgs(user string, sel []need, prefix string, nss []string, cluster, selectDB bool) []string {
+	cmds := map[string]bool{}
+	keys := map[string]bool{}
+	chans := map[string]bool{}
+	for _, c := range connNeeds {
+		cmds[c] = true
+	}
+	for _, n := range sel {
+		for _, c := range n.Redis {
+			cmds[c] = true
+		}
+		if n.Command != "ping" {
+			for _, c := range scriptNeeds {
+				cmds[c] = true
+			}
+		}
+		for _, ns := range nss {
+			for _, k := range n.Keys {
+				keys[expandPattern(prefix, ns, k)] = true
+			}
+			for _, ch := range n.Channels {
+				chans[expandPattern(prefix, ns, ch)] = true
+			}
+		}
+	}
+	if cluster {
+		// go-redis reads the slot map and the command table, and follows
+		// ASK redirections during a resharding.
+		for _, c := range []string{"cluster|slots", "command", "asking"} {
+			cmds[c] = true
+		}
+	}
+	if selectDB {
+		cmds["select"] = true
+	}
+	args := []string{"ACL", "SETUSER", user, "on", "resetkeys", "resetchannels", "-@all"}
+	for _, c := range sorted(cmds) {
+		args = append(args, "+"+c)
+	}
+	for _, k := range sorted(keys) {
+		args = append(args, "~"+k)
+	}
+	for _, ch := range sorted(chans) {
+		args = append(args, "&"+ch)
+	}
+	return args
+}
+
+// expandPattern puts the prefix and namespace, escaped for glob matching,
+// in front of a pattern of needs.
+func expandPattern(prefix, ns, p string) string {
+	if rest, ok := strings.CutPrefix(p, "{ns}"); ok {
+		return keyspace.Quote(prefix+ns) + rest
+	}
+	return keyspace.Quote(prefix) + p
+}
+
+// aclDB is the database chatq selects: --db, else the URL's.
+func aclDB(cfg *cmdutil.Config) int {
+	if cfg.DBSet {
+		return cfg.DB
+	}
+	if cfg.Cluster || cfg.SentinelMaster != "" {
+		return 0
+	}
+	if opt, err := redis.ParseURL(cfg.URL); err == nil {
+		return opt.DB
+	}
+	return 0
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// quoteAll quotes, for redis-cli, the arguments that need it.
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\r\n\"'\\") {
+			out[i] = a
+			continue
+		}
+		out[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(a) + `"`
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every command a Lua script calls is granted by `chatq acl`: a script runs
+// with its caller's ACL, so a missing grant fails inside the script.
+func TestACLCoversScripts(t *testing.T) {
+	args := aclArgs("u", selectNeeds(false), "", []string{"rsmq"}, false, false)
+	granted := map[string]bool{}
+	for _, a := range args {
+		if c, ok := strings.CutPrefix(a, "+"); ok {
+			granted[c] = true
+		}
+	}
+	files, err := filepath.Glob("../pkg/*/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts found: %v", err)
+	}
+	call := regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
+			if c := strings.ToLower(m[1]); !granted[c] {
+				t.Errorf("%s calls %s, which `chatq acl` does not grant: add it to needs in cmd/acl.go and to docs/security.md", f, c)
+			}
+		}
+	}
+}
+
+func TestACLArgs(t *testing.T) {
+	ro := aclArgs("dash", selectNeeds(true), "a*b:", []string{"ns", "other"}, true, true)
+	for _, w := range []string{"+zadd", "+hset", "+del", "+set", "+publish", "+sadd", "+hincrby", "+lpush", "+rpush", "+ltrim"} {
+		if slices.Contains(ro, w) {
+			t.Errorf("--read-only grants %s", w)
+		}
+	}
+	for _, want := range []string{"+cluster|slots", "+select", `~a\*b:ns:*`, `~a\*b:other:*`, `~a\*b:{*}:*`, `&a\*b:chat:sent`, "resetkeys", "resetchannels", "-@all", "on"} {
+		if !slices.Contains(ro, want) {
+			t.Errorf("missing %s in %v", want, ro)
+		}
+	}
+	for _, a := range ro {
+		if strings.HasPrefix(a, ">") || strings.HasPrefix(a, "#") || a == "nopass" || a == "resetpass" || a == "reset" {
+			t.Errorf("the line touches passwords: %s", a)
+		}
+	}
+	if got := quoteAll([]string{"~a b:*", `x"y`, "plain"}); got[0] != `"~a b:*"` || got[1] != `"x\"y"` || got[2] != "plain" {
+		t.Errorf("quoteAll: %q", got)
+	}
+}
+
+// needsTable renders needs as the table of docs/security.md.
+func needsTable() string {
+	var b strings.Builder
+	b.WriteString("| command | writes | Redis commands (besides HELLO, PING and the script commands) | keys | channels |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	for _, n := range needs {
+		w := "no"
+		if n.Write {
+			w = "yes"
+		}
+		cmds := strings.ToUpper(strings.Join(n.Redis, " "))
+		if cmds == "" {
+			cmds = "none"
+		}
+		keys := "`" + strings.Join(n.Keys, "` `") + "`"
+		if len(n.Keys) == 0 {
+			keys = ""
+		}
+		chans := ""
+		if len(n.Channels) > 0 {
+			chans = "`" + strings.Join(n.Channels, "` `") + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", n.Command, w, cmds, keys, chans)
+	}
+	return b.String()
+}
+
+// docs/security.md lists what each command needs, as chatq acl grants it.
+func TestSecurityDocListsNeeds(t *testing.T) {
+	doc, err := os.ReadFile("../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := needsTable(); !strings.Contains(string(doc), want) {
+		t.Errorf("docs/security.md does not hold the table of cmd/acl.go's needs; put this in it:\n\n%s", want)
+	}
+}

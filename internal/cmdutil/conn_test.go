@@ -1,0 +1,130 @@
+package cmdutil
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestNormalizeURL(t *testing.T) {
+	for _, tt := range []struct{ in, user, pass string }{
+		{"redis://u:S3cr3t#x@h:6379/0", "u", "S3cr3t#x"},
+		{"redis://u:a/b@h:6379/0", "u", "a/b"},
+		{"redis://u:a?b@h:6379/0", "u", "a?b"},
+		{"redis://u:p@ss@h:6379/0", "u", "p@ss"},
+		{"redis://u:50%off#@h:6379/0", "u", "50%off#"},
+		{"redis://u:a%23b@h:6379/0", "u", "a#b"},
+		{"redis://:only#pw@h", "", "only#pw"},
+		{"redis://h:6379/0", "", ""},
+	} {
+		u, p, ok := urlCredentials(tt.in)
+		if !ok || u != tt.user || p != tt.pass {
+			t.Errorf("%s: user %q password %q ok %v, want %q %q", tt.in, u, p, ok, tt.user, tt.pass)
+		}
+		opt, err := redis.ParseURL(normalizeURL(tt.in))
+		if err != nil || opt.Addr != "h:6379" || opt.Password != tt.pass {
+			t.Errorf("%s: go-redis reads %+v, %v", tt.in, opt, err)
+		}
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	c := &Config{Password: "env"}
+	if u, p := c.credentials("", ""); u != "" || p != "env" {
+		t.Errorf("env only: %q %q", u, p)
+	}
+	if _, p := c.credentials("", "url"); p != "url" {
+		t.Errorf("the URL's password wins over env: %q", p)
+	}
+	c.User = "flag"
+	if u, _ := c.credentials("urluser", "url"); u != "flag" {
+		t.Errorf("--user wins over the URL's: %q", u)
+	}
+	c.SetAskedPassword("asked")
+	if _, p := c.credentials("", "url"); p != "asked" {
+		t.Errorf("--askpass wins: %q", p)
+	}
+}
+
+// Every kind of client takes the same TLS settings, credentials and
+// timeouts; Sentinel's own credentials are apart from the master's.
+func TestNewClientModes(t *testing.T) {
+	io := &IOStreams{ErrOut: &bytes.Buffer{}}
+	base := Config{TLS: true, SNI: "redis.internal", Timeout: time.Second, User: "app", Password: "pw", CACert: "", Insecure: true}
+
+	cl := base
+	cl.URL, cl.Cluster = "redis://a:7000?addr=b:7001", true
+	c, err := NewClient(&cl, io, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co := c.(*redis.ClusterClient).Options()
+	if co.TLSConfig == nil || co.TLSConfig.ServerName != "redis.internal" || co.Dialer == nil || co.Username != "app" || co.Password != "pw" {
+		t.Errorf("cluster: tls %v user %q", co.TLSConfig, co.Username)
+	}
+	if !strings.Contains(io.ErrOut.(*bytes.Buffer).String(), "warning: --insecure") {
+		t.Error("no --insecure warning")
+	}
+
+	se := base
+	se.URL, se.SentinelMaster = "redis://u:urlpw@s1:26379?addr=s2:26379", "main"
+	se.SentinelUser, se.SentinelPassword = "sentinel", "spw"
+	se.DB, se.DBSet = 3, true
+	c, err = NewClient(&se, io, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so := c.(*redis.Client).Options()
+	if so.TLSConfig == nil || so.Username != "app" || so.Password != "urlpw" || so.DB != 3 {
+		t.Errorf("sentinel master: tls %v user %q password %q db %d", so.TLSConfig, so.Username, so.Password, so.DB)
+	}
+
+	cl.DB, cl.DBSet = 1, true
+	if _, err := NewClient(&cl, io, 0); err == nil {
+		t.Error("--db 1 with --cluster: no error")
+	}
+}
+
+func TestValidateConnection(t *testing.T) {
+	for _, c := range []Config{
+		{URL: "redis://h", CACert: "ca.pem"},
+		{URL: "redis://h", Insecure: true},
+		{URL: "rediss://h", Cert: "c.pem"},
+		{URL: "redis://h", Cluster: true, SentinelMaster: "m"},
+		{URL: "unix:///s", TLS: true},
+	} {
+		if err := c.validateConnection(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	for _, c := range []Config{
+		{URL: "rediss://h", CACert: "ca.pem", Cert: "c", Key: "k", SNI: "x"},
+		{URL: "redis://h", TLS: true, Insecure: true},
+	} {
+		if err := c.validateConnection(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
+
+// --askpass reads the password once, when the client is built, and it
+// wins over the URL's and the environment's.
+func TestAskPass(t *testing.T) {
+	asked := 0
+	f := &Factory{IO: &IOStreams{ErrOut: &bytes.Buffer{}}, ReadPassword: func() (string, error) { asked++; return "typed", nil }}
+	f.Load(&Config{URL: "redis://u:inurl@127.0.0.1:6379", Password: "env", AskPass: true, Timeout: time.Second}, nil)
+	c, err := f.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Client(); err != nil {
+		t.Fatal(err)
+	}
+	if o := c.(*redis.Client).Options(); o.Password != "typed" || o.Username != "u" || asked != 1 {
+		t.Errorf("password %q user %q, asked %d times", o.Password, o.Username, asked)
+	}
+}
