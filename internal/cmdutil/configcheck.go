@@ -54,7 +54,11 @@ func checkValues(v *viper.Viper, flags *pflag.FlagSet, getenv func(string) strin
 		case k == "output":
 			want, example, def = "want text or json", "json", "text"
 			ok = func(s string) bool { return s == "text" || s == "json" }
+		case fl != nil && fl.Value.Type() == "int":
+			want, example, def = "want a whole number, 0 or more", "0", "0"
+			ok = func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n >= 0 }
 		case fl != nil && fl.Value.Type() == "bool":
+
 			want, example, def = "want true or false", "true", "false"
 			ok = func(s string) bool { _, err := strconv.ParseBool(s); return err == nil }
 		default:
