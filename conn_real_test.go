@@ -114,6 +114,12 @@ func TestACLScripts(t *testing.T) {
 	var pick []string
 	for _, f := range files {
 		base := filepath.Base(f)
+		// list_contract checks that llen refuses a plain LIST at KEY: a
+		// TYPE of KEY itself, outside the key patterns chatq acl grants
+		// (docs/security.md says so).
+		if base == "list_contract.txtar" {
+			continue
+		}
 		for _, p := range []string{"chat_", "queue_", "list_"} {
 			if strings.HasPrefix(base, p) {
 				pick = append(pick, f)
@@ -124,6 +130,7 @@ func TestACLScripts(t *testing.T) {
 	p := chatqtest.Params("")
 	p.Dir = ""
 	p.Files = pick
+	p.Cmds["redis"] = cmdRedis // as the server's default user, like the harness
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		if err := setup(env); err != nil {
@@ -134,7 +141,7 @@ func TestACLScripts(t *testing.T) {
 		password := randomHex(16)
 		var out, errOut bytes.Buffer
 		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other"}, io, func(string) string { return "" }); code != 0 {
+		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other,ns,app"}, io, func(string) string { return "" }); code != 0 {
 			return fmt.Errorf("chatq acl: exit %d: %s", code, errOut.String())
 		}
 		var args []any
@@ -350,8 +357,8 @@ func TestACLReadOnly(t *testing.T) {
 		{"list", "rpush", "k", "b"}, {"list", "lpop", "k"},
 		{"chat", "send", "1", "--from", "joe", "x"}, {"chat", "pending", "jeff"},
 	} {
-		if code, msg := run(ro, args...); code != 1 || !strings.Contains(msg, "chatq acl") {
-			t.Errorf("%v as the read-only user: exit %d, want 1 with the acl hint: %s", args, code, msg)
+		if code, msg := run(ro, args...); code != 1 || !strings.Contains(msg, "NOPERM") && !strings.Contains(msg, "can't") {
+			t.Errorf("%v as the read-only user: exit %d, want 1 with NOPERM: %s", args, code, msg)
 		}
 	}
 }

@@ -62,3 +62,32 @@ func TestLostReplyExits4(t *testing.T) {
 		}
 	})
 }
+
+// A bulk push whose reply is lost part way prints the ids it stored, exits
+// 4, and says which line may also be stored and how to resume.
+func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		if code, _, stderr := run(ctx, pb, "queue", "create", "bulk"); code != 0 {
+			t.Fatalf("create: %d %s", code, stderr)
+		}
+		if code, _, stderr := run(ctx, pb, "queue", "push", "bulk", "warm"); code != 0 {
+			t.Fatalf("push: %d %s", code, stderr)
+		}
+		p.DropReplyTo("line-3")
+		var out, errOut syncBuffer
+		code := runChatq(ctx, pb, "line-1\nline-2\nline-3\nline-4\n", &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "push", "bulk", "--lines", "-")
+		if code != cmdutil.ExitMaybeApplied {
+			t.Fatalf("exit %d, want 4: %s", code, errOut.String())
+		}
+		if n := strings.Count(out.String(), `"id":`); n != 2 {
+			t.Errorf("printed %d ids, want the 2 stored: %s", n, out.String())
+		}
+		for _, want := range []string{"2 of 4 messages were stored, and line 3 may have been too", "tail -n +3"} {
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+			}
+		}
+	})
+}

@@ -191,3 +191,163 @@ func TestPollWaitRidesOutARestart(t *testing.T) {
 		t.Fatalf("poll did not receive the message pushed after the restart; stderr:\n%s", errOut.String())
 	}
 }
+
+// blpop, poll --wait and work ride out a Cluster failover: the master of
+// each one's slot is killed in turn, its replica takes over, and each gets
+// what is pushed after.
+func TestLongRunningRideOutClusterFailovers(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	b := redistest.Backend{Name: "cluster", URL: c.URL(), Prefix: "t:"}
+	cl := func(args ...string) []string { return append([]string{"--cluster"}, args...) }
+	for _, q := range []string{"polled", "worked"} {
+		if code, _, stderr := run(ctx, b, cl("queue", "create", q)...); code != 0 {
+			t.Fatalf("create %s: %d %s", q, code, stderr)
+		}
+	}
+	type job struct {
+		name     string
+		args     []string
+		slotKey  string
+		push     []string
+		out, err syncBuffer
+		done     chan int
+	}
+	jobs := []*job{
+		{name: "blpop", args: cl("list", "blpop", "items", "--wait", "0"), slotKey: "t:{items}:first",
+			push: cl("list", "rpush", "items", "after-blpop")},
+		{name: "poll", args: cl("queue", "poll", "polled", "--wait", "120s"), slotKey: "t:rsmq:{polled}",
+			push: cl("queue", "push", "polled", "after-poll")},
+		{name: "work", args: cl("-o", "json", "queue", "work", "worked", "--", "sh", "-c", "cat >/dev/null"), slotKey: "t:rsmq:{worked}",
+			push: cl("queue", "push", "worked", "after-work")},
+	}
+	for _, j := range jobs {
+		j.done = make(chan int, 1)
+		go func() { j.done <- runChatq(ctx, b, "", &j.out, &j.err, j.args...) }()
+	}
+	for _, j := range jobs {
+		c.WaitReplicated(t)
+		killed := c.MasterOf(t, j.slotKey)
+		killed.Kill()
+		c.WaitHealthy(t)
+
+		waitFor(t, "a push after the failover ("+j.name+")", func() bool {
+			code, _, _ := run(ctx, b, j.push...)
+			return code == 0
+		})
+		want := j.push[len(j.push)-1]
+		if j.name == "work" {
+			want = `"acked":true`
+		}
+		waitFor(t, j.name+" got "+want, func() bool { return strings.Contains(j.out.String(), want) })
+		// It comes back as a replica of the master that replaced it, so
+		// that the next failover has a replica to promote.
+		killed.Start()
+		t.Logf("%s stderr:\n%s", j.name, j.err.String())
+	}
+	cancel()
+	for _, j := range jobs {
+		select {
+		case <-j.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s did not end on interrupt", j.name)
+		}
+		if strings.Contains(j.err.String(), "error:") {
+			t.Errorf("%s: %s", j.name, j.err.String())
+		}
+	}
+}
+
+// queue work rides out a restart: the job pushed after it is handled and
+// acked.
+func TestWorkRidesOutARestart(t *testing.T) {
+	b, s := ownServer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if code, _, stderr := run(ctx, b, "queue", "create", "jobs"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runChatq(ctx, b, "", &out, &errOut, "-o", "json", "queue", "work", "jobs", "--", "sh", "-c", "cat >/dev/null")
+	}()
+	waitFor(t, "work subscribed", func() bool {
+		n, err := s.Client().PubSubNumSub(ctx, "t:rsmq:rt:jobs").Result()
+		return err == nil && n["t:rsmq:rt:jobs"] > 0
+	})
+	s.Kill()
+	waitFor(t, "the loss reported", func() bool { return strings.Contains(errOut.String(), "lost the connection") })
+	s.Start()
+	waitFor(t, "a push after the restart", func() bool {
+		code, _, _ := run(ctx, b, "queue", "push", "jobs", "after")
+		return code == 0
+	})
+	waitFor(t, "the job acked", func() bool { return strings.Contains(out.String(), `"acked":true`) })
+	cancel()
+	<-done
+	if n := strings.Count(out.String(), `"acked":true`); n != 1 {
+		t.Errorf("%d jobs acked, want 1:\n%s", n, out.String())
+	}
+	if code, stdout, _ := run(t.Context(), b, "queue", "stats", "jobs", "-o", "json"); code != 0 || !strings.Contains(stdout, `"msgs":0`) {
+		t.Errorf("after the job: %d %s", code, stdout)
+	}
+}
+
+// chat watch, list blpop, queue poll --wait and queue work ride out a
+// Sentinel failover: the replica is promoted while they run, and each gets
+// what is written after, once.
+func TestLongRunningRideOutASentinelFailover(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	b := redistest.Backend{Name: "sentinel", URL: "redis://" + s.Addr, Prefix: "t:"}
+	sm := func(args ...string) []string { return append([]string{"--sentinel-master", s.Name}, args...) }
+	for _, setup := range [][]string{
+		{"queue", "create", "polled"}, {"queue", "create", "worked"},
+		{"chat", "create", "--from", "joe", "--to", "jeff", "before"},
+	} {
+		if code, _, stderr := run(ctx, b, sm(setup...)...); code != 0 {
+			t.Fatalf("%v: %d %s", setup, code, stderr)
+		}
+	}
+	type job struct {
+		args     []string
+		push     []string
+		want     string
+		out, err syncBuffer
+		done     chan int
+	}
+	jobs := []*job{
+		{args: sm("chat", "watch", "jeff", "--poll", "100ms"), push: sm("chat", "send", "1", "--from", "joe", "after-watch"), want: "after-watch"},
+		{args: sm("list", "blpop", "items", "--wait", "0"), push: sm("list", "rpush", "items", "after-blpop"), want: "after-blpop"},
+		{args: sm("queue", "poll", "polled", "--wait", "120s"), push: sm("queue", "push", "polled", "after-poll"), want: "after-poll"},
+		{args: sm("-o", "json", "queue", "work", "worked", "--", "sh", "-c", "cat >/dev/null"), push: sm("queue", "push", "worked", "after-work"), want: `"acked":true`},
+	}
+	for _, j := range jobs {
+		j.done = make(chan int, 1)
+		go func() { j.done <- runChatq(ctx, b, "", &j.out, &j.err, j.args...) }()
+	}
+	waitFor(t, "watch printed the first message", func() bool { return strings.Contains(jobs[0].out.String(), "before") })
+	s.Failover(t)
+	for _, j := range jobs {
+		waitFor(t, "a push after the failover", func() bool {
+			code, _, _ := run(ctx, b, j.push...)
+			return code == 0
+		})
+	}
+	for _, j := range jobs {
+		waitFor(t, j.want, func() bool { return strings.Contains(j.out.String(), j.want) })
+		if n := strings.Count(j.out.String(), j.want); n != 1 {
+			t.Errorf("%q %d times, want once: %s", j.want, n, j.out.String())
+		}
+	}
+	cancel()
+	for _, j := range jobs {
+		<-j.done
+		if strings.Contains(j.err.String(), "error:") {
+			t.Errorf("%v: %s", j.args, j.err.String())
+		}
+	}
+}

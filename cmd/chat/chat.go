@@ -109,9 +109,13 @@ func (m messageLine) cells() []any {
 
 // writeMessageText prints messages one per line, tab-separated, with tabs
 // and newlines in them escaped as in a table.
-func writeMessageText(w io.Writer, lines []messageLine) {
+func writeMessageText(w io.Writer, lines []messageLine, tty bool) {
+	esc := cmdutil.CellEscaper.Replace
+	if tty {
+		esc = cmdutil.TerminalSafe
+	}
 	for _, l := range lines {
-		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), cmdutil.CellEscaper.Replace(l.Sender), cmdutil.CellEscaper.Replace(l.Message.Message)}
+		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), esc(l.Sender), esc(l.Message.Message)}
 		fmt.Fprintln(w, strings.Join(parts, "\t"))
 	}
 }

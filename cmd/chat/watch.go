@@ -79,7 +79,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 			lines := flatten(cs)
 			defer reportProblems(f, cs)
 			if !f.JSON() {
-				writeMessageText(f.IO.Out, lines)
+				writeMessageText(f.IO.Out, lines, f.IO.OutTTY)
 				return nil
 			}
 			for _, l := range lines {

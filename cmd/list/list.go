@@ -181,6 +181,9 @@ func (o *listOptions) printItems(items []string) error {
 	}
 	var b strings.Builder
 	for _, it := range items {
+		if o.f.IO.OutTTY {
+			it = cmdutil.TerminalSafe(it) // piped output stays byte-exact
+		}
 		b.WriteString(it)
 		b.WriteByte('\n')
 	}

@@ -154,7 +154,7 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	for _, l := range lines {
 		p, err := q.Push(ctx, opts.queue, l, po)
 		if err != nil {
-			return queueErr(fmt.Errorf("after %d of %d messages: %w", len(ids), len(lines), err))
+			return partialPush(ctx, opts, ids, len(lines), err)
 		}
 		if len(ids) == 0 {
 			warnNotNotified(opts, q.Channel(opts.queue), p)
@@ -169,6 +169,28 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		return opts.f.WriteJSON(ids)
 	}
 	return nil
+}
+
+// partialPush reports a bulk push that failed part way: the ids stored are
+// printed (they were, line by line, in text), and the hint says how many
+// lines were stored and how to resume without duplicates.
+func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSON, total int, err error) error {
+	if opts.f.JSON() {
+		_ = opts.f.WriteJSON(ids)
+	}
+	n := len(ids)
+	resume := fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s --lines -`", n+1, opts.queue)
+	if ctx.Err() != nil {
+		// An interrupt prints no error: say what was stored here.
+		opts.f.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume)
+		return err
+	}
+	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume)
+	if cmdutil.ReplyLost(err) {
+		hint = fmt.Sprintf("%d of %d messages were stored, and line %d may have been too (its reply was lost): check with `chatq queue peek %s -n 1000`, then resume with %s, or from line %d if it was",
+			n, total, n+1, opts.queue, resume, n+2)
+	}
+	return cmdutil.WithHint(queueErr(fmt.Errorf("after %d of %d messages: %w", n, total, err)), hint)
 }
 
 // invalidUTF8 refuses a body that is not UTF-8 (line 0: the one message):

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +54,9 @@ CMD's environment adds CHATQ_QUEUE, CHATQ_MESSAGE_ID, CHATQ_RECEIPT (this
 delivery), CHATQ_RECEIVE_COUNT (1 on the first receive), CHATQ_MESSAGE_SENT
 (Unix ms), and the connection settings, so that CMD can run chatq against
 the same queue: CHATQ_URL (without its password), CHATQ_PREFIX,
-CHATQ_NAMESPACE and CHATQ_CLUSTER. No password is added: CMD has one only if
+CHATQ_NAMESPACE and CHATQ_CLUSTER, and when set CHATQ_TLS, CHATQ_CACERT,
+CHATQ_CERT, CHATQ_KEY (file names), CHATQ_INSECURE, CHATQ_SNI,
+CHATQ_SENTINEL_MASTER, CHATQ_USER and CHATQ_DB. No password is added: CMD has one only if
 chatq itself got it from its environment (CHATQ_PASSWORD, REDISCLI_AUTH) or
 CMD reads the same config file.
 
@@ -262,6 +265,34 @@ func handlerConnEnv(f *cmdutil.Factory, cmd *cobra.Command) []string {
 		"CHATQ_PREFIX=" + cfg.Prefix,
 		"CHATQ_NAMESPACE=" + namespace(f, cmd),
 		"CHATQ_CLUSTER=" + strconv.FormatBool(cfg.Cluster),
+	}
+	// TLS, Sentinel and credential settings, when set: file names (made
+	// absolute, in case CMD changes directory), never a password.
+	add := func(key, value string) {
+		if value != "" {
+			env = append(env, key+"="+value)
+		}
+	}
+	abs := func(path string) string {
+		if a, err := filepath.Abs(path); err == nil && path != "" {
+			return a
+		}
+		return path
+	}
+	if cfg.TLS {
+		add("CHATQ_TLS", "true")
+	}
+	add("CHATQ_CACERT", abs(cfg.CACert))
+	add("CHATQ_CERT", abs(cfg.Cert))
+	add("CHATQ_KEY", abs(cfg.Key))
+	if cfg.Insecure {
+		add("CHATQ_INSECURE", "true")
+	}
+	add("CHATQ_SNI", cfg.SNI)
+	add("CHATQ_SENTINEL_MASTER", cfg.SentinelMaster)
+	add("CHATQ_USER", cfg.User)
+	if cfg.DBSet {
+		add("CHATQ_DB", strconv.Itoa(cfg.DB))
 	}
 	return env
 }

@@ -171,6 +171,13 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 	if err := c.validateConnection(); err != nil {
 		return nil, err
 	}
+	if strings.ContainsAny(c.Prefix, "{}") {
+		// A brace in the prefix would become the hash tag of every key,
+		// putting a queue's or a list's keys in different cluster slots
+		// (or all of chatq's in one).
+		return nil, WithHint(UsageErrorf("invalid --prefix %q: no '{' or '}' (they would change the keys' hash tags)", c.Prefix),
+			"use letters, digits and separators such as ':' or '-', e.g. --prefix app:")
+	}
 	return c, problem
 }
 

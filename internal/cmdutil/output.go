@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // WriteJSON prints v as JSON followed by a newline: indented on a terminal,
@@ -66,7 +67,11 @@ func (t *Table) writeHeader() {
 func (t *Table) Row(cells ...any) {
 	parts := make([]string, len(cells))
 	for i, c := range cells {
-		parts[i] = CellEscaper.Replace(fmt.Sprint(c))
+		if t.tty {
+			parts[i] = TerminalSafe(fmt.Sprint(c))
+		} else {
+			parts[i] = CellEscaper.Replace(fmt.Sprint(c))
+		}
 	}
 	t.writeHeader()
 	fmt.Fprintln(t.w, strings.Join(parts, "\t"))
@@ -88,4 +93,47 @@ func (t *Table) Flush() error {
 		return t.tw.Flush()
 	}
 	return nil
+}
+
+// TerminalSafe escapes what a terminal would interpret rather than show:
+// control characters (ESC and the rest of C0, DEL, C1) as \xNN or \u00NN,
+// and bytes that are not UTF-8 as \xNN, so a message holding an escape
+// sequence (OSC, CSI) cannot move the cursor, retitle the window or hide
+// text. Backslashes are doubled so the result reads back unambiguously.
+// Only output to a terminal goes through it: piped output stays byte-exact.
+func TerminalSafe(s string) string {
+	safe := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == '\\' || c >= 0x80 {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

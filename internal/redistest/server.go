@@ -246,8 +246,8 @@ func (c *Cluster) WaitReplicated(t testing.TB) {
 	}
 }
 
-// replicated reports whether cl is a replica, or a master whose replicas are
-// all online at its replication offset.
+// replicated reports whether cl is a replica, or a master whose replicas (if
+// any) are all online at its replication offset.
 func replicated(t testing.TB, cl *redis.Client) bool {
 	info, err := cl.Info(t.Context(), "replication").Result()
 	if err != nil {
@@ -271,5 +271,97 @@ func replicated(t testing.TB, cl *redis.Client) bool {
 			return false
 		}
 	}
-	return len(replicas) > 0
+	return true
+}
+
+// Sentinel is a master, its replica and one redis-sentinel (quorum 1)
+// watching them under the name Master, all owned by the test.
+type Sentinel struct {
+	Master, Replica *Server
+	Name            string
+	Addr            string // the sentinel's host:port
+}
+
+// StartSentinel starts a master, a replica and a sentinel, and waits until
+// the sentinel knows the replica. It skips or fails as StartServer does.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	if _, err := exec.LookPath("redis-sentinel"); err != nil {
+		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
+			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-sentinel is not installed")
+		}
+		t.Skip("redis-sentinel not installed")
+	}
+	m := StartServer(t)
+	r := StartServer(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	s := &Sentinel{Master: m, Replica: r, Name: "chatqtest"}
+	port := freePort(t)
+	dir := t.TempDir()
+	conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 1\n"+
+		"sentinel down-after-milliseconds %s 1000\nsentinel failover-timeout %s 5000\n",
+		port, dir, s.Name, m.Port, s.Name, s.Name)
+	if err := os.WriteFile(dir+"/sentinel.conf", []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("redis-sentinel", dir+"/sentinel.conf", "--logfile", dir+"/sentinel.log")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	defer sc.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rs, err := sc.Replicas(t.Context(), s.Name).Result()
+		if err == nil && len(rs) > 0 {
+			return s
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(dir + "/sentinel.log")
+			t.Fatalf("the sentinel found no replica: %v\n%s", err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Failover makes the sentinel promote the replica and waits until it
+// reports the new master.
+func (s *Sentinel) Failover(t testing.TB) {
+	t.Helper()
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	defer sc.Close()
+	mc := redis.NewClient(&redis.Options{Addr: s.Master.Addr()})
+	defer mc.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	// Everything written so far reaches the replica first.
+	for {
+		n, err := mc.Do(t.Context(), "WAIT", 1, 1000).Int()
+		if err == nil && n >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica did not catch up: %v", err)
+		}
+	}
+	for {
+		err := sc.Failover(t.Context(), s.Name).Err()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SENTINEL FAILOVER: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for {
+		addr, err := sc.GetMasterAddrByName(t.Context(), s.Name).Result()
+		if err == nil && len(addr) == 2 && addr[1] == strconv.Itoa(s.Replica.Port) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sentinel did not promote the replica: %v %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
