@@ -11,19 +11,39 @@ func newConfigCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show the effective configuration and where each value comes from",
 		Long: `Show the effective configuration: each setting, its value and its source
 (flag, env, config file or default). The password is never shown, only
-whether one is set.`,
+whether one is set.
+
+With a bad config file or value, config still shows every setting, each
+bad one with the value given and why it is refused (an "error" field with
+-o json, an ERROR column in text), then exits 2 with the first problem; the
+default stands in for a bad value meanwhile. version and completion work
+with a bad configuration too.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entries := f.Config().Describe(f.Flags(), f.Getenv)
 			if f.JSON() {
-				return f.WriteJSON(entries)
+				if err := f.WriteJSON(entries); err != nil {
+					return err
+				}
+				return f.Config().Err
 			}
-			t := f.NewTable("KEY", "VALUE", "SOURCE")
+			header := []string{"KEY", "VALUE", "SOURCE"}
+			if f.Config().Err != nil {
+				header = append(header, "ERROR")
+			}
+			t := f.NewTable(header...)
 			for _, e := range entries {
-				t.Row(e.Key, e.Value, e.Source)
+				row := []any{e.Key, e.Value, e.Source}
+				if f.Config().Err != nil {
+					row = append(row, e.Error)
+				}
+				t.Row(row...)
 			}
-			return t.Flush()
+			if err := t.Flush(); err != nil {
+				return err
+			}
+			return f.Config().Err
 		},
 	}
 }

@@ -53,7 +53,7 @@ func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(
 	if hint := f.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
-	if code == cmdutil.ExitUsage && c != nil {
+	if code == cmdutil.ExitUsage && c != nil && !cmdutil.IsConfigError(err) {
 		io.Infof("usage: %s", c.UseLine())
 		io.Infof("run '%s --help' for flags and examples", c.CommandPath())
 	}

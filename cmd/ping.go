@@ -40,6 +40,7 @@ writes. When the mode does not match the flags (a Cluster node without
 
 type pingResult struct {
 	URL     string  `json:"url"`
+	Server  string  `json:"server"` // "redis", or what else answered: "miniredis" for chatq dev
 	Version string  `json:"version"`
 	Mode    string  `json:"mode"`
 	Master  string  `json:"master,omitempty"`
@@ -72,7 +73,7 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	}
 	rtt := time.Since(start)
 	fields := helloFields(hello)
-	res := pingResult{URL: cfg.RedactedURL(), Version: "unknown", Mode: "standalone",
+	res := pingResult{URL: cfg.RedactedURL(), Server: "redis", Version: "unknown", Mode: "standalone",
 		RTTMs: float64(rtt.Microseconds()) / 1000}
 	if v := fields["version"]; v != "" {
 		res.Version = v
@@ -94,6 +95,9 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	case fields["role"] == "replica" || fields["role"] == "slave":
 		res.Mode = "replica"
 	}
+	if name := fields["server"]; name != "" {
+		res.Server = name // "miniredis" on chatq dev
+	}
 	if f.JSON() {
 		if err := f.WriteJSON(res); err != nil {
 			return err
@@ -103,7 +107,11 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		if res.Master != "" {
 			via = fmt.Sprintf(" (master %q)", res.Master)
 		}
-		fmt.Fprintf(f.IO.Out, "PONG from %s%s: redis %s, %s, rtt %.3f ms\n", res.URL, via, res.Version, res.Mode, res.RTTMs)
+		what := res.Server + " " + res.Version
+		if res.Server == "miniredis" {
+			what = "miniredis (an embedded in-memory server, as chatq dev runs; not Redis)"
+		}
+		fmt.Fprintf(f.IO.Out, "PONG from %s%s: %s, %s, rtt %.3f ms\n", res.URL, via, what, res.Mode, res.RTTMs)
 	}
 	if res.Mode == "replica" {
 		f.IO.Infof("hint: --url is a read-only replica: reads work, writes fail with READONLY; point --url at the master, or use --sentinel-master NAME")

@@ -37,7 +37,9 @@ Exit codes:
   4    a write was sent but its reply was lost: the server may have
        applied it (the hint names the command that shows whether it did);
        exit 1 on a write means it was not applied
-  130  interrupted`
+  130  interrupted: Ctrl-C or SIGTERM cut a command short; chat watch,
+       queue work and dev run until stopped, so for them it is the normal
+       end: they stop cleanly and exit 0`
 
 const rootExample = `  # try it without a Redis server
   chatq demo
@@ -55,6 +57,19 @@ const rootExample = `  # try it without a Redis server
   # the master "main" behind three Sentinels
   chatq --url 'redis://s1:26379?addr=s2:26379&addr=s3:26379' --sentinel-master main ping`
 
+// worksWithBrokenConfig says whether cmd runs even when the configuration
+// has a bad file or value: those that need no server and help to find or
+// work around the problem (version, config, completion, help).
+func worksWithBrokenConfig(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "version", "config", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
+}
+
 func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chatq",
@@ -67,7 +82,7 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cmdutil.LoadConfig(cmd.Root().PersistentFlags(), f.Getenv)
-			if err != nil {
+			if err != nil && (cfg == nil || !worksWithBrokenConfig(cmd)) {
 				return err
 			}
 			f.Load(cfg, cmd.Root().PersistentFlags())
@@ -98,6 +113,8 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	for _, name := range []string{"cacert", "cert", "key"} {
 		_ = root.MarkPersistentFlagFilename(name, "pem", "crt", "key")
 	}
+
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(
 		newPingCmd(f),

@@ -61,7 +61,8 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
 	item := benchPayload(o.size)
 	list := func(c redis.UniversalClient) (*shardlist.List, error) {
-		return shardlist.New(c, "bench", shardlist.Options{Prefix: prefix})
+		l := shardlist.New(c, "bench", shardlist.Options{Prefix: prefix})
+		return l, l.Err()
 	}
 	l, err := list(c)
 	if err != nil {

@@ -55,6 +55,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
+	f.CompleteFlagValues(cmd, cmdutil.ScanLister("chat:{*}"), "chat")
+	f.CompleteFlagValues(cmd, cmdutil.ScanLister("seen:{*}"), "from", "to")
 	return cmd
 }
 
@@ -72,6 +74,7 @@ func readMessage(f *cmdutil.Factory, arg string) (string, error) {
 	if arg != "-" {
 		return arg, nil
 	}
+	f.IO.NoteStdin("the message")
 	b, err := io.ReadAll(f.IO.In)
 	if err != nil {
 		return "", fmt.Errorf("reading the message from stdin: %w", err)

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/names"
@@ -27,6 +28,11 @@ func newChatCreateCmd(f *cmdutil.Factory) *cobra.Command {
 seen nothing (seen id 0), and print its id. With a MESSAGE (or '-' to read
 it from stdin) the sender sends it as message 1, in the same atomic step.
 
+--to takes one or more users other than --from (comma-separated or
+repeated); it may name --from too, which changes nothing: the sender is a
+member once either way. A --to with no other user (--to '', or only the
+sender) is refused (exit 2).
+
 Without --id the chat id is the next value of the ids:chat: counter. With
 --id, creating a chat that already exists fails (exit 1) and changes nothing.
 
@@ -41,10 +47,18 @@ message was sent.`,
 			if err := names.User(opts.from); err != nil {
 				return err
 			}
+			others := 0
 			for _, u := range opts.to {
 				if err := names.User(u); err != nil {
 					return err
 				}
+				if u != opts.from {
+					others++
+				}
+			}
+			if others == 0 {
+				return cmdutil.WithHint(cmdutil.UsageErrorf("--to %q names no recipient other than --from %s", strings.Join(opts.to, ","), opts.from),
+					"give the other members: --to jeff,jenny (the sender is a member anyway)")
 			}
 			if opts.id != "" {
 				if err := names.Chat(opts.id); err != nil {

@@ -99,7 +99,7 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "UNREAD", "SEEN")
+		t := f.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
 		for _, c := range cs {
 			if c.Error == "" {
 				t.Row(c.ChatID, c.Unread, c.SeenID)
@@ -172,7 +172,7 @@ func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE")
+		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no messages")
 		for _, m := range flatten([]chat.ChatMessages{{ChatID: opts.name, Messages: ms}}) {
 			t.Row(m.cells()...)
 		}

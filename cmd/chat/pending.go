@@ -112,7 +112,7 @@ func printPending(f *cmdutil.Factory, got []chat.ChatMessages) error {
 		}
 		return f.WriteJSON(got)
 	}
-	t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE")
+	t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no pending messages")
 	for _, m := range flatten(got) {
 		t.Row(m.cells()...)
 	}

@@ -16,13 +16,18 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Run an embedded in-memory Redis-protocol server for development",
 		Long: `Run an embedded in-memory server that speaks the Redis protocol (miniredis) in
 the foreground until interrupted. It keeps nothing: all data is lost when it
-stops. It prints the URL to use on stdout. It is for trying chatq out, not for
-production data; it lacks some Redis commands (OBJECT, MEMORY, CONFIG).`,
+stops. It prints the URL to use on stdout ({"url":"redis://…"} with -o json).
+It is for trying chatq out, not for production data; it lacks some Redis
+commands (OBJECT, MEMORY, CONFIG).
+
+Ctrl-C (SIGINT) or SIGTERM is how dev is meant to stop: it closes the server
+and exits 0, so a script or supervisor that stops it sees a clean end.`,
 		Example: `  chatq dev                          # in one terminal
   export CHATQ_URL=redis://127.0.0.1:6379/0
   chatq ping                         # in another
 
-  chatq dev --addr 127.0.0.1:0       # any free port`,
+  chatq dev --addr 127.0.0.1:0       # any free port
+  chatq dev --addr 127.0.0.1:0 -o json   # {"url":"redis://127.0.0.1:41234/0"}`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := embedded.Start(addr)
@@ -33,7 +38,15 @@ production data; it lacks some Redis commands (OBJECT, MEMORY, CONFIG).`,
 			defer s.Close()
 			f.IO.Infof("embedded server (miniredis) listening on %s; it keeps nothing: data is lost when it stops", s.Addr())
 			f.IO.Infof("use it with: export CHATQ_URL=%s   (Ctrl-C stops it)", s.URL())
-			fmt.Fprintln(f.IO.Out, s.URL())
+			if f.JSON() {
+				if err := f.WriteJSON(struct {
+					URL string `json:"url"`
+				}{s.URL()}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(f.IO.Out, s.URL())
+			}
 			<-cmd.Context().Done()
 			f.IO.Infof("stopped")
 			return nil

@@ -88,11 +88,13 @@ func (o *listOptions) list(key string) (*shardlist.List, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := shardlist.New(c, key, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: size})
-	if errors.Is(err, shardlist.ErrShardSize) {
+	l := shardlist.New(c, key, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: size})
+	if err := l.Err(); errors.Is(err, shardlist.ErrShardSize) {
 		return nil, cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.shardSize, err)
+	} else if err != nil {
+		return nil, err
 	}
-	return l, err
+	return l, nil
 }
 
 // checkSize refuses, for a command that does not push, an explicit

@@ -71,6 +71,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	items := opts.items
 	if opts.stdin {
 		var err error
+		opts.f.IO.NoteStdin("items, one per line,")
 		if items, err = cmdutil.ReadLines(opts.f.IO.In); err != nil {
 			return fmt.Errorf("read items from stdin: %w", err)
 		}

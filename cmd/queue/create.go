@@ -56,6 +56,11 @@ func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
 	if err := checkFlagDuration("delay", opts.delay, true); err != nil {
 		return err
 	}
+	// The package reads MaxSize 0 as "the default"; given on the command
+	// line it is refused, as queue set refuses it.
+	if err := checkMaxSizeFlag(opts.maxSize); err != nil {
+		return err
+	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
@@ -130,6 +135,9 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 		ch.Delay = &opts.delay
 	}
 	if fl.Changed("maxsize") {
+		if err := checkMaxSizeFlag(opts.maxSize); err != nil {
+			return err
+		}
 		ch.MaxSize = &opts.maxSize
 	}
 	if fl.Changed("max-receives") {
@@ -152,6 +160,15 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 			return queueErr(err)
 		}
 		return opts.f.WriteJSON(statsJSON(s))
+	}
+	return nil
+}
+
+// checkMaxSizeFlag checks --maxsize for create and set alike.
+func checkMaxSizeFlag(n int) error {
+	if delayq.CheckMaxSize(n) != nil {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --maxsize %d: must be from %d to %d, or -1 for unlimited (UTF-16 units)", n, delayq.MinMaxSize, delayq.MaxMaxSize),
+			"e.g. --maxsize 65536 (RSMQ's default and largest), or --maxsize -1")
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ func newQueueLsCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ls",
 		Short: "List the namespace's queues (RSMQ listQueues)",
+		Long: `List the namespace's queues (RSMQ listQueues). No queues prints nothing ([]
+with -o json; "no queues" on stderr on a terminal) and exits 0, or 3 with -e.`,
 		Example: `  chatq queue ls
   chatq queue ls --namespace myapp -o json`,
 		Args: cmdutil.NoArgs,
@@ -45,11 +47,20 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 		for _, n := range names {
 			out = append(out, queueName{n})
 		}
-		return opts.f.WriteJSON(out)
+		if err := opts.f.WriteJSON(out); err != nil {
+			return err
+		}
+	} else {
+		t := opts.f.NewTable("NAME").WhenEmpty("no queues")
+		for _, n := range names {
+			t.Row(n)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
 	}
-	t := opts.f.NewTable("NAME")
-	for _, n := range names {
-		t.Row(n)
+	if len(names) == 0 {
+		return cmdutil.ErrNothing
 	}
-	return t.Flush()
+	return nil
 }

@@ -65,7 +65,7 @@ func queuePeekRun(ctx context.Context, opts *queuePeekOptions) error {
 			return err
 		}
 	} else {
-		t := opts.f.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE")
+		t := opts.f.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE").WhenEmpty("no messages")
 		for _, p := range ps {
 			t.Row(p.ID, p.State, stamp(p.VisibleAt), p.RC, p.Body)
 		}

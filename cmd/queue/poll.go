@@ -155,7 +155,7 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 			return err
 		}
 	} else {
-		t := opts.f.NewTable("ID", "RC", "MESSAGE")
+		t := opts.f.NewTable("ID", "RC", "MESSAGE").WhenEmpty("no messages due")
 		for _, m := range r.Messages {
 			t.Row(m.ID, m.RC, m.Body)
 		}

@@ -90,6 +90,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	}
 	body := opts.body
 	if body == "-" {
+		opts.f.IO.NoteStdin("the message")
 		b, err := io.ReadAll(opts.f.IO.In)
 		if err != nil {
 			return fmt.Errorf("reading the message from stdin: %w", err)
@@ -113,7 +114,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	}
 	fmt.Fprintln(opts.f.IO.Out, p.ID)
 	if p.VisibleAt.After(p.Sent) {
-		infoTTY(opts.f, "due at %s (in %s)", stamp(p.VisibleAt), p.VisibleAt.Sub(p.Sent))
+		infoTTY(opts.f, "due at %s (in %s)", stamp(p.VisibleAt), roughly(p.VisibleAt.Sub(p.Sent)))
 	}
 	return nil
 }
@@ -121,6 +122,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 // queuePushLines pushes each line of stdin as a message, after checking
 // every line against the queue's maxsize, so that a bad line writes nothing.
 func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushOptions) error {
+	opts.f.IO.NoteStdin("messages, one per line,")
 	lines, err := cmdutil.ReadLines(opts.f.IO.In)
 	if err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)

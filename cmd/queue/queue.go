@@ -64,18 +64,20 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
-	queueNames := f.CompleteFirstArg(func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
+	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 		q, err := queueClient(f, cmd)
 		if err != nil {
 			return nil, err
 		}
 		return q.List(ctx)
-	})
+	}
+	queueNames := f.CompleteFirstArg(listQueues)
 	for _, sub := range cmd.Commands() {
 		if sub.Name() != "ls" {
 			sub.ValidArgsFunction = queueNames
 		}
 	}
+	f.CompleteFlagValues(cmd, listQueues, "dead-letter", "to")
 	return cmd
 }
 
@@ -188,6 +190,18 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// roughly renders a wait for people: "1m30s" up to two days, then whole
+// days ("115 days"), never "2764h0m0s".
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Millisecond).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%.0f days", d.Hours()/24)
 }
 
 // infoTTY prints success chatter, only when stderr is a terminal and the

@@ -614,8 +614,8 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 	calls := 0
 	for _, k := range keys {
 		r := ListRow{Key: k}
-		l, err := shardlist.New(c.rdb, k, shardlist.Options{Prefix: c.prefix})
-		if err != nil {
+		l := shardlist.New(c.rdb, k, shardlist.Options{Prefix: c.prefix})
+		if l.Err() != nil {
 			continue // not a name chatq would make
 		}
 		n, err := l.Len(ctx)

@@ -151,8 +151,8 @@ func fill(t *testing.T, ctx context.Context, c redis.UniversalClient, prefix str
 	must(err)
 	_, err = q.Receive(ctx, "jobs", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true})
 	must(err)
-	l, err := shardlist.New(c, "events", shardlist.Options{Prefix: prefix, ShardSize: 100})
-	must(err)
+	l := shardlist.New(c, "events", shardlist.Options{Prefix: prefix, ShardSize: 100})
+	must(l.Err())
 	items := make([]string, 250)
 	for i := range items {
 		items[i] = fmt.Sprint(i)

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -13,6 +14,27 @@ import (
 // slow or absent server must not hang the user's shell.
 const completionTimeout = 500 * time.Millisecond
 
+// CompletionTimeoutEnv lifts or changes that bound (a duration; 0 means no
+// bound). Tests set it: on a loaded machine 500 ms can pass before a
+// Cluster client has loaded its slot map, and no test may depend on a
+// wall-clock budget.
+const CompletionTimeoutEnv = "CHATQ_COMPLETION_TIMEOUT"
+
+// completionLimit is the bound on completion's look-ups, from
+// CHATQ_COMPLETION_TIMEOUT or the default; 0 means none.
+func (f *Factory) completionLimit() time.Duration {
+	s := f.Getenv(CompletionTimeoutEnv)
+	if s == "" {
+		return completionTimeout
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		cobra.CompErrorln(fmt.Sprintf("%s=%q: want a duration such as 500ms or 0 (no limit); using %s", CompletionTimeoutEnv, s, completionTimeout))
+		return completionTimeout
+	}
+	return d
+}
+
 // CompleteFromServer makes a cobra completion function that asks the server
 // for names with list; any failure completes nothing.
 func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
@@ -23,10 +45,14 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		cfg.Timeout = min(cfg.Timeout, completionTimeout)
+		ctx := context.Background()
+		if limit := f.completionLimit(); limit > 0 {
+			cfg.Timeout = min(cfg.Timeout, limit)
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, limit)
+			defer cancel()
+		}
 		f.cfg = cfg
-		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
-		defer cancel()
 		names, err := list(ctx, f, cmd)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -87,4 +113,50 @@ func (f *Factory) CompleteFirstArg(list func(ctx context.Context, f *Factory, cm
 // CompleteNothing is the shell completion for free-form arguments.
 func CompleteNothing(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// CompleteFlagValues completes the values of the named flags, on every
+// subcommand of group that has one, with the names list returns (queue
+// names for --dead-letter, users for --from). The value of a list flag
+// (--to jeff,je) completes its last part.
+func (f *Factory) CompleteFlagValues(group *cobra.Command, list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error), flags ...string) {
+	fromServer := f.CompleteFromServer(list)
+	for _, sub := range group.Commands() {
+		for _, name := range flags {
+			fl := sub.Flags().Lookup(name)
+			if fl == nil {
+				continue
+			}
+			fn := fromServer
+			if strings.HasSuffix(fl.Value.Type(), "Slice") {
+				fn = lastOfList(fromServer)
+			}
+			if err := sub.RegisterFlagCompletionFunc(name, fn); err != nil {
+				panic(err) // registered twice: a programming error
+			}
+		}
+	}
+}
+
+// lastOfList completes the part of a comma-separated value after its last
+// comma, keeping what comes before.
+func lastOfList(fn cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		head := ""
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			head, toComplete = toComplete[:i+1], toComplete[i+1:]
+		}
+		names, d := fn(cmd, args, toComplete)
+		for i := range names {
+			names[i] = head + names[i]
+		}
+		return names, d
+	}
+}
+
+// ScanLister lists the names ScanNames finds for pattern.
+func ScanLister(pattern string) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+	return func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		return ScanNames(ctx, f, pattern)
+	}
 }

@@ -28,6 +28,10 @@ type Config struct {
 	Timeout    time.Duration
 	Verbose    bool
 	File       string // the config file read, "" when none
+	// Err is the configuration's first problem (a file that cannot be
+	// read, an unknown key, a value that does not parse), nil when none.
+	// The other fields then hold defaults in place of what was wrong.
+	Err error
 
 	// Production connections: TLS like redis-cli, Sentinel, credentials
 	// given apart from the URL.
@@ -45,6 +49,7 @@ type Config struct {
 	AskPass          bool // read the password from the terminal, without echo
 
 	askedPassword bool // Password came from --askpass
+	problems      []configProblem
 	v             *viper.Viper
 }
 
@@ -60,7 +65,9 @@ var configKeys = []string{
 }
 
 // LoadConfig reads the configuration from the parsed global flags, the
-// environment and the config file. It does no network I/O.
+// environment and the config file. It does no network I/O. On a bad file or
+// value it returns the error (a ConfigError) and also a configuration built
+// from what was usable, for the commands that work without a server.
 func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, error) {
 	v := viper.New()
 	v.SetEnvPrefix("CHATQ")
@@ -78,6 +85,10 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 	}
 
 	path, explicit := configPath(flags, getenv)
+	// A bad file or value does not stop here: the configuration is built
+	// from what is usable, so that version, config and completion still
+	// work, and the first problem is returned with it.
+	var problem error
 	if path != "" {
 		v.SetConfigFile(path)
 		switch strings.TrimPrefix(filepath.Ext(path), ".") {
@@ -92,12 +103,14 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
 			path = ""
 		case errors.As(err, &pe):
-			return nil, WithHint(UsageErrorf("config file %s: %v", path, pe.Err),
-				"create it, or drop --config (CHATQ_CONFIG) to use the default")
+			problem = configErr("create it, or drop --config (CHATQ_CONFIG) to use the default", "config file %s: %v", path, pe.Err)
+			path = ""
 		default:
-			return nil, UsageErrorf("config file %s: %v", path, err)
+			problem = configErr("fix the file, or point --config (CHATQ_CONFIG) at another", "config file %s: %v", path, err)
+			path = ""
 		}
 	}
+	var problems []configProblem
 	if path != "" {
 		var unknown []string
 		for _, k := range v.AllKeys() {
@@ -107,9 +120,15 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		}
 		if len(unknown) > 0 {
 			sort.Strings(unknown)
-			return nil, WithHint(UsageErrorf("config file %s: unknown key %s", path, strings.Join(unknown, ", ")),
-				"known keys: "+strings.Join(configKeys, ", "))
+			err := configErr("known keys: "+strings.Join(configKeys, ", "), "config file %s: unknown key %s", path, strings.Join(unknown, ", "))
+			for _, k := range unknown {
+				problems = append(problems, configProblem{key: k, raw: fmt.Sprint(v.Get(k)), err: err})
+			}
 		}
+	}
+	problems = append(problems, checkValues(v, flags, getenv, path)...)
+	if problem == nil && len(problems) > 0 {
+		problem = problems[0].err
 	}
 
 	c := &Config{
@@ -132,11 +151,15 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		SentinelPassword: v.GetString("sentinel-password"),
 		User:             v.GetString("user"),
 		AskPass:          v.GetBool("askpass"),
+		Err:              problem,
+		problems:         problems,
 		v:                v,
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
 	}
+	// checkValues made sure it parses.
+	c.Timeout, _ = time.ParseDuration(v.GetString("timeout"))
 	if c.source("db", flags, getenv) != "default" {
 		ds := v.GetString("db")
 		n, err := strconv.Atoi(ds)
@@ -155,20 +178,7 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		return nil, WithHint(UsageErrorf("invalid --prefix %q: no '{' or '}' (they would change the keys' hash tags)", c.Prefix),
 			"use letters, digits and separators such as ':' or '-', e.g. --prefix app:")
 	}
-	switch c.Output {
-	case "text", "json":
-	default:
-		return nil, UsageErrorf("invalid output format %q: want text or json", c.Output)
-	}
-	// cast's duration parser accepts bare numbers as nanoseconds; parse
-	// ourselves so "--timeout 5" is rejected rather than meaning 5ns.
-	ts := v.GetString("timeout")
-	d, err := time.ParseDuration(ts)
-	if err != nil || d <= 0 {
-		return nil, UsageErrorf("invalid timeout %q: want a positive duration such as 3s or 500ms", ts)
-	}
-	c.Timeout = d
-	return c, nil
+	return c, problem
 }
 
 // configPath returns the config file to read and whether it was named
@@ -325,6 +335,10 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 		"output":            c.Output, "exit-status": fmt.Sprint(c.ExitStatus),
 		"timeout": c.Timeout.String(), "verbose": fmt.Sprint(c.Verbose),
 	}
+	broken := map[string]configProblem{}
+	for _, p := range c.problems {
+		broken[p.key] = p
+	}
 	out := make([]ConfigEntry, 0, len(configKeys))
 	for _, k := range configKeys {
 		src := c.source(k, flags, getenv)
@@ -336,13 +350,26 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 				values[k], src = u, "url"
 			}
 		}
-		out = append(out, ConfigEntry{Key: k, Value: values[k], Source: src})
+		e := ConfigEntry{Key: k, Value: values[k], Source: src}
+		if p, ok := broken[k]; ok && k != "password" {
+			e.Value, e.Error = p.raw, p.err.Error()
+		}
+		out = append(out, e)
+	}
+	for _, p := range c.problems { // unknown keys in the file
+		if !contains(configKeys, p.key) {
+			// Not shown: a misspelt "pasword" would print a secret.
+			out = append(out, ConfigEntry{Key: p.key, Value: "(not shown)", Source: "config " + c.v.ConfigFileUsed(), Error: p.err.Error()})
+		}
 	}
 	return out
 }
 
+// ConfigEntry is one line of `chatq config`. Error says why the value
+// given is not used (the default is, meanwhile).
 type ConfigEntry struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Source string `json:"source"`
+	Error  string `json:"error,omitempty"`
 }

@@ -13,16 +13,18 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 	// OutTTY and ErrTTY say whether Out and ErrOut are terminals: tables and
-	// chatter for people on a terminal, plain lines when piped.
+	// chatter for people on a terminal, plain lines when piped. InTTY says
+	// whether In is one: a command reading "-" then says it is waiting.
 	OutTTY bool
 	ErrTTY bool
+	InTTY  bool
 }
 
 // SystemIO returns the process's standard streams.
 func SystemIO() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr),
+		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr), InTTY: IsTerminal(os.Stdin),
 	}
 }
 
@@ -34,4 +36,12 @@ func IsTerminal(f *os.File) bool {
 // Infof writes a "chatq: …" line to stderr.
 func (s *IOStreams) Infof(format string, a ...any) {
 	fmt.Fprintf(s.ErrOut, "chatq: "+format+"\n", a...)
+}
+
+// NoteStdin says, when stdin is a terminal, that the command is reading
+// what from it, so that a "-" typed by mistake does not look like a hang.
+func (s *IOStreams) NoteStdin(what string) {
+	if s.InTTY {
+		s.Infof("reading %s from stdin (a terminal): type it, then Ctrl-D; Ctrl-C cancels", what)
+	}
 }

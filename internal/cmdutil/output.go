@@ -32,19 +32,34 @@ func WriteJSONLine(w io.Writer, v any) error {
 type Table struct {
 	w      io.Writer
 	tw     *tabwriter.Writer
+	io     *IOStreams
 	header []string
 	tty    bool
 	rows   int
+	empty  string
 }
 
 func (f *Factory) NewTable(header ...string) *Table {
-	t := &Table{w: f.IO.Out, header: header, tty: f.IO.OutTTY}
+	t := &Table{w: f.IO.Out, io: f.IO, header: header, tty: f.IO.OutTTY}
 	if t.tty {
 		t.tw = tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 		t.w = t.tw
-		fmt.Fprintln(t.w, strings.Join(header, "\t"))
 	}
 	return t
+}
+
+// WhenEmpty sets what a table with no rows says on a terminal, on stderr
+// ("no queues"), instead of a bare header. Piped, an empty table prints
+// nothing either way.
+func (t *Table) WhenEmpty(msg string) *Table {
+	t.empty = msg
+	return t
+}
+
+func (t *Table) writeHeader() {
+	if t.tty && t.rows == 0 {
+		fmt.Fprintln(t.w, strings.Join(t.header, "\t"))
+	}
 }
 
 // Row adds a row; cells are printed with fmt.Sprint, tabs and newlines in
@@ -58,6 +73,7 @@ func (t *Table) Row(cells ...any) {
 			parts[i] = CellEscaper.Replace(fmt.Sprint(c))
 		}
 	}
+	t.writeHeader()
 	fmt.Fprintln(t.w, strings.Join(parts, "\t"))
 	t.rows++
 }
@@ -66,6 +82,13 @@ var CellEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", 
 
 // Flush writes out an aligned table.
 func (t *Table) Flush() error {
+	if t.tty && t.rows == 0 {
+		if t.empty != "" {
+			t.io.Infof("%s", t.empty)
+			return nil
+		}
+		t.writeHeader()
+	}
 	if t.tw != nil {
 		return t.tw.Flush()
 	}

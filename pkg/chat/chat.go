@@ -63,6 +63,13 @@
 // existing entries, never creates one), whatever order racing readers and
 // leaves run in.
 //
+// # Names
+//
+// Chat ids and user names are checked before any Redis call: non-empty,
+// valid UTF-8, no whitespace or control characters, no '{' or '}' (they
+// would move the hash tag); chat ids also no ':'. A bad one is an error
+// matching ErrInvalid.
+//
 // A stored value that is not a message is returned in
 // ChatMessages.Skipped and marked with the others (each member is told
 // once); a chat that cannot be read is returned with Error set and marks
@@ -88,6 +95,10 @@ var (
 	// ErrInvalidMessage is returned for a message that is not valid UTF-8,
 	// which JSON could not carry byte for byte.
 	ErrInvalidMessage = errors.New("message is not valid UTF-8")
+	// ErrInvalid is matched (errors.Is) by the errors for an invalid chat
+	// id or user name (see Names), returned before any Redis call. It is
+	// the same value as delayq.ErrInvalid and shardlist.ErrInvalid.
+	ErrInvalid = names.ErrInvalid
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/alicebob/miniredis/v2"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
 )
@@ -12,7 +12,8 @@ import (
 // The book's scenario: joe starts a chat with jeff and jenny, and each
 // fetches what they have not seen.
 func Example() {
-	srv, err := embedded.Start("127.0.0.1:0")
+	// An in-memory server for the example; point Addr at your Redis instead.
+	srv, err := miniredis.Run()
 	if err != nil {
 		panic(err)
 	}

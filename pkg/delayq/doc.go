@@ -19,7 +19,17 @@
 //	                    (the score in ns:q), for O(log n) stats; rsmq
 //	                    neither reads nor writes it
 //
-// No queue may be named QUEUES: its ZSET would be the registry.
+// # Names
+//
+// Queue names follow RSMQ's rule: 1 to 160 characters from [A-Za-z0-9_-]
+// (CheckName), and no queue may be named QUEUES: its ZSET would be the
+// registry. A bad name is an error matching ErrInvalid, returned before any
+// Redis call; so are values out of range (ErrInvalidValue) and a message
+// over maxsize (ErrMessageTooLong). ErrInvalid is the same value as
+// chat.ErrInvalid and shardlist.ErrInvalid.
+//
+// # Notifications and hash tags
+//
 // Realtime notifications go to channel "p ns:rt:q" (RSMQ's realtime
 // channel): every push publishes the queue's message count there, and
 // Receive with Wait subscribes to it. With HashTag (Redis Cluster) the

@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/alicebob/miniredis/v2"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/redis/go-redis/v9"
 )
 
 // A delayed message is received once it is due, then acked.
 func Example() {
-	s, _ := embedded.Start("127.0.0.1:0")
+	// An in-memory server for the example; point Addr at your Redis instead.
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
 	defer s.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	defer rdb.Close()

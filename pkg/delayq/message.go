@@ -10,7 +10,7 @@ import (
 // PushOptions say when a pushed message becomes due. At and Delay exclude
 // each other; with neither, the queue's delay applies.
 type PushOptions struct {
-	At    time.Time     // due at this time (rounded up to the millisecond)
+	At    time.Time     // due at this time (rounded up to the millisecond), at most MaxSeconds after the server's now
 	Delay time.Duration // due this long after the server's now
 	// HasDelay marks Delay as given, so that 0 overrides the queue's delay.
 	HasDelay bool
@@ -68,6 +68,9 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 		return nil, notFound(q)
 	case "toolong":
 		return nil, fmt.Errorf("queue %q: %d UTF-16 units, maxsize is %s: %w", q, n16, str(a[1]), ErrMessageTooLong)
+	case "toolate":
+		return nil, fmt.Errorf("time %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: %w",
+			opt.At.UTC().Format(time.RFC3339), MaxSeconds, msTime(str(a[1])).UTC().Format(time.RFC3339), ErrInvalidValue)
 	}
 	return &Pushed{ID: str(a[1]), VisibleAt: msTime(str(a[2])), Sent: msTime(str(a[3])), Notified: len(a) > 4 && num(a[4]) == 1}, nil
 }

@@ -6,11 +6,12 @@
 -- ARGV[4] body length in UTF-16 code units (what RSMQ's maxsize counts)
 -- ARGV[5] body
 -- ARGV[6] realtime channel <ns>:rt:<q>
--- Returns {"ok", id, visible-at ms, now ms, notified}, {"notfound"} or
--- {"toolong", maxsize}. Nothing is written unless "ok": everything that can
--- fail (key types, stored values, on Redis 7 this user's permissions) is
--- checked before the first write. The realtime PUBLISH is best-effort:
--- notified is 0 when this user may not publish on the channel (Redis 7's
+-- Returns {"ok", id, visible-at ms, now ms, notified}, {"notfound"},
+-- {"toolong", maxsize} or {"toolate", now ms} (an "at" further ahead than
+-- RSMQ's largest delay, 9999999 s). Nothing is written unless "ok":
+-- everything that can fail (key types, stored values, on Redis 7 this
+-- user's permissions) is checked before the first write. The realtime
+-- PUBLISH is best-effort: notified is 0 when this user may not publish on the channel (Redis 7's
 -- default for new users), and the message is stored all the same, so a
 -- retry never duplicates it; waiting consumers then find it by their timer.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
@@ -59,6 +60,9 @@ while us > 0 do
   us = (us - r) / 36
 end
 id = id .. ARGV[1]
+if ARGV[2] == "at" and tonumber(ARGV[3]) > now + 9999999000 then
+  return {"toolate", string.format("%.0f", now)}
+end
 local visible
 if ARGV[2] == "at" then
   visible = tonumber(ARGV[3])

@@ -37,7 +37,7 @@ func BenchmarkPush(b *testing.B) {
 		args[i] = items[i]
 	}
 	b.Run("sharded", func(b *testing.B) {
-		l, _ := New(be.Client, "bpush", Options{Prefix: be.Prefix})
+		l := New(be.Client, "bpush", Options{Prefix: be.Prefix})
 		for i := 0; b.Loop(); i++ {
 			if i%50 == 49 {
 				b.StopTimer()
@@ -84,7 +84,7 @@ func BenchmarkPushStored(b *testing.B) {
 			if stored > 20000 && !be.Real() {
 				b.Skip("large list: real Redis only")
 			}
-			l, _ := New(be.Client, fmt.Sprint("bstored", stored), Options{Prefix: be.Prefix, BatchSize: 1000})
+			l := New(be.Client, fmt.Sprint("bstored", stored), Options{Prefix: be.Prefix, BatchSize: 1000})
 			fill := make([]string, 1000)
 			for i := range fill {
 				fill[i] = fmt.Sprintf("fill%06d", i)
@@ -126,7 +126,7 @@ func BenchmarkPop(b *testing.B) {
 		items[i] = fmt.Sprintf("item%04d", i)
 	}
 	b.Run("sharded", func(b *testing.B) {
-		l, _ := New(be.Client, "bpop", Options{Prefix: be.Prefix})
+		l := New(be.Client, "bpop", Options{Prefix: be.Prefix})
 		for i := 0; b.Loop(); i++ {
 			if i%len(items) == 0 {
 				b.StopTimer()
@@ -161,7 +161,7 @@ func BenchmarkPop(b *testing.B) {
 func BenchmarkBlockingTimeout(b *testing.B) {
 	be := benchBackend(b)
 	ctx := context.Background()
-	l, _ := New(be.Client, "btimeout", Options{Prefix: be.Prefix})
+	l := New(be.Client, "btimeout", Options{Prefix: be.Prefix})
 	const timeout = 250 * time.Millisecond
 	var late, worst time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -205,10 +205,7 @@ func TestMemoryUsage(t *testing.T) {
 	for _, n := range []int{1000, 100000} {
 		for _, size := range []int{8, 64, 200} {
 			key := fmt.Sprintf("mem%d_%d", n, size)
-			l, err := New(b.Client, key, Options{Prefix: b.Prefix})
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := New(b.Client, key, Options{Prefix: b.Prefix})
 			plain := b.Prefix + "plain" + key
 			batch := make([]string, 0, 1000)
 			for i := 0; i < n; i++ {

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/alicebob/miniredis/v2"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 )
 
 func Example() {
-	s, err := embedded.Start("127.0.0.1:0")
+	// An in-memory server for the example; point Addr at your Redis instead.
+	s, err := miniredis.Run()
 	if err != nil {
 		panic(err)
 	}
@@ -19,10 +20,7 @@ func Example() {
 	defer c.Close()
 	ctx := context.Background()
 
-	l, err := shardlist.New(c, "jobs", shardlist.Options{ShardSize: 3})
-	if err != nil {
-		panic(err)
-	}
+	l := shardlist.New(c, "jobs", shardlist.Options{ShardSize: 3})
 	n, _ := l.RPush(ctx, "a", "b", "c", "d", "e")
 	fmt.Println("length", n)
 	lay, _ := l.Layout(ctx)

@@ -217,7 +217,7 @@ func TestRangeRestartsWhenWritten(t *testing.T) {
 		// A reader whose every try sees a write: ErrChanged.
 		hooked := newClient(t, b)
 		hooked.AddHook(writeAfterEachCall{b.Client, l.ShardKey(9)})
-		hl, _ := New(hooked, "restart", Options{Prefix: b.Prefix})
+		hl := New(hooked, "restart", Options{Prefix: b.Prefix})
 		if _, err := hl.rangeSteps(ctx, 0, -1, 1, 1); !errors.Is(err, ErrChanged) {
 			t.Fatalf("range under writes: %v", err)
 		}
@@ -257,12 +257,12 @@ func TestShardSizeIsRecorded(t *testing.T) {
 		if v := b.Client.Get(ctx, l3.SizeKey()).Val(); v != "3" {
 			t.Fatalf("size key %q", v)
 		}
-		dflt, _ := New(b.Client, "ss", Options{Prefix: b.Prefix, BatchSize: 4})
+		dflt := New(b.Client, "ss", Options{Prefix: b.Prefix, BatchSize: 4})
 		if n, err := dflt.RPush(ctx, "h", "i", "j"); err != nil || n != 10 {
 			t.Fatalf("push with the default size: %d, %v", n, err)
 		}
 		checkShards(t, l3, 3)
-		l5, _ := New(b.Client, "ss", Options{Prefix: b.Prefix, ShardSize: 5})
+		l5 := New(b.Client, "ss", Options{Prefix: b.Prefix, ShardSize: 5})
 		before := snapshot(t, b, l3)
 		var se *ShardSizeError
 		_, err := l5.RPush(ctx, "k")
@@ -355,7 +355,7 @@ func TestPushReportsWhatWasStored(t *testing.T) {
 				}
 				c.AddHook(failNth{&n, at, tc.err, tc.after})
 				key := "stored" + strings.ReplaceAll(tc.name, " ", "")
-				l, _ := New(c, key, Options{Prefix: b.Prefix, BatchSize: 4})
+				l := New(c, key, Options{Prefix: b.Prefix, BatchSize: 4})
 				_, err := l.RPush(ctx, items...)
 				var pe *PushError
 				switch {
@@ -379,7 +379,7 @@ func TestPushReportsWhatWasStored(t *testing.T) {
 func TestPopOfManyItems(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		l, _ := New(b.Client, "many", Options{Prefix: b.Prefix, ShardSize: 100, BatchSize: 1000})
+		l := New(b.Client, "many", Options{Prefix: b.Prefix, ShardSize: 100, BatchSize: 1000})
 		items := make([]string, 2500)
 		for i := range items {
 			items[i] = fmt.Sprint(i)
@@ -397,7 +397,7 @@ func TestPopOfManyItems(t *testing.T) {
 		}
 		// one-item shards: a call opens or empties at most 100 shards,
 		// the package calls again for the rest
-		tiny, _ := New(b.Client, "tiny", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
+		tiny := New(b.Client, "tiny", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
 		if n, err := tiny.LPush(ctx, items[:900]...); err != nil || n != 900 {
 			t.Fatalf("push of 900 one-item shards: %d, %v", n, err)
 		}
@@ -415,7 +415,7 @@ func TestPopOfManyItems(t *testing.T) {
 func TestLegacyListWithManyShards(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		l, _ := New(b.Client, "legacybig", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
+		l := New(b.Client, "legacybig", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
 		items := make([]string, 300)
 		for i := range items {
 			items[i] = fmt.Sprint(i)
@@ -592,7 +592,7 @@ func TestBlockingPopOnOneConnection(t *testing.T) {
 		opt.PoolSize = 1
 		c := redis.NewClient(opt)
 		defer c.Close()
-		l, _ := New(c, "onepool", Options{Prefix: b.Prefix})
+		l := New(c, "onepool", Options{Prefix: b.Prefix})
 		if _, err := l.BLPop(ctx, 50*time.Millisecond); !errors.Is(err, ErrEmpty) {
 			t.Fatalf("BLPop on empty: %v", err)
 		}

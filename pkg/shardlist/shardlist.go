@@ -4,8 +4,7 @@
 //
 // # Keys
 //
-// A list KEY (validated with names.ListKey; errors match ErrInvalid) owns,
-// behind Options.Prefix:
+// A list KEY owns, behind Options.Prefix:
 //
 //	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
 //	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
@@ -22,6 +21,14 @@
 // LIST_CHUNK_SIZE rule). LPUSH opens shards toward negative numbers, RPUSH
 // toward positive ones. Emptied lists keep their endpoint keys (as in the
 // book); the mid key is deleted whenever its count drops to 0.
+//
+// # Names
+//
+// A list KEY must be non-empty, valid UTF-8, with no whitespace or control
+// characters and no '{' or '}' (it is the hash tag). New takes any KEY; a
+// bad one makes Err, and every operation before it sends anything, return
+// an error matching ErrInvalid (the same value as chat.ErrInvalid and
+// delayq.ErrInvalid).
 //
 // # Corrupt state and bounded calls
 //
@@ -158,7 +165,8 @@ var (
 	// ErrChanged is returned by a Range or Layout of several calls when
 	// the list was written between its calls every time it was tried.
 	ErrChanged = errors.New("list kept changing during a read of several calls")
-	// ErrInvalid is matched by the errors for an invalid list key.
+	// ErrInvalid is matched (errors.Is) by the errors for an invalid list
+	// key (see Names).
 	ErrInvalid = names.ErrInvalid
 )
 
@@ -280,20 +288,24 @@ type List struct {
 	batch    int
 	slice    time.Duration // a wait on the client's own connections
 	ownSlice time.Duration // a wait on a waiter's connection (waiter.own)
+	err      error         // from New: every operation returns it
 }
 
-// New returns the sharded list KEY on c. It checks KEY and the options and
-// makes no Redis call.
-func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
+// New returns the sharded list KEY on c, and makes no Redis call. Like
+// chat.New and delayq.New it returns no error: a bad KEY (an error matching
+// ErrInvalid) or shard size (ErrShardSize) is returned by Err, and by every
+// operation before it sends anything.
+func New(c redis.UniversalClient, key string, opt Options) *List {
+	var bad error
 	if err := names.ListKey(key); err != nil {
-		return nil, err
+		bad = err
 	}
 	explicit := opt.ShardSize != 0
 	if opt.ShardSize == 0 {
 		opt.ShardSize = DefaultShardSize
 	}
-	if opt.ShardSize < 2 {
-		return nil, ErrShardSize
+	if opt.ShardSize < 2 && bad == nil {
+		bad = ErrShardSize
 	}
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = DefaultBatchSize
@@ -313,9 +325,13 @@ func New(c redis.UniversalClient, key string, opt Options) (*List, error) {
 		c: c, key: key, base: base,
 		keys: []string{base + "first", base + "last", base + "mid", base + "size", base + "ver"},
 		size: opt.ShardSize, explicit: explicit, batch: opt.BatchSize, slice: opt.WaitSlice,
-		ownSlice: ownSlice,
-	}, nil
+		ownSlice: ownSlice, err: bad,
+	}
 }
+
+// Err is the reason the list cannot be used, nil when it can: an invalid
+// key (matching ErrInvalid) or shard size (ErrShardSize) given to New.
+func (l *List) Err() error { return l.err }
 
 // readTimeout is the client's read timeout (a pipeline waits at most that
 // long for its replies), or 0 when there is none.
@@ -362,6 +378,11 @@ func (l *List) VersionKey() string { return l.keys[4] }
 // many middle shards is counted first (in bounded calls), and the script
 // run again; script errors for impossible state become ErrCorrupt.
 func (l *List) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
+	if l.err != nil {
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(l.err)
+		return cmd
+	}
 	cmd := s.Run(ctx, l.c, l.keys, args...)
 	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
 		if err := l.countMid(ctx); err != nil {

@@ -19,8 +19,8 @@ import (
 
 func newList(t testing.TB, b redistest.Backend, key string, size int) *List {
 	t.Helper()
-	l, err := New(b.Client, key, Options{Prefix: b.Prefix, ShardSize: size, BatchSize: 4})
-	if err != nil {
+	l := New(b.Client, key, Options{Prefix: b.Prefix, ShardSize: size, BatchSize: 4})
+	if err := l.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -42,9 +42,13 @@ func TestNewChecksInput(t *testing.T) {
 		{"a b", 0, names.ErrInvalid},
 		{"a{b}", 0, names.ErrInvalid},
 	} {
-		_, err := New(c, tc.key, Options{ShardSize: tc.size})
-		if !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
-			t.Errorf("New(%q, size %d) = %v, want %v", tc.key, tc.size, err, tc.want)
+		l := New(c, tc.key, Options{ShardSize: tc.size})
+		if err := l.Err(); !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
+			t.Errorf("New(%q, size %d).Err() = %v, want %v", tc.key, tc.size, err, tc.want)
+		}
+		// every operation returns it, before sending anything
+		if _, err := l.Len(context.Background()); tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("New(%q, size %d).Len() = %v, want %v", tc.key, tc.size, err, tc.want)
 		}
 	}
 }
@@ -52,8 +56,8 @@ func TestNewChecksInput(t *testing.T) {
 func TestKeysShareTheHashTag(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	l, err := New(c, "jobs:eu", Options{Prefix: "app:"})
-	if err != nil {
+	l := New(c, "jobs:eu", Options{Prefix: "app:"})
+	if err := l.Err(); err != nil {
 		t.Fatal(err)
 	}
 	first, last := l.EndpointKeys()

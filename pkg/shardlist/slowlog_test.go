@@ -18,8 +18,8 @@ import (
 // batches of 1000, the largest a push call takes: the fast way to load a
 // list for a size test (1e6 items in about 1000 calls).
 func fill(ctx context.Context, c redis.UniversalClient, key, prefix string, n, size int) (*List, error) {
-	l, err := New(c, key, Options{Prefix: prefix, ShardSize: size, BatchSize: maxBatchSize})
-	if err != nil {
+	l := New(c, key, Options{Prefix: prefix, ShardSize: size, BatchSize: maxBatchSize})
+	if err := l.Err(); err != nil {
 		return nil, err
 	}
 	items := make([]string, 0, maxBatchSize)

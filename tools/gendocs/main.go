@@ -34,7 +34,9 @@ func run(out string) error {
 			return err
 		}
 	}
-	if err := doc.GenManTree(root, &doc.GenManHeader{Title: "CHATQ", Section: "1", Source: "chatq"}, man); err != nil {
+	// No Title: each page is titled by its command (CHATQ-QUEUE-PUSH(1)),
+	// as man and apropos list it; a fixed one would title every page CHATQ(1).
+	if err := doc.GenManTree(root, &doc.GenManHeader{Section: "1", Source: "chatq", Manual: "chatq manual"}, man); err != nil {
 		return err
 	}
 	gens := map[string]func(string) error{
