@@ -23,7 +23,8 @@ func newChatMembersCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "List a chat's members, the last message id each has seen, and their unread counts",
 		Long: `List the chat's members with the highest message id each has seen and how
 many of the stored messages each has not seen yet (who has not read
-this?). Fails (exit 1) when the chat does not exist. One round trip.
+this?). Fails (exit 1) when the chat does not exist. One round trip per
+500 members.
 
 Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 		Example:           `  chatq chat members 1`,

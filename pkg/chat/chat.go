@@ -469,32 +469,44 @@ func (s *Store) Leave(ctx context.Context, chatID, user string) (Left, error) {
 	return Left{ChatDeleted: code == 1}, nil
 }
 
+// membersPage is how many members one call of the members script reads.
+const membersPage = 500
+
 // Members lists the chat's members, their seen ids and unread counts, in
-// seen id order, in one round trip. It fails with ErrChatNotFound.
+// seen id order: one round trip per 500 members. It fails with
+// ErrChatNotFound.
 func (s *Store) Members(ctx context.Context, chatID string) ([]Member, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
-	res, err := membersScript.Run(ctx, s.rdb, []string{s.chatKey(chatID), s.msgsKey(chatID)}).Result()
-	if err != nil {
-		return nil, fmt.Errorf("chat %s: %w", chatID, err)
-	}
-	if code, ok := res.(int64); ok && code == -1 {
-		return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
-	}
-	a, ok := res.([]any)
-	if !ok || len(a)%3 != 0 {
-		return nil, fmt.Errorf("unexpected members reply %v", res)
-	}
-	out := make([]Member, 0, len(a)/3)
-	for i := 0; i < len(a); i += 3 {
-		user, _ := a[i].(string)
-		seen, err := scoreInt(a[i+1])
+	keys := []string{s.chatKey(chatID), s.msgsKey(chatID)}
+	var out []Member
+	// A page of members per call, so a chat with many members never
+	// holds the server for long; pages are read in seen id order.
+	for start := 0; ; start += membersPage {
+		res, err := membersScript.Run(ctx, s.rdb, keys, start, membersPage).Result()
 		if err != nil {
 			return nil, fmt.Errorf("chat %s: %w", chatID, err)
 		}
-		unread, _ := a[i+2].(int64)
-		out = append(out, Member{User: user, SeenID: seen, Unread: unread})
+		if code, ok := res.(int64); ok && code == -1 {
+			return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
+		}
+		a, ok := res.([]any)
+		if !ok || len(a)%3 != 0 {
+			return nil, fmt.Errorf("unexpected members reply %v", res)
+		}
+		for i := 0; i < len(a); i += 3 {
+			user, _ := a[i].(string)
+			seen, err := scoreInt(a[i+1])
+			if err != nil {
+				return nil, fmt.Errorf("chat %s: %w", chatID, err)
+			}
+			unread, _ := a[i+2].(int64)
+			out = append(out, Member{User: user, SeenID: seen, Unread: unread})
+		}
+		if len(a)/3 < membersPage {
+			break
+		}
 	}
 	return out, nil
 }

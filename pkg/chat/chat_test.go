@@ -774,3 +774,37 @@ func TestSmallChunks(t *testing.T) {
 		}
 	})
 }
+
+// Members reads a chat of more members than one call takes, page by page,
+// in seen id order, with each member once.
+func TestMembersInPages(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		if _, err := s.Create(ctx, chat.CreateRequest{ID: "big", From: "joe", To: []string{"jeff"}}); err != nil {
+			t.Fatal(err)
+		}
+		const extra = 1203
+		zs := make([]redis.Z, extra)
+		for i := range zs {
+			zs[i] = redis.Z{Score: 1, Member: fmt.Sprintf("user%04d", i)}
+		}
+		if err := b.Client.ZAdd(ctx, b.Prefix+"chat:{big}", zs...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := s.Members(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i, m := range ms {
+			if seen[m.User] || i > 0 && m.SeenID < ms[i-1].SeenID {
+				t.Fatalf("member %d %+v repeated or out of order", i, m)
+			}
+			seen[m.User] = true
+		}
+		if len(ms) != extra+2 || !seen["joe"] || !seen["jeff"] || !seen["user1202"] {
+			t.Errorf("got %d members, want %d", len(ms), extra+2)
+		}
+	})
+}
