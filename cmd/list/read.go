@@ -76,10 +76,10 @@ func newListRangeCmd(lo *listOptions) *cobra.Command {
 		Long: `Print the items from index START to STOP inclusive, one per line, as LRANGE:
 0 is the head, negative indexes count from the tail (-1 is the last item).
 -o json prints a JSON array of strings. An empty range prints nothing ([] with
--o json) and exits 0, or 3 with -e. Up to 2000 items near either end are read
-in one atomic script call; a longer range is read in bounded calls (each at
-most 1000 shards and 2000 items, so the server is never held long), started
-over if the list is written in between, so the result is still one state.
+-o json) and exits 0, or 3 with -e. A range is read in bounded script calls
+(each walks at most 100 shards and returns at most 1000 items, so the server
+is never held long), started over if the list is written in between, so the
+result is still one state; a short range near either end is one call.
 
 Flags go before KEY, so that negative indexes are not taken for flags.`,
 		Example: `  chatq list lrange jobs 0 -1
@@ -156,7 +156,7 @@ terminal this is a table; piped, tab-separated lines without the header;
 -o json prints {"key","first","last","length","shards":[{"index","key","length"}],"mid","shard_size"},
 where mid is the count kept for the shards strictly between the endpoints and
 shard_size the size recorded by the first push (0 for a list written before
-sizes were recorded). Read in calls of at most 1000 shards each.`,
+sizes were recorded). Read in calls of at most 100 shards each.`,
 		Example: `  chatq list shards jobs
   chatq list shards jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
