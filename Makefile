@@ -7,8 +7,8 @@ REDIS_URL  ?= redis://127.0.0.1:$(REDIS_PORT)/0
 help:            ## list the tasks
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build:           ## build ./chatq
-	go build -o chatq .
+build:           ## build ./chatq (static: it starts faster than a cgo build)
+	CGO_ENABLED=0 go build -o chatq .
 
 test:            ## the tests on the embedded server (no Redis needed)
 	go test ./...

@@ -344,7 +344,7 @@ func TestACLReadOnly(t *testing.T) {
 	u.User = url.UserPassword(user, password)
 	ro := u.String()
 	for _, args := range [][]string{
-		{"ping"}, {"queue", "ls"}, {"queue", "stats", "jobs"}, {"queue", "peek", "jobs"},
+		{"ping"}, {"queue", "ls"}, {"queue", "ls", "-l"}, {"queue", "stats", "jobs"}, {"queue", "peek", "jobs"}, {"queue", "export", "jobs"},
 		{"list", "llen", "k"}, {"list", "lrange", "k", "0", "-1"}, {"list", "shards", "k"},
 		{"chat", "members", "1"}, {"chat", "history", "1"}, {"chat", "ls", "jeff"}, {"chat", "pending", "jeff", "--peek"},
 	} {

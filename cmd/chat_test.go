@@ -95,3 +95,26 @@ func TestChatWatchInterrupted(t *testing.T) {
 		}
 	})
 }
+
+// TestPendingOneConnection: chat pending reads the user's chats, then
+// pipelines a script per chat; both go out on the one connection it dialled
+// (go-redis's separate pipeline pool, which would dial a second, is off).
+func TestPendingOneConnection(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		var out, errOut syncBuffer
+		for _, to := range []string{"jeff", "jeff,jim"} {
+			if code := runChatq(ctx, b, "", &out, &errOut, "chat", "create", "--from", "joe", "--to", to, "hi"); code != 0 {
+				t.Fatalf("create exited %d: %s", code, errOut.String())
+			}
+		}
+		errOut = syncBuffer{}
+		if code := runChatq(ctx, b, "", &out, &errOut, "--verbose", "chat", "pending", "jeff"); code != 0 {
+			t.Fatalf("pending exited %d: %s", code, errOut.String())
+		}
+		log := errOut.String()
+		if n := strings.Count(log, "chatq: dial "); n != 1 || !strings.Contains(log, "pipeline of 2") {
+			t.Errorf("pending dialled %d connections (want 1) or sent no pipeline of 2:\n%s", n, log)
+		}
+	})
+}

@@ -27,8 +27,14 @@ func Main() int {
 
 // Run executes one chatq command line and returns its exit code.
 func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string) int {
+	return runTree(ctx, args, io, getenv, newRootCmdFor)
+}
+
+// runTree is Run with the function that builds the command tree for args.
+func runTree(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string,
+	tree func(f *cmdutil.Factory, args []string) *cobra.Command) int {
 	f := &cmdutil.Factory{IO: io, Getenv: getenv}
-	root := newRootCmd(f)
+	root := tree(f, args)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
@@ -53,7 +59,7 @@ func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(
 	if hint := f.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
-	if code == cmdutil.ExitUsage && c != nil && !cmdutil.IsConfigError(err) {
+	if code == cmdutil.ExitUsage && c != nil && !cmdutil.IsConfigError(err) && !cmdutil.IsRefused(err) {
 		io.Infof("usage: %s", c.UseLine())
 		io.Infof("run '%s --help' for flags and examples", c.CommandPath())
 	}

@@ -33,6 +33,11 @@ func TestWorkRidesOutAnOutage(t *testing.T) {
 		}
 		push("a")
 		var out, errOut syncBuffer
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+			}
+		})
 		done := make(chan int, 1)
 		go func() {
 			done <- runChatq(ctx, pb, "", &out, &errOut, "--timeout", "1s", "-o", "json",

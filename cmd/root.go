@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"time"
 
 	"github.com/chatq-dev/chatq/cmd/bench"
@@ -32,7 +33,9 @@ output is a stable contract: fields may be added, never renamed or removed.
 Exit codes:
   0    success, including nothing to return (empty pop, empty poll)
   1    runtime error: connection, Redis error, not found, wrong key type
-  2    usage error: unknown flag, missing argument, invalid name or value
+  2    usage error: unknown flag, missing argument, invalid name or value;
+       or a destructive command not confirmed (queue delete/purge of a
+       queue holding messages, off a terminal without --force, or declined)
   3    nothing to return, only with -e/--exit-status
   4    a write was sent but its reply was lost: the server may have
        applied it (the hint names the command that shows whether it did);
@@ -70,7 +73,18 @@ func worksWithBrokenConfig(cmd *cobra.Command) bool {
 	return false
 }
 
+// newRootCmd returns chatq's whole command tree.
 func newRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root := newRootOnly(f)
+	for _, c := range subcommands() {
+		root.AddCommand(c.new(f))
+	}
+	return root
+}
+
+// newRootOnly returns the root command with its global flags and no
+// subcommands.
+func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chatq",
 		Short:         "Operate group chats, delayed queues and sharded lists on Redis",
@@ -116,18 +130,62 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
-	root.AddCommand(
-		newPingCmd(f),
-		newVersionCmd(f),
-		newConfigCmd(f),
-		newACLCmd(f),
-		dev.NewCmd(f),
-		demo.NewCmd(f, Run),
-		bench.NewCmd(f),
-		chat.NewCmd(f),
-		queue.NewCmd(f),
-		list.NewCmd(f),
-		top.NewCmd(f),
-	)
+	return root
+}
+
+// subcommand is one of the root's commands, by its name, so that it can be
+// built without the others.
+type subcommand struct {
+	name string
+	new  func(f *cmdutil.Factory) *cobra.Command
+}
+
+// subcommands returns the root's commands in the order they are added.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"ping", newPingCmd},
+		{"version", newVersionCmd},
+		{"config", newConfigCmd},
+		{"acl", newACLCmd},
+		{"dev", dev.NewCmd},
+		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
+		{"bench", bench.NewCmd},
+		{"chat", chat.NewCmd},
+		{"queue", queue.NewCmd},
+		{"list", list.NewCmd},
+		{"top", top.NewCmd},
+	}
+}
+
+// newRootCmdFor returns the command tree that runs args: the root with only
+// the command args name, built as in the full tree, when args name one of
+// the root's commands (after any global flags). Building every command
+// costs a one-shot command a good part of its own work; the root's help,
+// help and completion commands, unknown commands (whose suggestions come
+// from every name) and no command at all get the full tree, so what they
+// print is unchanged.
+func newRootCmdFor(f *cmdutil.Factory, args []string) *cobra.Command {
+	root := newRootOnly(f)
+	// Find the command as cobra will, global flags and their values
+	// skipped, among stand-ins that cost nothing to build.
+	subs := subcommands()
+	stand := make([]*cobra.Command, len(subs))
+	for i, c := range subs {
+		stand[i] = &cobra.Command{Use: c.name, Run: func(*cobra.Command, []string) {}}
+	}
+	root.AddCommand(stand...)
+	found, _, err := root.Find(args)
+	i := slices.Index(stand, found)
+	root.RemoveCommand(stand...)
+	if err != nil || i < 0 {
+		for _, c := range subs {
+			root.AddCommand(c.new(f))
+		}
+		return root
+	}
+	root.AddCommand(subs[i].new(f))
+	// The completion command cannot run here (it is not the command
+	// found), and cobra would build its four subcommands.
+	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

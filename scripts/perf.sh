@@ -1,59 +1,92 @@
 #!/usr/bin/env bash
-# Measures chatq against Redis itself, in one run on one local redis-server,
-# and prints the tables of docs/performance.md (markdown) on stdout.
+# Measures chatq against references (redis-benchmark running the same
+# script, the rsmq npm client, redis-cli) on one local redis-server, and
+# prints the tables of docs/performance.md (markdown) on stdout.
 #
-#   scripts/perf.sh            # everything (several minutes)
-#   REQUESTS=20000 scripts/perf.sh
+# chatq and its reference take turns (A B, B A, A B, …) for ROUNDS rounds,
+# so that the load of a shared machine falls on both alike; each cell gives
+# the median and the min–max spread of the rounds, the ratio of the two
+# medians with the min–max of the rounds' own ratios, and the server's CPU
+# per call (used_cpu_user + used_cpu_sys of INFO cpu, over the run).
+#
+#   scripts/perf.sh                          # everything (about 8 minutes)
+#   QUICK=1 scripts/perf.sh                  # smoke run: every section, small
+#   ONLY='queue ack' scripts/perf.sh         # cells whose name matches (grep -E)
+#   ROUNDS=5 REQUESTS=50000 PORT=21250 CHATQ_BIN=./chatq scripts/perf.sh
+#
+# Knobs: ROUNDS (default 3), REQUESTS per cell (default 20000), QUICK=1
+# (2 rounds of 2000 requests, scaling up to 10,000 items), ONLY (a regular
+# expression matched against "<section> <operation> <clients>/<pipeline>",
+# e.g. "bench queue", "rsmq", "oneshot", "scale", "list pop 50/16"), PORT
+# for the redis-server it starts (default: a free port), CHATQ_BIN to use a
+# built chatq instead of building one.
 #
 # Needs redis-server, redis-cli and redis-benchmark (Debian: redis-server,
-# redis-tools), hyperfine for the process timings, and node + npm ci in
-# testdata/interop/rsmq for the rsmq comparison. Nothing is timed against a
-# fixed threshold: every figure is a ratio to a reference from the same run.
+# redis-tools), Go (for chatq and tools/interleave), and node + `npm ci` in
+# testdata/interop/rsmq for the rsmq rows. Nothing is timed against a fixed
+# threshold: every figure is a ratio to a reference from the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REQUESTS=${REQUESTS:-50000}
-tmp=$(mktemp -d)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$tmp" --daemonize no --logfile "$tmp/redis.log" &
-redis_pid=$!
-trap 'kill $redis_pid 2>/dev/null; wait $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+ROUNDS=${ROUNDS:-3}
+REQUESTS=${REQUESTS:-20000}
+SCALE_SIZES="1000 10000 100000 1000000"
+CHAT_SIZES="1 100 1000 10000"
+if [ "${QUICK:-}" = 1 ]; then
+  ROUNDS=2 REQUESTS=2000 SCALE_SIZES="1000 10000" CHAT_SIZES="1 100"
+fi
+ONLY=${ONLY:-}
+. scripts/ownredis.sh
+start_own_redis perf.sh
 
-go build -o "$tmp/chatq" .
+if [ -n "${CHATQ_BIN:-}" ]; then
+  bin=$CHATQ_BIN
+else
+  CGO_ENABLED=0 go build -o "$tmp/chatq" .
+  bin=$tmp/chatq
+fi
 url="redis://127.0.0.1:$port/0"
-chatq() { "$tmp/chatq" --url "$url" "$@"; }
+chatq() { "$bin" --url "$url" "$@"; }
 rcli() { redis-cli -p "$port" "$@"; }
+want() { [ -z "$ONLY" ] || grep -Eq -- "$ONLY" <<<"$1"; }
 
-# ops/s of one `chatq bench` step (tab-separated output: STEP ... OPS/S is column 7).
-bench_ops() { # pattern step clients pipeline [extra flags]
-  local pattern=$1 step=$2 clients=$3 pipeline=$4; shift 4
-  chatq bench "$pattern" -c "$clients" -P "$pipeline" -n "$REQUESTS" "$@" |
-    awk -F'\t' -v s="$pattern $step" '$1 == s { printf "%.0f", $7 }'
+# The server's CPU so far, in µs (user + sys).
+cpu() { rcli INFO cpu | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.0f", s * 1e6 }'; }
+# median min max of the numbers given.
+stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s %s", m, v[1], v[NR] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# "median (min–max)" of integers.
+cell() { read -r m lo hi < <(stats "$@"); printf '%.0f (%.0f–%.0f)' "$m" "$lo" "$hi"; }
+med() { read -r m _ _ < <(stats "$@"); printf '%s' "$m"; }
+# median of values with one decimal.
+med1() { printf '%.1f' "$(med "$@")"; }
+# The ratio of the medians of two lists (space-separated), with the min–max
+# of the per-round ratios.
+ratios() { # "a1 a2 ..." "b1 b2 ..."
+  local -a a b r=()
+  read -ra a <<<"$1"
+  read -ra b <<<"$2"
+  for i in "${!a[@]}"; do r+=("$(ratio "${a[$i]}" "${b[$i]}")"); done
+  read -r _ lo hi < <(stats "${r[@]}")
+  printf '%s (%s–%s)' "$(ratio "$(med "${a[@]}")" "$(med "${b[@]}")")" "$lo" "$hi"
 }
-# requests per second of one redis-benchmark command.
-rb_ops() { # clients pipeline command...
-  local clients=$1 pipeline=$2; shift 2
-  redis-benchmark -p "$port" -c "$clients" -P "$pipeline" -n "$REQUESTS" --csv "$@" |
-    awk -F'","' 'NR == 2 { printf "%.0f", $(NF - 6) }'
-}
+
 sha() { rcli SCRIPT LOAD "$(cat "$@")"; }
 # The list scripts are state.lua and the script, after a line that sets
 # `legacy`, as pkg/shardlist builds them.
 listsha() { rcli SCRIPT LOAD "local legacy = 'count'
 $(cat pkg/shardlist/state.lua "$@")"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-echo "Redis $(redis-server --version | awk '{print $3}' | cut -d= -f2), $(nproc) cores, $(go version | awk '{print $3}'), $REQUESTS requests per cell."
-echo
-echo "## chatq bench against redis-benchmark running the same script"
-echo
-echo "| operation | clients | pipeline | chatq ops/s | redis-benchmark ops/s | ratio |"
-echo "| --- | --: | --: | --: | --: | --: |"
+echo "Redis $(redis-server --version | awk '{print $3}' | cut -d= -f2), $(nproc) cores, $(go version | awk '{print $3}'), $REQUESTS requests per cell, $ROUNDS rounds, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
 
-# The reference state for redis-benchmark: chat 1 with a sender and a reader,
-# and an empty list, under the prefix rb:.
+# --- chatq bench against redis-benchmark running the same script ---------
+# One `chatq bench PATTERN` runs each step of the pattern in turn; the
+# reference runs each step's script with redis-benchmark. The server CPU
+# columns are per call over the whole pattern (all its steps, setup and
+# clean-up included for chatq), so that chatq's figure and the reference's
+# count the same calls.
 chatq --prefix rb: chat create --from sender --to reader --id 1 >/dev/null
+chatq --prefix rb: queue create bench --vt 1h >/dev/null
 payload=$(printf 'x%.0s' $(seq 16))
 send_sha=$(sha pkg/chat/send.lua)
 fetch_sha=$(sha pkg/chat/fetch.lua)
@@ -62,7 +95,8 @@ pop_sha=$(listsha pkg/shardlist/pop.lua)
 qpush_sha=$(sha pkg/delayq/push.lua)
 qrecv_sha=$(sha pkg/delayq/receive.lua)
 qack_sha=$(sha pkg/delayq/ack.lua)
-chatq --prefix rb: queue create bench --vt 1h >/dev/null
+# The queue scripts take the queue's ZSET and hash (and, for receive and
+# ack, chatq's index of received messages, <ns>:<q>:R).
 declare -A ref=(
   [ping ping]="PING"
   [chat send]="EVALSHA $send_sha 3 rb:chat:{1} rb:msgs:{1} rb:ids:{1} sender ,\"sender\":\"sender\",\"message\":\"$payload\"} rb:chat:sent 1"
@@ -70,17 +104,65 @@ declare -A ref=(
   [list push]="EVALSHA $push_sha 5 rb:{bench}:first rb:{bench}:last rb:{bench}:mid rb:{bench}:size rb:{bench}:ver 512 0 right 100 $payload"
   [list pop]="EVALSHA $pop_sha 5 rb:{bench}:first rb:{bench}:last rb:{bench}:mid rb:{bench}:size rb:{bench}:ver left 1 MARKER 100"
   [queue push]="EVALSHA $qpush_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__ default 0 16 $payload rb:rsmq:rt:bench"
-  [queue poll]="EVALSHA $qrecv_sha 2 rb:rsmq:bench rb:rsmq:bench:Q 1 3600000 0 none none"
-  [queue ack]="EVALSHA $qack_sha 2 rb:rsmq:bench rb:rsmq:bench:Q abcdefghij__rand_int__"
+  [queue poll]="EVALSHA $qrecv_sha 3 rb:rsmq:bench rb:rsmq:bench:Q rb:rsmq:bench:R 1 3600000 0 none none"
+  [queue ack]="EVALSHA $qack_sha 3 rb:rsmq:bench rb:rsmq:bench:Q rb:rsmq:bench:R abcdefghij__rand_int__"
 )
-for op in "ping ping" "chat send" "chat pending" "list push" "list pop" "queue push" "queue poll" "queue ack"; do
+# Each reference must run its script without an error (redis-benchmark
+# counts error replies as requests).
+for op in "${!ref[@]}"; do
+  # shellcheck disable=SC2086 # the reference command is split on purpose
+  if ! out=$(rcli ${ref[$op]//__rand_int__/000000000001} 2>&1) || grep -q '^ERR\|^WRONGTYPE\|^NOSCRIPT\|^CORRUPT' <<<"$out"; then
+    echo "perf.sh: the reference for $op fails: $out" >&2
+    exit 1
+  fi
+done
+declare -A steps=([ping]="ping" [chat]="send pending" [list]="push pop" [queue]="push poll ack")
+
+echo
+echo "## chatq bench against redis-benchmark running the same script"
+echo
+echo "| operation | clients | pipeline | chatq ops/s | redis-benchmark ops/s | ratio | server µs/call, chatq | server µs/call, redis-benchmark |"
+echo "| --- | --: | --: | --: | --: | --: | --: | --: |"
+for pattern in ping chat list queue; do
   for cp in "1 1" "50 1" "50 16"; do
     read -r clients pipeline <<<"$cp"
-    read -r pattern step <<<"$op"
-    ours=$(bench_ops "$pattern" "$step" "$clients" "$pipeline")
-    # shellcheck disable=SC2086 # the reference command is split on purpose
-    theirs=$(rb_ops "$clients" "$pipeline" -r 1000000 ${ref[$op]})
-    echo "| $op | $clients | $pipeline | $ours | $theirs | $(ratio "$ours" "$theirs") |"
+    cells=()
+    for step in ${steps[$pattern]}; do
+      want "bench $pattern $step $clients/$pipeline" && cells+=("$step")
+    done
+    [ ${#cells[@]} -gt 0 ] || continue
+    declare -A ours=() theirs=()
+    ourcpu=() theircpu=()
+    for round in $(seq "$ROUNDS"); do
+      for side in $( ((round % 2)) && echo "chatq ref" || echo "ref chatq"); do
+        if [ "$side" = chatq ]; then
+          c0=$(cpu)
+          chatq bench "$pattern" -c "$clients" -P "$pipeline" -n "$REQUESTS" >"$tmp/bench.tsv"
+          c1=$(cpu)
+          n=$(awk -F'\t' '{ s += $6 } END { print s }' "$tmp/bench.tsv")
+          ourcpu+=("$(awk -v c=$((c1 - c0)) -v n="$n" 'BEGIN { printf "%.1f", c / n }')")
+          for step in "${cells[@]}"; do
+            ours[$step]+="$(awk -F'\t' -v s="$pattern $step" '$1 == s { printf "%.0f", $7 }' "$tmp/bench.tsv") "
+          done
+        else
+          c0=$(cpu) n=0
+          for step in ${steps[$pattern]}; do
+            # shellcheck disable=SC2086 # the reference command is split on purpose
+            ops=$(redis-benchmark -p "$port" -c "$clients" -P "$pipeline" -n "$REQUESTS" -r 1000000 --csv ${ref[$pattern $step]} |
+              awk -F'","' 'NR == 2 { printf "%.0f", $(NF - 6) }')
+            theirs[$step]+="$ops "
+            n=$((n + REQUESTS))
+          done
+          c1=$(cpu)
+          theircpu+=("$(awk -v c=$((c1 - c0)) -v n="$n" 'BEGIN { printf "%.1f", c / n }')")
+        fi
+      done
+    done
+    for step in "${cells[@]}"; do
+      # shellcheck disable=SC2086 # split on purpose
+      echo "| $pattern $step | $clients | $pipeline | $(cell ${ours[$step]}) | $(cell ${theirs[$step]}) | $(ratios "${ours[$step]}" "${theirs[$step]}") | $(med1 "${ourcpu[@]}") | $(med1 "${theircpu[@]}") |"
+    done
+    unset ours theirs
   done
 done
 rcli --scan --pattern 'rb:*' | xargs -r redis-cli -p "$port" DEL >/dev/null
@@ -89,56 +171,96 @@ echo
 echo "The redis-benchmark queue ack acks an id that is not there (it cannot know"
 echo "the ids its polls received), which costs the server a little less."
 
-if [ -d testdata/interop/rsmq/node_modules ]; then
+# --- chatq against the rsmq npm client ------------------------------------
+if [ -d testdata/interop/rsmq/node_modules ] && want "rsmq"; then
   echo
   echo "## queue: chatq against the rsmq npm client"
   echo
-  echo "| step | clients | chatq ops/s | rsmq ops/s | ratio |"
-  echo "| --- | --: | --: | --: | --: |"
+  echo "| step | clients | chatq ops/s | rsmq ops/s | ratio | server µs/call, chatq | server µs/call, rsmq |"
+  echo "| --- | --: | --: | --: | --: | --: | --: |"
+  n=$((REQUESTS / 5))
   for clients in 1 50; do
-    n=$((REQUESTS / 5))
-    node testdata/interop/rsmq/bench.js "$url" rsmqbench "$clients" "$n" 16 >"$tmp/rsmq.jsonl"
-    chatq bench queue -c "$clients" -n "$n" >"$tmp/chatq.tsv"
-    for step in push poll ack; do
-      ours=$(awk -F'\t' -v s="queue $step" '$1 == s { printf "%.0f", $7 }' "$tmp/chatq.tsv")
-      theirs=$(grep "\"step\":\"$step\"" "$tmp/rsmq.jsonl" | sed 's/.*"ops_per_sec":\([0-9.]*\).*/\1/' | awk '{ printf "%.0f", $1 }')
-      echo "| $step | $clients | $ours | $theirs | $(ratio "$ours" "$theirs") |"
+    want "rsmq .* $clients" || want "rsmq" || continue
+    declare -A ours=() theirs=()
+    ourcpu=() theircpu=()
+    for round in $(seq "$ROUNDS"); do
+      for side in $( ((round % 2)) && echo "chatq ref" || echo "ref chatq"); do
+        c0=$(cpu)
+        if [ "$side" = chatq ]; then
+          chatq bench queue -c "$clients" -n "$n" >"$tmp/chatq.tsv"
+          c1=$(cpu)
+          ourcpu+=("$(awk -v c=$((c1 - c0)) -v n=$((3 * n)) 'BEGIN { printf "%.1f", c / n }')")
+          for step in push poll ack; do
+            ours[$step]+="$(awk -F'\t' -v s="queue $step" '$1 == s { printf "%.0f", $7 }' "$tmp/chatq.tsv") "
+          done
+        else
+          node testdata/interop/rsmq/bench.js "$url" rsmqbench "$clients" "$n" 16 >"$tmp/rsmq.jsonl"
+          c1=$(cpu)
+          theircpu+=("$(awk -v c=$((c1 - c0)) -v n=$((3 * n)) 'BEGIN { printf "%.1f", c / n }')")
+          for step in push poll ack; do
+            theirs[$step]+="$(grep "\"step\":\"$step\"" "$tmp/rsmq.jsonl" | sed 's/.*"ops_per_sec":\([0-9.]*\).*/\1/' | awk '{ printf "%.0f", $1 }') "
+          done
+          rcli --scan --pattern 'rsmqbench:*' | xargs -r redis-cli -p "$port" DEL >/dev/null
+        fi
+      done
     done
+    for step in push poll ack; do
+      # shellcheck disable=SC2086 # split on purpose
+      echo "| $step | $clients | $(cell ${ours[$step]}) | $(cell ${theirs[$step]}) | $(ratios "${ours[$step]}" "${theirs[$step]}") | $(med1 "${ourcpu[@]}") | $(med1 "${theircpu[@]}") |"
+    done
+    unset ours theirs
   done
+  echo
+  echo "Server µs/call here is over the three steps of each run (rsmq's"
+  echo "receive is two calls, MULTI/TIME and its script, counted as one)."
 fi
 
-if command -v hyperfine >/dev/null; then
+# --- one command, one process ---------------------------------------------
+if want "oneshot"; then
   echo
-  echo "## One command, one process: chatq against redis-cli (median wall time)"
+  echo "## One command, one process: chatq against redis-cli (tools/interleave)"
   echo
-  echo "| command | chatq ms | redis-cli ms | ratio |"
+  go build -o "$tmp/interleave" ./tools/interleave
+  runs=$((ROUNDS * 20))
+  echo "| command | chatq ms, median [25th–75th] | redis-cli ms, median [25th–75th] | ratio |"
   echo "| --- | --: | --: | --: |"
   chatq --prefix hf: chat create --from joe --to jeff --id 1 >/dev/null
   chatq --prefix hf: queue create hf >/dev/null
   rows=(
-    "ping|$tmp/chatq --url $url ping|redis-cli -p $port PING"
-    "list rpush|$tmp/chatq --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 5 hf:{k}:first hf:{k}:last hf:{k}:mid hf:{k}:size hf:{k}:ver 512 0 right 100 x"
-    "chat send|$tmp/chatq --url $url --prefix hf: chat send 1 --from joe hi|redis-cli -p $port EVALSHA $send_sha 3 hf:chat:{1} hf:msgs:{1} hf:ids:{1} joe ,\"sender\":\"joe\",\"message\":\"hi\"} hf:chat:sent 1"
-    "queue push|$tmp/chatq --url $url --prefix hf: queue push hf x|redis-cli -p $port EVALSHA $qpush_sha 2 hf:rsmq:hf hf:rsmq:hf:Q abcdefghijabcdefghijab default 0 1 x hf:rsmq:rt:hf"
+    "ping|$bin --url $url ping|redis-cli -p $port PING"
+    "list rpush|$bin --url $url --prefix hf: list rpush k x|redis-cli -p $port EVALSHA $push_sha 5 hf:{k}:first hf:{k}:last hf:{k}:mid hf:{k}:size hf:{k}:ver 512 0 right 100 x"
+    "chat send|$bin --url $url --prefix hf: chat send 1 --from joe hi|redis-cli -p $port EVALSHA $send_sha 3 hf:chat:{1} hf:msgs:{1} hf:ids:{1} joe ,\"sender\":\"joe\",\"message\":\"hi\"} hf:chat:sent 1"
+    "queue push|$bin --url $url --prefix hf: queue push hf x|redis-cli -p $port EVALSHA $qpush_sha 2 hf:rsmq:hf hf:rsmq:hf:Q abcdefghijabcdefghijab default 0 1 x hf:rsmq:rt:hf"
   )
   for row in "${rows[@]}"; do
     IFS='|' read -r name ours theirs <<<"$row"
-    hyperfine -N --warmup 10 --runs 200 --export-json "$tmp/hf.json" "$ours" "$theirs" >/dev/null 2>&1
-    read -r a b < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(r[0]["median"]*1000, r[1]["median"]*1000)' "$tmp/hf.json")
-    printf '| %s | %.2f | %.2f | %s |\n' "$name" "$a" "$b" "$(ratio "$a" "$b")"
+    want "oneshot $name" || continue
+    "$tmp/interleave" -n "$runs" "$theirs" "$ours" >"$tmp/il.txt"
+    # wall MED [P25–P75] ×R ... per command, the reference first.
+    python3 - "$name" "$tmp/il.txt" <<'PY'
+import re, sys
+w = [re.match(r"wall\s+([\d.]+)\s+\[\s*([\d.]+)–\s*([\d.]+)\]\s+×([\d.]+)", l) for l in open(sys.argv[2])]
+w = [m.groups() for m in w if m]
+print("| %s | %s [%s–%s] | %s [%s–%s] | %s |" % (sys.argv[1], *w[1][:3], *w[0][:3], w[1][3]))
+PY
   done
+  echo
+  echo "$runs runs of each, interleaved; wall time of the whole process."
 fi
 
-echo
-echo "## Scaling with stored data (one client, median latency)"
-echo
-echo "| operation | stored | p50 ms | p99 ms |"
-echo "| --- | --: | --: | --: |"
-scale() { # pattern step preload requests
-  chatq bench "$1" -c 1 -n "$4" --preload "$3" |
-    awk -F'\t' -v s="$1 $2" -v n="$3" '$1 == s { printf "| %s | %s | %s | %s |\n", s, n, $8, $9 }'
-}
-for k in 1 100 1000 10000; do scale chat pending "$k" 200; done
-for n in 1000 10000 100000 1000000; do scale queue poll "$n" 5000; done
-for n in 1000 10000 100000 1000000; do scale list pop "$n" 5000; done
-for n in 1000 10000 100000 1000000; do scale list push "$n" 5000; done
+# --- scaling with stored data ---------------------------------------------
+if want "scale"; then
+  echo
+  echo "## Scaling with stored data (one client, one run each)"
+  echo
+  echo "| operation | stored | p50 ms | p99 ms |"
+  echo "| --- | --: | --: | --: |"
+  scale() { # pattern step preload requests
+    chatq bench "$1" -c 1 -n "$4" --preload "$3" |
+      awk -F'\t' -v s="$1 $2" -v n="$3" '$1 == s { printf "| %s | %s | %s | %s |\n", s, n, $8, $9 }'
+  }
+  for k in $CHAT_SIZES; do scale chat pending "$k" 200; done
+  for n in $SCALE_SIZES; do scale queue poll "$n" 5000; done
+  for n in $SCALE_SIZES; do scale list pop "$n" 5000; done
+  for n in $SCALE_SIZES; do scale list push "$n" 5000; done
+fi

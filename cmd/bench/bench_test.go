@@ -1,8 +1,14 @@
 package bench
 
 import (
+	"context"
+	"io"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
 func TestPercentileMs(t *testing.T) {
@@ -20,5 +26,45 @@ func TestPercentileMs(t *testing.T) {
 	}
 	if got := percentileMs(nil, 0.5); got != 0 {
 		t.Errorf("empty: got %v", got)
+	}
+}
+
+// BenchmarkStep is the client's cost of one operation of each step, one
+// client, as `chatq bench` runs it (chatq's client and hooks): the
+// allocations per op, and, with -cpuprofile, where the client's CPU goes.
+// On the embedded server unless CHATQ_TEST_REDIS_URL names a real one (use
+// a real one to profile: the embedded server runs in this process).
+func BenchmarkStep(b *testing.B) {
+	be := redistest.Embedded(b)
+	if os.Getenv("CHATQ_TEST_REDIS_URL") != "" {
+		be = redistest.Real(b)
+	}
+	ctx := context.Background()
+	cfg := &cmdutil.Config{URL: be.URL, Timeout: 3 * time.Second}
+	c, err := cmdutil.NewClient(cfg, &cmdutil.IOStreams{ErrOut: io.Discard}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	o := &benchOptions{clients: 1, pipeline: 1, requests: 1, size: 16}
+	for _, pattern := range []string{"ping", "list", "queue", "chat"} {
+		steps, err := benchWorkloads()[pattern](ctx, c, be.Prefix+"b"+pattern+":", o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range steps {
+			if s.name == "poll" || s.name == "ack" || s.name == "pending" {
+				continue // they need what an earlier step left
+			}
+			b.Run(pattern+"_"+s.name, func(b *testing.B) {
+				op := s.worker(c, 0)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := op(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -2,7 +2,9 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -13,24 +15,54 @@ type queueDeleteOptions struct {
 	f     *cmdutil.Factory
 	cmd   *cobra.Command
 	queue string
+	force bool
 }
+
+const guardLong = `A queue holding messages is not destroyed unasked: on a terminal chatq
+asks first ("… holding 1,899 messages? [y/N]"); off a terminal (scripts, cron,
+CI) it refuses with exit 2 unless --force. An empty queue needs neither. The
+count is checked again inside the script that deletes, atomically: a message
+pushed after chatq looked (or while you read the question) is never destroyed
+unasked; if the queue grew meanwhile, chatq asks again with the new count.`
 
 func newQueueDeleteCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &queueDeleteOptions{f: f}
-	return &cobra.Command{
-		Use:     "delete QUEUE",
-		Short:   "Delete a queue and its messages (RSMQ deleteQueue)",
-		Example: `  chatq queue delete jobs`,
-		Args:    cmdutil.ExactArgs(1),
+	cmd := &cobra.Command{
+		Use:   "delete QUEUE [--force]",
+		Short: "Delete a queue and its messages (RSMQ deleteQueue)",
+		Long: `Delete a queue and its messages (RSMQ deleteQueue): its keys are UNLINKed in
+one script (O(1) in the server's main thread), then its name leaves the
+registry.
+
+` + guardLong + `
+
+A queue that another queue names as its dead-letter queue is not deleted
+(exit 2, naming those queues) unless --force: their policies would turn off
+(receives then deliver such messages again instead of moving them; nothing
+is lost). With --force it is deleted and chatq says which queues now point
+nowhere (dead_letter_of in JSON).
+
+Declining the question exits 2; nothing was changed.`,
+		Example: `  chatq queue delete jobs              # asks on a terminal if jobs holds messages
+  chatq queue delete jobs --force      # in scripts: delete it whatever it holds
+  chatq queue delete old-dlq --force -o json`,
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queueDeleteRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.force, "force", false, "delete without asking, even a queue holding messages or named as another queue's dead-letter queue")
+	return cmd
 }
 
 type queueDeleteJSON struct {
 	Deleted string `json:"deleted"`
+	// Messages is how many messages the queue held.
+	Messages int64 `json:"messages"`
+	// DeadLetterOf are the queues that named it as their dead-letter
+	// queue (only with --force): their policies now point nowhere.
+	DeadLetterOf []string `json:"dead_letter_of"`
 }
 
 func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
@@ -41,28 +73,102 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := q.Delete(ctx, opts.queue); err != nil {
+	sources, err := q.DeadLetterSources(ctx, opts.queue)
+	if err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "deleted queue %s", opts.queue)
+	if len(sources) > 0 && !opts.force {
+		// A missing queue is "not found" (exit 1), whoever names it.
+		if _, err := q.Attributes(ctx, opts.queue); err == nil {
+			return cmdutil.WithHint(
+				cmdutil.Refusedf("queue %s is the dead-letter queue of %s: not deleted", opts.queue, strings.Join(sources, ", ")),
+				fmt.Sprintf("pass --force to delete it anyway (their policies turn off), or first drop each policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", sources[0]))
+		} else if !errors.Is(err, delayq.ErrQueueNotFound) {
+			return queueErr(err)
+		}
+	}
+	n, err := guarded(ctx, opts.f, opts.force, "not deleted",
+		func(held int64) string {
+			return fmt.Sprintf("delete queue %s holding %s?", opts.queue, messages(held))
+		},
+		func(most int64) (int64, error) { return q.DeleteAtMost(ctx, opts.queue, most) })
+	if err != nil {
+		return err
+	}
+	infoTTY(opts.f, "deleted queue %s and its %s", opts.queue, messages(n))
+	if len(sources) > 0 {
+		opts.f.IO.Infof("warning: %s named %s as dead-letter queue, which no longer exists: their policies are off (messages received too often are delivered again, not moved) until it is created again", strings.Join(sources, ", "), opts.queue)
+	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(queueDeleteJSON{opts.queue})
+		return opts.f.WriteJSON(queueDeleteJSON{Deleted: opts.queue, Messages: n, DeadLetterOf: append([]string{}, sources...)})
 	}
 	return nil
 }
 
+// guarded runs destroy, which deletes at most a number of messages (or any
+// with delayq.AnySize) and fails with a *delayq.NotEmptyError when there
+// are more: first allowing none (or any, with --force); when the queue
+// holds messages it asks on a terminal, with question(count), and runs
+// destroy again allowing that many; off a terminal it refuses (exit 2).
+func guarded(ctx context.Context, f *cmdutil.Factory, force bool, refused string, question func(int64) string, destroy func(most int64) (int64, error)) (int64, error) {
+	most := int64(0)
+	if force {
+		most = delayq.AnySize
+	}
+	for {
+		n, err := destroy(most)
+		var ne *delayq.NotEmptyError
+		if !errors.As(err, &ne) {
+			return n, queueErr(err)
+		}
+		if !f.IO.CanPrompt() {
+			return 0, cmdutil.WithHint(
+				cmdutil.Refusedf("queue %s holds %s: %s (not on a terminal, so nobody could be asked)", ne.Queue, messages(ne.Messages), refused),
+				"pass --force to destroy its messages without asking")
+		}
+		yes, err := f.IO.Confirm(ctx, question(ne.Messages))
+		if err != nil {
+			return 0, err
+		}
+		if !yes {
+			return 0, cmdutil.Refusedf("queue %s: %s", ne.Queue, refused)
+		}
+		most = ne.Messages
+	}
+}
+
+// messages renders a count of messages for people: "1 message",
+// "1,899 messages".
+func messages(n int64) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return cmdutil.Count(n) + " messages"
+}
+
 func newQueuePurgeCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &queueDeleteOptions{f: f}
-	return &cobra.Command{
-		Use:     "purge QUEUE",
-		Short:   "Delete every message of a queue, keeping the queue; prints how many",
-		Example: `  chatq queue purge jobs`,
-		Args:    cmdutil.ExactArgs(1),
+	cmd := &cobra.Command{
+		Use:   "purge QUEUE [--force]",
+		Short: "Delete every message of a queue, keeping the queue; prints how many",
+		Long: `Delete every message of a queue, keeping the queue, its attributes and its
+counters; prints how many were deleted. One atomic script, O(1) in the
+server's main thread whatever the queue holds; a push after it is kept.
+
+` + guardLong + `
+
+Declining the question exits 2; nothing was changed.`,
+		Example: `  chatq queue purge jobs              # asks on a terminal if jobs holds messages
+  chatq queue purge jobs --force      # in scripts
+  chatq queue purge jobs --force -o json`,
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue = cmd, args[0]
 			return queuePurgeRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.force, "force", false, "purge without asking, whatever the queue holds")
+	return cmd
 }
 
 type queuePurgeJSON struct {
@@ -77,9 +183,13 @@ func queuePurgeRun(ctx context.Context, opts *queueDeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := q.Purge(ctx, opts.queue)
+	n, err := guarded(ctx, opts.f, opts.force, "not purged",
+		func(held int64) string {
+			return fmt.Sprintf("purge queue %s, deleting its %s?", opts.queue, messages(held))
+		},
+		func(most int64) (int64, error) { return q.PurgeAtMost(ctx, opts.queue, most) })
 	if err != nil {
-		return queueErr(err)
+		return err
 	}
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(queuePurgeJSON{n})

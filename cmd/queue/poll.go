@@ -143,6 +143,9 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
+	if r.DeadLetterMissing {
+		opts.f.IO.Infof("warning: the dead-letter queue of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", opts.queue, opts.queue)
+	}
 	if r.Moved > 0 {
 		opts.f.IO.Infof("moved %s received too often to the dead-letter queue", plural(int64(r.Moved), "message"))
 	}

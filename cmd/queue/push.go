@@ -21,6 +21,7 @@ type queuePushOptions struct {
 	at    string
 	delay time.Duration
 	lines bool
+	jsonl bool
 }
 
 func newQueuePushCmd(f *cmdutil.Factory) *cobra.Command {
@@ -39,12 +40,25 @@ channel <ns>:rt:<queue>, which wakes waiting polls.
 With --lines and -, each line of stdin is a message of its own: every line is
 checked against maxsize before the first is pushed, they are pushed in order
 (one round trip each), and their ids are printed one per line (a JSON array
-with -o json). A terminal shows a progress bar for long inputs.`,
+with -o json). A terminal shows a progress bar for long inputs.
+
+With --jsonl and -, each line of stdin is one JSON value, so a body may hold
+newlines: a JSON string (the body), or an object with "message" (the body)
+and optionally "delay" (a duration as --delay takes it, "90s", or a number
+of seconds, 1.5) or "at" (as --at takes it: RFC 3339, or Unix seconds as a
+string or a number); a line with neither gets --delay/--at or the queue's
+delay. Other fields are ignored, so the objects peek -o json and export
+print push as they are (as new messages: new ids, receive count 0, due by
+delay/at, not by their old due time). Blank lines are skipped. Every line is
+checked first (JSON, UTF-8, maxsize, delay and at); a bad one is reported
+with its number and nothing is pushed (exit 2), as with --lines.`,
 		Example: `  chatq queue push jobs 'resize image 42'
   chatq queue push jobs --delay 90s 'send reminder'
   chatq queue push jobs --at 2026-05-01T09:00:00Z 'open the gates'
   jq -c . task.json | chatq queue push jobs -
-  chatq queue push jobs --lines - < tasks.txt`,
+  chatq queue push jobs --lines - < tasks.txt
+  printf '%s\n' '"two\nlines"' '{"message":"later","delay":"90s"}' | chatq queue push jobs --jsonl -
+  chatq queue peek old -n 100 -o json | jq -c '.[]' | chatq queue push jobs --jsonl -`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.cmd, opts.queue, opts.body = cmd, args[0], args[1]
@@ -54,7 +68,9 @@ with -o json). A terminal shows a progress bar for long inputs.`,
 	cmd.Flags().StringVar(&opts.at, "at", "", "due at this time: RFC 3339 or Unix seconds")
 	cmd.Flags().DurationVar(&opts.delay, "delay", 0, "due after this delay (default: the queue's delay)")
 	cmd.Flags().BoolVar(&opts.lines, "lines", false, "with -, push each line of stdin as a message")
+	cmd.Flags().BoolVar(&opts.jsonl, "jsonl", false, `with -, push each line of stdin as a JSON string or {"message":…,"delay"|"at":…}`)
 	cmd.MarkFlagsMutuallyExclusive("at", "delay")
+	cmd.MarkFlagsMutuallyExclusive("lines", "jsonl")
 	return cmd
 }
 
@@ -87,6 +103,12 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 			return cmdutil.UsageErrorf("--lines reads stdin: give - as the message")
 		}
 		return queuePushLines(ctx, opts, po)
+	}
+	if opts.jsonl {
+		if opts.body != "-" {
+			return cmdutil.UsageErrorf("--jsonl reads stdin: give - as the message")
+		}
+		return queuePushJSONL(ctx, opts, po)
 	}
 	body := opts.body
 	if body == "-" {
@@ -148,13 +170,30 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 			}
 		}
 	}
-	prog := opts.f.NewProgress("pushing", len(lines))
+	items := make([]pushItem, len(lines))
+	for i, l := range lines {
+		items[i] = pushItem{line: i + 1, body: l, po: po}
+	}
+	return pushItems(ctx, opts, q, items, "--lines")
+}
+
+// pushItem is one message of a bulk push: its input line, body and due time.
+type pushItem struct {
+	line int
+	body string
+	po   delayq.PushOptions
+}
+
+// pushItems pushes checked items in order, one round trip each, printing
+// each id as it is stored (a JSON array at the end with -o json).
+func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, items []pushItem, flag string) error {
+	prog := opts.f.NewProgress("pushing", len(items))
 	defer prog.Done()
-	ids := make([]queuePushJSON, 0, len(lines))
-	for _, l := range lines {
-		p, err := q.Push(ctx, opts.queue, l, po)
+	ids := make([]queuePushJSON, 0, len(items))
+	for _, it := range items {
+		p, err := q.Push(ctx, opts.queue, it.body, it.po)
 		if err != nil {
-			return partialPush(ctx, opts, ids, len(lines), err)
+			return partialPush(ctx, opts, ids, items, flag, err)
 		}
 		if len(ids) == 0 {
 			warnNotNotified(opts, q.Channel(opts.queue), p)
@@ -174,12 +213,19 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 // partialPush reports a bulk push that failed part way: the ids stored are
 // printed (they were, line by line, in text), and the hint says how many
 // lines were stored and how to resume without duplicates.
-func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSON, total int, err error) error {
+func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSON, items []pushItem, flag string, err error) error {
 	if opts.f.JSON() {
 		_ = opts.f.WriteJSON(ids)
 	}
-	n := len(ids)
-	resume := fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s --lines -`", n+1, opts.queue)
+	n, total := len(ids), len(items)
+	// The input line of message k (1-based), for the resume command.
+	lineOf := func(k int) int {
+		if k <= len(items) {
+			return items[k-1].line
+		}
+		return items[len(items)-1].line + 1
+	}
+	resume := fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", lineOf(n+1), opts.queue, flag)
 	if ctx.Err() != nil {
 		// An interrupt prints no error: say what was stored here.
 		opts.f.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume)
@@ -188,7 +234,7 @@ func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSO
 	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume)
 	if cmdutil.ReplyLost(err) {
 		hint = fmt.Sprintf("%d of %d messages were stored, and line %d may have been too (its reply was lost): check with `chatq queue peek %s -n 1000`, then resume with %s, or from line %d if it was",
-			n, total, n+1, opts.queue, resume, n+2)
+			n, total, lineOf(n+1), opts.queue, resume, lineOf(n+2))
 	}
 	return cmdutil.WithHint(queueErr(fmt.Errorf("after %d of %d messages: %w", n, total, err)), hint)
 }

@@ -23,7 +23,8 @@ come from the Redis server's clock. poll receives due messages: each is
 hidden for the visibility timeout (--vt) and comes back unless acked
 (at-least-once); --pop deletes on receive (at-most-once). A dead-letter
 policy (--max-receives N --dead-letter Q2) moves a message that was
-received N times to Q2 instead of delivering it again.
+received N times to Q2 instead of delivering it again; queue redrive Q2
+moves such messages back.
 
 Keys (with the global --prefix in front): <ns>:QUEUES, <ns>:<queue> and
 <ns>:<queue>:Q, where <ns> is --namespace (env CHATQ_NAMESPACE, default
@@ -49,7 +50,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		newQueueRetryCmd(f),
 		newQueuePeekCmd(f),
 		newQueueWorkCmd(f),
+		newQueueRedriveCmd(f),
+		newQueueGetCmd(f),
 	)
+	// Backup and restore (export.go, import.go).
+	cmd.AddCommand(newQueueExportCmd(f), newQueueImportCmd(f))
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
@@ -61,6 +66,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		"poll":   "chatq queue stats QUEUE",
 		"ack":    "chatq queue peek QUEUE",
 		"retry":  "chatq queue peek QUEUE",
+		// redrive: see partialRedrive for a reply lost after earlier calls
+		"redrive": "chatq queue stats DLQ",
+		"import":  "chatq queue stats QUEUE",
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
@@ -123,13 +131,13 @@ func queueErr(err error) error {
 	case errors.Is(err, delayq.ErrQueueNotFound):
 		return cmdutil.WithHint(err, "create it with `chatq queue create NAME`, or list queues with `chatq queue ls` (check --namespace and --prefix)")
 	case errors.Is(err, delayq.ErrQueueExists):
-		return cmdutil.WithHint(err, "change it with `chatq queue set`, or delete it first with `chatq queue delete`")
+		return cmdutil.WithHint(err, "change it with `chatq queue set`, or delete it first with `chatq queue delete NAME` (`--force` if it holds messages)")
 	case errors.Is(err, delayq.ErrMessageTooLong):
 		return cmdutil.WithHint(err, "raise the queue's limit with `chatq queue set NAME --maxsize N` (1024 to 65536, or -1 for unlimited)")
 	case errors.Is(err, delayq.ErrStaleReceipt):
 		return cmdutil.WithHint(err, "its visibility timeout ended and another receive took it, which now handles it; give a longer --vt, or use `chatq queue work`, which renews it while a job runs")
 	case errors.Is(err, delayq.ErrMessageNotFound):
-		return cmdutil.WithHint(err, "it was acked, popped or dead-lettered already, or the id is wrong (see `chatq queue peek`)")
+		return cmdutil.WithHint(err, "it was acked, popped, dead-lettered or redriven already, or the id is wrong (see `chatq queue peek`)")
 	}
 	return err
 }

@@ -33,6 +33,17 @@ RSMQ's hiddenmsgs (kept in the JSON, = delayed + inflight) lumps the last two
 and compares against the time truncated to whole seconds, so it counts as
 hidden a message that became due up to a second ago.
 
+oldest_ready is how long the ready message that has waited longest has been
+due: now minus its visible-at, the time work has waited for a consumer (it
+grows when consumers fall behind or stop; a message scheduled for later does
+not count until it is due). JSON also gives that message's id, its sent time
+and its visible-at, so the age since it was sent (SQS's
+ApproximateAgeOfOldestMessage) is now - oldest_ready_sent.
+
+When the queue's dead-letter queue does not exist (it was deleted), stats
+warns: its policy is off, and messages received too often are delivered
+again instead of moved (never lost) until the queue is created again.
+
 It is one read-only call, O(log n) at any queue size. The split of invisible
 messages into delayed and in flight comes from chatq's index of received
 messages; when an rsmq client received from the queue (or created it), the
@@ -42,6 +53,7 @@ about a millisecond of server time each; the queue stays in use). With
 index has it and says so (split_exact false in JSON).`,
 		Example: `  chatq queue stats jobs
   chatq queue stats jobs -o json | jq .ready
+  chatq queue stats jobs -o json | jq '.oldest_ready_ms / 1000'   # seconds the oldest ready message has waited
   chatq queue stats jobs --no-reindex -o json   # never writes`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,16 +88,30 @@ type queueStatsJSON struct {
 	// SplitExact is false when delayed/inflight may be off (chatq's index
 	// of received messages is incomplete); msgs and ready are exact.
 	SplitExact bool `json:"split_exact"`
+	// The ready message that has waited longest to be received (null when
+	// none is ready): how long it has been due (now - its visible-at), its
+	// id, when it was sent and when it became due, ms.
+	OldestReadyMs        any `json:"oldest_ready_ms"`
+	OldestReadyID        any `json:"oldest_ready_id"`
+	OldestReadySent      any `json:"oldest_ready_sent"`
+	OldestReadyVisibleAt any `json:"oldest_ready_visible_at"`
+	// DeadLetterMissing: dead_letter names a queue that does not exist.
+	DeadLetterMissing bool `json:"dead_letter_missing"`
 }
 
 func statsJSON(s *delayq.Stats) queueStatsJSON {
-	return queueStatsJSON{
+	j := queueStatsJSON{
 		Name: s.Name, VT: int64(s.VT.Seconds()), Delay: int64(s.Delay.Seconds()), MaxSize: s.MaxSize,
 		TotalRecv: s.TotalRecv, TotalSent: s.TotalSent, Created: s.Created.Unix(), Modified: s.Modified.Unix(),
 		Msgs: s.Messages, HiddenMsgs: s.Delayed + s.InFlight, Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight,
 		MaxReceives: s.MaxReceives, DeadLetter: s.DeadLetter, NextVisible: ms(s.NextVisible), Now: s.Now.UnixMilli(),
-		SplitExact: s.SplitExact,
+		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing,
 	}
+	if o := s.OldestReady; o.ID != "" {
+		j.OldestReadyMs, j.OldestReadyID = s.OldestReadyAge.Milliseconds(), o.ID
+		j.OldestReadySent, j.OldestReadyVisibleAt = ms(o.Sent), o.VisibleAt.UnixMilli()
+	}
+	return j
 }
 
 func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
@@ -117,12 +143,18 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	if !s.SplitExact {
 		opts.f.IO.Infof("warning: delayed and inflight may be off: an rsmq client received from %s (messages and ready are exact)", opts.queue)
 	}
+	if s.DeadLetterMissing {
+		warnDeadLetterMissing(opts.f, s.Name, s.DeadLetter, s.MaxReceives)
+	}
 	if opts.f.JSON() {
 		return opts.f.WriteJSON(statsJSON(s))
 	}
 	policy := "-"
 	if s.DeadLetter != "" {
 		policy = plural(int64(s.MaxReceives), "receive") + ", then " + s.DeadLetter
+		if s.DeadLetterMissing {
+			policy += " (missing: off)"
+		}
 	}
 	maxSize := any(s.MaxSize)
 	if s.MaxSize == delayq.Unlimited {
@@ -134,6 +166,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	t.Row("ready", s.Ready)
 	t.Row("delayed", s.Delayed)
 	t.Row("inflight", s.InFlight)
+	t.Row("oldest_ready", oldestReady(s))
 	t.Row("next_visible", stamp(s.NextVisible))
 	t.Row("vt", s.VT)
 	t.Row("delay", s.Delay)
@@ -152,4 +185,20 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 func mayNotWrite(err error) bool {
 	return redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "READONLY") ||
 		strings.Contains(err.Error(), "can't run this command")
+}
+
+// oldestReady renders the age of the oldest ready message for people, or
+// "-" when none is ready.
+func oldestReady(s *delayq.Stats) string {
+	if s.OldestReady.ID == "" {
+		return "-"
+	}
+	return roughly(s.OldestReadyAge)
+}
+
+// warnDeadLetterMissing says on stderr that q's dead-letter queue dlq does
+// not exist, and what receive does meanwhile.
+func warnDeadLetterMissing(f *cmdutil.Factory, q, dlq string, maxReceives int) {
+	f.IO.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off, and a message received %d times is delivered again instead of moved (never lost)", q, dlq, maxReceives)
+	f.IO.Infof("hint: create it with `chatq queue create %s`, or drop the policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", dlq, q)
 }

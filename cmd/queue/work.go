@@ -65,7 +65,9 @@ on stdout: {"id","rc","exit_code","acked","duration_ms","error","receipt",
 "renewals","killed"} ("killed" is "job timeout" or "lease lost" when work
 killed CMD); CMD's own stdout then goes to stderr, keeping stdout JSON only.
 Messages a receive moved to the dead-letter queue are reported too (JSON:
-{"dead_lettered":N,"to":"Q2"}).
+{"dead_lettered":N,"to":"Q2"}), and a warning on stderr, once, when a
+message received too often is delivered again because the queue's
+dead-letter queue does not exist.
 
 Server restarts and failovers: when the server stops answering, work says
 so once on stderr, waits for its running commands (whose leases then
@@ -219,6 +221,16 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 			return
 		}
 		f.IO.Infof("moved %s received too often to the dead-letter queue %s", plural(int64(n), "message"), to)
+	}
+	var warned sync.Once
+	wo.DeadLetterMissing = func(dlq string) {
+		// Once per run: the message comes back every vt, and so would the
+		// warning.
+		warned.Do(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			f.IO.Infof("warning: the dead-letter queue %s of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", dlq, opts.queue, opts.queue)
+		})
 	}
 	env := append(os.Environ(), handlerConnEnv(f, opts.cmd)...)
 	p := f.Persistent(opts.giveUpAfter)

@@ -465,9 +465,8 @@ func isListPart(s string) bool {
 	return err == nil
 }
 
-// queueRows reads the stats of names (and, for a queue with ready
-// messages, its first message for the oldest ready age), four queues at a
-// time.
+// queueRows reads the stats of names (counts and the oldest ready age,
+// one O(log n) script call each), four queues at a time.
 func (c *collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
 	rows := make([]QueueRow, len(names))
 	callsPer := make([]int, len(names))
@@ -523,8 +522,7 @@ func (c *collector) queueRows(ctx context.Context, names []string, now time.Time
 	return rows, calls, nil
 }
 
-// statsCall is the per-queue numbers call: the one line to change when
-// pkg/delayq gains a bounded stats.
+// statsCall is the per-queue numbers call.
 func (c *collector) statsCall(ctx context.Context, name string) (*delayq.Stats, error) {
 	return c.q.Stats(ctx, name)
 }
@@ -547,17 +545,15 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 	r.Messages, r.Ready, r.Delayed, r.InFlight = st.Messages, st.Ready, st.Delayed, st.InFlight
 	r.DeadLetter, r.TotalSent, r.TotalRecv = st.DeadLetter, st.TotalSent, st.TotalRecv
 	r.serverNow = st.Now
-	if st.Ready == 0 {
-		return r, 1, nil
+	// How long the oldest ready message has been due: stats reads it in
+	// the same O(log n) call.
+	if st.OldestReady.ID != "" {
+		r.OldestReadyMs = st.OldestReadyAge.Milliseconds()
 	}
-	// The age of the oldest ready message: the due time of the first
-	// message. When pkg/delayq's stats report it, read it there and drop
-	// this peek (it returns the body too).
-	ps, err := c.q.Peek(ctx, name, 1)
-	if err == nil && len(ps) == 1 && ps[0].State == delayq.Ready {
-		r.OldestReadyMs = max(st.Now.Sub(ps[0].VisibleAt).Milliseconds(), 0)
+	if st.DeadLetter != "" {
+		return r, 2, nil // and the HEXISTS of the dead-letter queue
 	}
-	return r, 2, nil
+	return r, 1, nil
 }
 
 // rate sets r's rates from the counters' change since the previous

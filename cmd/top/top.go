@@ -44,15 +44,15 @@ What a refresh costs the server, whatever the number of keys:
   at most 2 SSCAN (COUNT 500) of the queue registry <ns>:QUEUES;
   at most 4 SCAN (COUNT 500) of the prefix, to find lists and chats: a big
   keyspace is discovered over several refreshes, and the view says so;
-  per queue shown (at most --max-queues): the queue stats script, and a
-  peek at its first message (body included) when some are ready;
+  per queue shown (at most --max-queues): the queue stats script
+  (O(log n): counts and the oldest ready age), and an HEXISTS of its
+  dead-letter queue when it has one;
   per list shown (at most --max-lists): the length script (O(1)) and one
   MGET of its endpoints;
   one pipeline of a ZCARD and a GET for each of at most --max-chats chats,
   taken in turn;
   with a queue open, one peek of at most 50 messages.
-On this version the stats script counts a queue's invisible messages
-(O(delayed + in flight)); the queues past --max-queues are not read.`
+The queues past --max-queues are not read.`
 
 const topExample = `  chatq top
   chatq top --interval 5s --namespace myapp

@@ -198,6 +198,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
 		opt.PoolSize = max(opt.PoolSize, poolSize)
+		opt.PipelinePoolSize = noPipelinePool
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClusterClient(opt)
 	case cfg.SentinelMaster != "":
@@ -222,6 +223,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
 		opt.PoolSize = max(opt.PoolSize, poolSize)
+		opt.PipelinePoolSize = noPipelinePool
 		c = redis.NewFailoverClient(opt)
 	default:
 		opt, err := redis.ParseURL(raw)
@@ -247,6 +249,7 @@ func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient,
 		opt.DisableIdentity = true
 		opt.ContextTimeoutEnabled = true
 		opt.PoolSize = max(opt.PoolSize, poolSize)
+		opt.PipelinePoolSize = noPipelinePool
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClient(opt)
 	}
@@ -295,6 +298,13 @@ func (c *Config) Server() string {
 	}
 	return c.RedactedURL()
 }
+
+// noPipelinePool makes pipelines run on the client's one pool: by default
+// go-redis (9.23) keeps a second pool for pipelines, so a command's first
+// pipeline dials a second connection (with its HELLO and two 128 KiB
+// buffers) beside the one its single commands use. A negative
+// PipelinePoolSize opts out.
+const noPipelinePool = -1
 
 // noMaintNotifications turns off go-redis's maintenance notifications: they
 // cost a CLIENT MAINT_NOTIFICATIONS round trip on every new connection, and a

@@ -49,6 +49,21 @@ func TestNewClient(t *testing.T) {
 				t.Errorf("addrs %v", o.Addrs)
 			}
 		}, false},
+		{"no pipeline pool", Config{URL: "redis://127.0.0.1:6379"}, func(t *testing.T, c redis.UniversalClient) {
+			if o := c.(*redis.Client).Options(); o.PipelinePoolSize >= 0 {
+				t.Errorf("PipelinePoolSize %d: pipelines would dial a connection of their own", o.PipelinePoolSize)
+			}
+		}, false},
+		{"no pipeline pool in a cluster", Config{URL: "redis://a:7000", Cluster: true}, func(t *testing.T, c redis.UniversalClient) {
+			if o := c.(*redis.ClusterClient).Options(); o.PipelinePoolSize >= 0 {
+				t.Errorf("PipelinePoolSize %d", o.PipelinePoolSize)
+			}
+		}, false},
+		{"no pipeline pool behind Sentinel", Config{URL: "redis://a:26379", SentinelMaster: "main"}, func(t *testing.T, c redis.UniversalClient) {
+			if o := c.(*redis.Client).Options(); o.PipelinePoolSize >= 0 {
+				t.Errorf("PipelinePoolSize %d", o.PipelinePoolSize)
+			}
+		}, false},
 		{"bad scheme", Config{URL: "http://x"}, nil, true},
 		{"unknown option", Config{URL: "redis://x?bogus=1"}, nil, true},
 	}

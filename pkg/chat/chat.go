@@ -39,13 +39,16 @@
 //   - Join, Leave: 1 round trip, one script (2 and 3 on a cluster); a
 //     leave deletes at most ChunkSize seen messages per call.
 //   - Pending reads, then marks what it returns (MarkSeen), never before:
-//     ZRANGE seen:{USER}; from 8 chats on one MGET of the chats' ids:{ID}
-//     to read only those with news; one pipeline of the read-only fetch
-//     script (at most 200 messages a chat, more with plain ZRANGEBYSCOREs
-//     of ChunkSize); one pipeline of the mark script, which on a
-//     standalone server also moves seen:{USER} (on a cluster one ZADD
-//     after it). A lost reply to the marking leaves the messages returned
-//     with the error: delivery is at-least-once.
+//     ZRANGE seen:{USER} (1000 entries per call); below 8 chats one
+//     pipeline of the read-only fetch script (at most 200 messages a
+//     chat); from 8 chats on one MGET of the chats' ids:{ID}, then for the
+//     chats with news only, one pipeline of plain ZSCORE chat:{ID} and
+//     ZRANGEBYSCORE msgs:{ID}; more messages with plain ZRANGEBYSCOREs of
+//     ChunkSize; then one pipeline of the mark script per chat (on a
+//     standalone server, from 2 chats on, marks.lua for 50 chats per
+//     call), which on a standalone server also moves seen:{USER} (on a
+//     cluster one ZADD after it). A lost reply to the marking leaves the
+//     messages returned with the error: delivery is at-least-once.
 //   - Members: 1 round trip. History: 1 per ChunkSize messages. Chats: 2.
 //
 // chat:{ID} holds the authoritative seen ids, and the mark script moves
@@ -82,7 +85,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/redis/go-redis/v9"
 )
@@ -104,28 +109,33 @@ var (
 var (
 	//go:embed create.lua
 	createSrc    string
-	createScript = redis.NewScript(createSrc)
+	createScript = luascript.New(createSrc)
 	//go:embed send.lua
 	sendSrc    string
-	sendScript = redis.NewScript(sendSrc)
+	sendScript = luascript.New(sendSrc)
 	//go:embed join.lua
 	joinSrc    string
-	joinScript = redis.NewScript(joinSrc)
+	joinScript = luascript.New(joinSrc)
 	//go:embed leave.lua
 	leaveSrc    string
-	leaveScript = redis.NewScript(leaveSrc)
+	leaveScript = luascript.New(leaveSrc)
+	// fetch, mark and trim run through runScripts (a *redis.Script), so
+	// they are hashed at start-up; the others on first use.
 	//go:embed fetch.lua
 	fetchSrc    string
 	fetchScript = redis.NewScript(fetchSrc)
 	//go:embed mark.lua
 	markSrc    string
 	markScript = redis.NewScript(markSrc)
+	//go:embed marks.lua
+	marksSrc    string
+	marksScript = redis.NewScript(markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc)
 	//go:embed trim.lua
 	trimSrc    string
 	trimScript = redis.NewScript(trimSrc)
 	//go:embed members.lua
 	membersSrc    string
-	membersScript = redis.NewScript(membersSrc)
+	membersScript = luascript.New(membersSrc)
 )
 
 // DefaultChunkSize is the default of Options.ChunkSize.

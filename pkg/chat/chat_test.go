@@ -22,6 +22,12 @@ import (
 // modes runs fn on both backends, with seen:{USER} written inside the
 // scripts (standalone) and after them (as on a cluster).
 func modes(t *testing.T, fn func(t *testing.T, b redistest.Backend, s *chat.Store)) {
+	modesWith(t, chat.Options{}, fn)
+}
+
+// modesWith is modes with the store's options (but for its prefix and
+// mode).
+func modesWith(t *testing.T, opts chat.Options, fn func(t *testing.T, b redistest.Backend, s *chat.Store)) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		for _, cluster := range []bool{false, true} {
 			name := "standalone"
@@ -41,7 +47,7 @@ func modes(t *testing.T, fn func(t *testing.T, b redistest.Backend, s *chat.Stor
 					c.AddHook(oneSlotScripts{t})
 				}
 				fn(t, redistest.Backend{Name: b.Name, URL: b.URL, Client: b.Client, Prefix: p},
-					chat.New(c, chat.Options{Prefix: p, Cluster: cluster}))
+					chat.New(c, chat.Options{Prefix: p, Cluster: cluster, ChunkSize: opts.ChunkSize}))
 			})
 		}
 	})

@@ -7,3 +7,14 @@ func SetPrefilterMin(n int) int {
 	prefilterMin = n
 	return old
 }
+
+// SetPages sets the entries of seen:{USER} read per call and the chats
+// marked per marks.lua call, for tests; it returns the previous values.
+func SetPages(index, mark int) (int, int) {
+	oldIndex, oldMark := indexPage, markBatch
+	indexPage, markBatch = index, mark
+	return oldIndex, oldMark
+}
+
+// MarksSHA is the SHA1 EVALSHA names marks.lua (with mark.lua's functions) by.
+func MarksSHA() string { return marksScript.Hash() }

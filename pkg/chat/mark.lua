@@ -13,63 +13,69 @@
 -- these cases. Else {the number of seen messages left to delete, the id
 -- marked: ARGV[2], or the chat's last id when that is lower}.
 -- Everything that can fail is checked before the first write.
+-- marks.lua runs mark() below for several chats in one call: the Go code
+-- joins this file, up to its last line, with marks.lua.
 local function wrongtype(key, want)
   return redis.error_reply('WRONGTYPE ' .. key .. ' is a ' .. redis.call('TYPE', key).ok .. ', not ' .. want)
 end
--- The reads double as type checks (a wrong type is an error reply).
-local seen = redis.pcall('ZSCORE', KEYS[1], ARGV[1])
-if type(seen) == 'table' then
-  return wrongtype(KEYS[1], 'a chat (zset)')
-elseif not seen then
-  if redis.call('EXISTS', KEYS[1]) == 0 then
-    return -1
+-- mark returns the reply for one chat and the number of messages deleted.
+-- checked: the caller has checked index's type and the ZADD permission.
+local function mark(chat, msgs, ids, index, user, upto, id, limit, from, checked)
+  -- The reads double as type checks (a wrong type is an error reply).
+  local seen = redis.pcall('ZSCORE', chat, user)
+  if type(seen) == 'table' then
+    return wrongtype(chat, 'a chat (zset)'), 0
+  elseif not seen then
+    if redis.call('EXISTS', chat) == 0 then
+      return -1, 0
+    end
+    return -2, 0
   end
-  return -2
-end
-if tonumber(seen) < tonumber(ARGV[5]) then
-  return -3
-end
-local last = redis.pcall('GET', KEYS[3])
-if type(last) == 'table' then
-  return wrongtype(KEYS[3], 'a message counter (string)')
-elseif not last then
-  return -3
-end
-last = tonumber(last)
-if not last then
-  return redis.error_reply('ERR ' .. KEYS[3] .. ' does not hold a message id')
-end
-local kind = redis.call('TYPE', KEYS[2]).ok
-if kind ~= 'zset' and kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' is a ' .. kind .. ', not messages (zset)')
-end
-if KEYS[4] and type(redis.pcall('ZSCORE', KEYS[4], ARGV[3])) == 'table' then
-  return wrongtype(KEYS[4], 'a user\'s chats (zset)')
-end
--- Never past the chat's last id: a value stored above it (not a message)
--- must not hide the messages that will get those ids.
-local upto = ARGV[2]
-if tonumber(upto) > last then
-  upto = string.format('%d', last)
-end
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd('ZADD', KEYS[1], '1', 'm') or not redis.acl_check_cmd('ZREMRANGEBYRANK', KEYS[2], '0', '0')
-    or (KEYS[4] and not redis.acl_check_cmd('ZADD', KEYS[4], '1', 'm')) then
-    return redis.error_reply('NOPERM this user may not write the keys of chat ' .. ARGV[3] .. ', which marking seen needs')
+  if tonumber(seen) < tonumber(from) then
+    return -3, 0
   end
+  local last = redis.pcall('GET', ids)
+  if type(last) == 'table' then
+    return wrongtype(ids, 'a message counter (string)'), 0
+  elseif not last then
+    return -3, 0
+  end
+  last = tonumber(last)
+  if not last then
+    return redis.error_reply('ERR ' .. ids .. ' does not hold a message id'), 0
+  end
+  local kind = redis.call('TYPE', msgs).ok
+  if kind ~= 'zset' and kind ~= 'none' then
+    return redis.error_reply('WRONGTYPE ' .. msgs .. ' is a ' .. kind .. ', not messages (zset)'), 0
+  end
+  if index and not checked and type(redis.pcall('ZSCORE', index, id)) == 'table' then
+    return wrongtype(index, 'a user\'s chats (zset)'), 0
+  end
+  -- Never past the chat's last id: a value stored above it (not a message)
+  -- must not hide the messages that will get those ids.
+  if tonumber(upto) > last then
+    upto = string.format('%d', last)
+  end
+  if redis.acl_check_cmd then
+    if not redis.acl_check_cmd('ZADD', chat, '1', 'm') or not redis.acl_check_cmd('ZREMRANGEBYRANK', msgs, '0', '0')
+      or (index and not checked and not redis.acl_check_cmd('ZADD', index, '1', 'm')) then
+      return redis.error_reply('NOPERM this user may not write the keys of chat ' .. id .. ', which marking seen needs'), 0
+    end
+  end
+  if index then
+    -- XX: a chat that leave removed from the index is never put back;
+    -- GT: the entry only moves forward.
+    redis.call('ZADD', index, 'XX', 'GT', upto, id)
+  end
+  -- XX: never re-add a member who left meanwhile; GT: seen ids only move
+  -- forward, whatever order racing readers mark in.
+  redis.call('ZADD', chat, 'XX', 'GT', upto, user)
+  local low = redis.call('ZRANGE', chat, 0, 0, 'WITHSCORES')[2]
+  local n = redis.call('ZCOUNT', msgs, '-inf', low)
+  local k = math.min(n, tonumber(limit))
+  if k > 0 then
+    redis.call('ZREMRANGEBYRANK', msgs, 0, k - 1)
+  end
+  return {n - k, upto}, k
 end
-if KEYS[4] then
-  -- XX: a chat that leave removed from the index is never put back;
-  -- GT: the entry only moves forward.
-  redis.call('ZADD', KEYS[4], 'XX', 'GT', upto, ARGV[3])
-end
--- XX: never re-add a member who left meanwhile; GT: seen ids only move
--- forward, whatever order racing readers mark in.
-redis.call('ZADD', KEYS[1], 'XX', 'GT', upto, ARGV[1])
-local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
-local n = redis.call('ZCOUNT', KEYS[2], '-inf', low)
-local k = math.min(n, tonumber(ARGV[4]))
-if k > 0 then
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, k - 1)
-end
-return {n - k, upto}
+return (mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]))

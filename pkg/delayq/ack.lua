@@ -8,28 +8,38 @@
 -- ...}, one status per triple: "acked", "missing" (nothing of it was in
 -- the queue) or "stale" (the receipt names an earlier delivery: the message
 -- was received again since, and stays).
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
-if not a[1] or not a[2] or not a[3] then
-  return {"notfound"}
-end
--- A wrong-type index would fail after the first write: check it first.
-local ty = redis.call("TYPE", KEYS[3])
-ty = ty.ok or ty
-if ty ~= "zset" and ty ~= "none" then
-  return redis.error_reply("WRONGTYPE " .. KEYS[3] .. " is a " .. ty .. ", not a zset: nothing written")
-end
 -- Every receipt is checked before the first write.
 local res = {"ok"}
+-- A receipt whose message is in the ZSET shows the queue exists (create
+-- writes the attributes before any push; delete removes every key at once)
+-- and, by the HMGET, that the hash is a hash.
+local found = false
 for i = 1, #ARGV, 3 do
   local id = ARGV[i]
   local status = ""
   if ARGV[i + 1] ~= "" and redis.call("ZSCORE", KEYS[1], id) then
+    found = true
     local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
     if tonumber(m[1] or "") ~= tonumber(ARGV[i + 1]) or tonumber(m[2] or "") ~= tonumber(ARGV[i + 2]) then
       status = "stale"
     end
   end
   res[#res + 1] = status
+end
+-- Otherwise the attributes are read as before, which also makes a
+-- wrong-type hash fail before the first write (the first ZREM does that for
+-- the ZSET).
+if not found then
+  local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
+  if not a[1] or not a[2] or not a[3] then
+    return {"notfound"}
+  end
+end
+-- A wrong-type index would fail after the first write: check it first.
+local ty = redis.call("TYPE", KEYS[3])
+ty = ty.ok or ty
+if ty ~= "zset" and ty ~= "none" then
+  return redis.error_reply("WRONGTYPE " .. KEYS[3] .. " is a " .. ty .. ", not a zset: nothing written")
 end
 local done = {}
 for i = 1, #ARGV, 3 do

@@ -49,3 +49,26 @@ func BenchmarkPollAck(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPollAckReceipt: receive one message and ack it by its receipt,
+// as Work does, two round trips.
+func BenchmarkPollAckReceipt(b *testing.B) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Config{})
+		ctx := context.Background()
+		for i := 0; i < b.N; i++ {
+			mustPush(b, c, "q", "a message of some 30 bytes....", delayq.PushOptions{})
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
+			if err != nil || len(r.Messages) != 1 {
+				b.Fatalf("receive: %v %v", r, err)
+			}
+			if res, err := c.AckEach(ctx, "q", r.Messages[0].Receipt); err != nil || res.Acked != 1 {
+				b.Fatalf("ack: %v %v", res, err)
+			}
+		}
+	})
+}

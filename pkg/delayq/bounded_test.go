@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -146,6 +147,30 @@ func TestServerTimeBounded(t *testing.T) {
 			measure("peek -n 10", func() error { _, err := c.Peek(ctx, "q", 10); return err })
 			measure("peek -n 2000", func() error { _, err := c.Peek(ctx, "q", 2000); return err })
 			measure("ls", func() error { _, err := c.List(ctx); return err })
+			measure("export (10 pages)", func() error {
+				pages := 0
+				_, err := c.Export(ctx, "q", func([]delayq.Peeked) error {
+					if pages++; pages == 10 {
+						return errStopExport
+					}
+					return nil
+				})
+				if errors.Is(err, errStopExport) {
+					return nil
+				}
+				return err
+			})
+			measure("import 100", func() error {
+				msgs := make([]delayq.ImportMessage, 100)
+				for k := range msgs {
+					msgs[k] = delayq.ImportMessage{ID: fmt.Sprintf("0000000000bnd%d%018d", i, k), Body: "imported", VisibleAt: time.Now().Add(time.Hour), RC: int64(k % 2)}
+				}
+				r, err := c.Import(ctx, "q", msgs)
+				if err == nil && r.Imported != 100 {
+					err = fmt.Errorf("imported %+v", r)
+				}
+				return err
+			})
 			measure("set --vt", func() error {
 				vt := time.Minute
 				return c.SetAttributes(ctx, "q", delayq.Changes{VT: &vt})
@@ -245,3 +270,6 @@ func slowest(t *testing.T, rdb *redis.Client, names map[string]string) (int64, s
 	}
 	return worst, cmd, calls, scripts
 }
+
+// errStopExport ends a measured export after a few pages.
+var errStopExport = errors.New("enough pages")

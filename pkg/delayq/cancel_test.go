@@ -3,6 +3,7 @@ package delayq_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,12 @@ func TestPromptCancel(t *testing.T) {
 		_, err = c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: time.Hour})
 		if err == nil || !strings.Contains(err.Error(), "subscribe to") {
 			t.Fatalf("blackholed SUBSCRIBE, 1h wait: %v", err)
+		}
+		// A timeout, whichever limit noticed it first: a worker that
+		// retries after timeouts must not take it for a lasting error.
+		var ne net.Error
+		if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+			t.Fatalf("blackholed SUBSCRIBE, 1h wait: not a timeout: %v", err)
 		}
 		t.Logf("blackholed SUBSCRIBE, 1h wait: error after %v: %v", time.Since(start), err)
 

@@ -143,7 +143,7 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 	vt := time.Minute
 	var err error
 	var op string
-	switch rng.Intn(14) {
+	switch rng.Intn(18) {
 	case 0:
 		op = "push"
 		_, err = c.Push(ctx, "q", "new", delayq.PushOptions{})
@@ -186,6 +186,18 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 	case 13:
 		op = "list"
 		_, err = c.List(ctx)
+	case 14:
+		op = "redrive"
+		_, err = c.Redrive(ctx, "dlq", delayq.RedriveOptions{})
+	case 15:
+		op = "redrive --to"
+		_, err = c.Redrive(ctx, "dlq", delayq.RedriveOptions{To: "q", N: 1})
+	case 16:
+		op = "get"
+		_, err = c.Get(ctx, "q", id)
+	case 17:
+		op = "peek --state"
+		_, err = c.PeekWith(ctx, "q", delayq.PeekOptions{N: 10, State: []delayq.State{delayq.Ready, delayq.Delayed, delayq.InFlight}[rng.Intn(3)], OlderThan: time.Duration(rng.Intn(2)) * time.Millisecond})
 	}
 	return op, err
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/redis/go-redis/v9"
 )
@@ -100,43 +101,43 @@ func (c *Client) Channel(q string) string { return c.ns + "rt:" + q }
 var (
 	//go:embed create.lua
 	createLua    string
-	createScript = redis.NewScript(createLua)
+	createScript = luascript.New(createLua)
 	//go:embed set.lua
 	setLua    string
-	setScript = redis.NewScript(setLua)
+	setScript = luascript.New(setLua)
 	//go:embed push.lua
 	pushLua    string
-	pushScript = redis.NewScript(pushLua)
+	pushScript = luascript.New(pushLua)
 	//go:embed receive.lua
 	receiveLua    string
-	receiveScript = redis.NewScript(receiveLua)
+	receiveScript = luascript.New(receiveLua)
 	//go:embed ack.lua
 	ackLua    string
-	ackScript = redis.NewScript(ackLua)
+	ackScript = luascript.New(ackLua)
 	//go:embed retry.lua
 	retryLua    string
-	retryScript = redis.NewScript(retryLua)
+	retryScript = luascript.New(retryLua)
 	//go:embed stats.lua
 	statsLua    string
-	statsScript = redis.NewScript(statsLua)
+	statsScript = luascript.New(statsLua)
 	//go:embed peek.lua
 	peekLua    string
-	peekScript = redis.NewScript(peekLua)
+	peekScript = luascript.New(peekLua)
 	//go:embed purge.lua
 	purgeLua    string
-	purgeScript = redis.NewScript(purgeLua)
+	purgeScript = luascript.New(purgeLua)
 	//go:embed delete.lua
 	deleteLua    string
-	deleteScript = redis.NewScript(deleteLua)
+	deleteScript = luascript.New(deleteLua)
 	//go:embed reindex_begin.lua
 	reindexBeginLua    string
-	reindexBeginScript = redis.NewScript(reindexBeginLua)
+	reindexBeginScript = luascript.New(reindexBeginLua)
 	//go:embed reindex_step.lua
 	reindexStepLua    string
-	reindexStepScript = redis.NewScript(reindexStepLua)
+	reindexStepScript = luascript.New(reindexStepLua)
 	//go:embed reindex_end.lua
 	reindexEndLua    string
-	reindexEndScript = redis.NewScript(reindexEndLua)
+	reindexEndScript = luascript.New(reindexEndLua)
 )
 
 // stepCount is the COUNT hint of each bounded step (index rebuild, list):
@@ -307,7 +308,7 @@ func num(v any) int64 {
 	return 0
 }
 
-func run(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, args ...any) ([]any, error) {
+func run(ctx context.Context, c redis.Scripter, s luascript.Runner, keys []string, args ...any) ([]any, error) {
 	v, err := s.Run(ctx, c, keys, args...).Result()
 	if err != nil {
 		return nil, err
@@ -328,5 +329,7 @@ func Scripts() map[string]string {
 		"ack.lua": ackLua, "retry.lua": retryLua, "stats.lua": statsLua, "peek.lua": peekLua,
 		"purge.lua": purgeLua, "delete.lua": deleteLua, "reindex_begin.lua": reindexBeginLua,
 		"reindex_step.lua": reindexStepLua, "reindex_end.lua": reindexEndLua, "fill_counters.lua": fillCountersLua,
+		"redrive.lua": redriveLua, "get.lua": getLua,
+		"export.lua": exportLua, "import.lua": importLua,
 	}
 }

@@ -5,7 +5,10 @@
 -- O(1) in the server's main thread whatever the queue holds.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
 -- ARGV[1] the registry <ns>:QUEUES, ARGV[2] the queue's name
--- Returns 1 when deleted, 0 when the queue does not exist.
+-- ARGV[3] the most messages it may delete, or -1 for any number: with more
+-- it changes nothing (chatq's guard; the count is taken here, so a push
+-- after the caller looked is never deleted unasked)
+-- Returns {"ok", messages deleted}, {"notempty", messages} or {"notfound"}.
 local function keytype(k)
   local t = redis.call("TYPE", k)
   return t.ok or t
@@ -17,12 +20,17 @@ for i, ty in ipairs({"zset", "hash", "zset"}) do
   end
 end
 if redis.call("EXISTS", KEYS[2]) == 0 then
-  return 0
+  return {"notfound"}
 end
 if redis.acl_check_cmd then
   if not redis.acl_check_cmd("UNLINK", KEYS[1], KEYS[2], KEYS[3]) or not redis.acl_check_cmd("SREM", ARGV[1], ARGV[2]) then
     return redis.error_reply("NOPERM this user may not delete queue " .. ARGV[2] .. " (UNLINK its keys, SREM " .. ARGV[1] .. "): nothing deleted")
   end
 end
+local n = redis.call("ZCARD", KEYS[1])
+local most = tonumber(ARGV[3]) or -1
+if most >= 0 and n > most then
+  return {"notempty", n}
+end
 redis.call("UNLINK", KEYS[1], KEYS[2], KEYS[3])
-return 1
+return {"ok", n}

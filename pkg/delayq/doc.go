@@ -62,16 +62,37 @@
 //	                       and Extend (a lease renewal). With a receipt,
 //	                       only while it names the latest delivery.
 //	Stats     stats.lua    attributes and ready/delayed/in-flight counts,
-//	                       O(log n), read only
+//	                       the oldest ready message, O(log n), read only
+//	                       (and one HEXISTS of the dead-letter queue)
+//	StatsEach stats.lua    Stats of many queues, 20 per pipeline
 //	Peek      peek.lua     read up to 50 messages without receiving them
-//	                       (more: one call per 50)
+//	                       (more: one call per 50); PeekWith filters by
+//	                       state and age, examining up to 1,000 per call
+//	Get       get.lua      one message by id with its state, O(log n),
+//	                       read only
+//	Redrive   redrive.lua  move up to 100 messages of a dead-letter queue
+//	                       back (examining up to 500), atomically: ids and
+//	                       bodies kept, receive counts reset, due now. Two
+//	                       queues: not on Cluster. DeadLetterSources (which queue
+//	                       dead-letters into it) pages ns:QUEUES by SSCAN
+//	                       with one pipeline of HGETs per page.
+//	Export    export.lua   one page of a backup: HSCAN of 250 hash fields
+//	                       with each message's score, rc and fr; read only
+//	                       (one call per page; every message present for
+//	                       the whole walk at least once)
+//	Import    import.lua   up to 100 messages under their own ids, due
+//	                       times, rc and fr; ids already there are skipped
+//	                       (same body) or conflicts (another body)
 //	Purge     purge.lua    delete every message, keep the attributes: O(1)
-//	                       (UNLINK, attributes written back)
-//	Delete    delete.lua   UNLINK the queue's keys, O(1)
+//	                       (UNLINK, attributes written back); PurgeAtMost
+//	                       refuses more than N messages in the same call
+//	Delete    delete.lua   UNLINK the queue's keys, O(1); DeleteAtMost as
+//	                       PurgeAtMost
 //	Reindex   reindex_*.lua  rebuild ns:q:R after rsmq received: ZSCANs
 //	                       of 100 for about 1 ms of server time per call
 //
-// Attributes is one HMGET. List reads ns:QUEUES with SSCAN.
+// Attributes is one HMGET. List reads ns:QUEUES with SSCAN;
+// DeadLetterSources too, with one pipeline of HGETs per 100 names.
 //
 // Receive with a dead-letter policy takes a second round trip the first
 // time a message must move and the client does not know the dead-letter

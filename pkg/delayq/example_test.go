@@ -45,3 +45,36 @@ func Example() {
 	// in flight: 1
 	// messages: 0
 }
+
+// A message received too often moves to the dead-letter queue; redrive
+// moves it back under the same id, with its receive count reset.
+func ExampleClient_Redrive() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	_ = q.Create(ctx, "jobs-dead", delayq.Config{})
+	_ = q.Create(ctx, "jobs", delayq.Config{MaxReceives: 1, DeadLetter: "jobs-dead"})
+	p, _ := q.Push(ctx, "jobs", "poison", delayq.PushOptions{})
+	_, _ = q.Receive(ctx, "jobs", delayq.ReceiveOptions{VT: 0, HasVT: true}) // received once, not acked
+	r, _ := q.Receive(ctx, "jobs", delayq.ReceiveOptions{})                  // would be the second: moved
+	fmt.Println("dead-lettered:", r.Moved)
+
+	rd, err := q.Redrive(ctx, "jobs-dead", delayq.RedriveOptions{}) // to the queue whose dead-letter queue it is
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("moved", rd.Moved, "to", rd.To)
+	m, _ := q.Get(ctx, "jobs", p.ID)
+	fmt.Println(m.Body, m.State, m.RC)
+	// Output:
+	// dead-lettered: 1
+	// moved 1 to jobs
+	// poison ready 0
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -101,5 +102,5 @@ func (c *Client) Fill(ctx context.Context, q string, n int, opt FillOptions) err
 var (
 	//go:embed fill_counters.lua
 	fillCountersLua    string
-	fillCountersScript = redis.NewScript(fillCountersLua)
+	fillCountersScript = luascript.New(fillCountersLua)
 )

@@ -298,3 +298,46 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestInteropImport: messages chatq imported (own ids, due times, receive
+// counts) are received by the rsmq npm client as if it had stored them.
+func TestInteropImport(t *testing.T) {
+	b := redistest.Real(t)
+	rs := needRSMQ(t, b)
+	c := newClient(t, b)
+	mustCreate(t, c, "imported", delayq.Config{VT: 60 * time.Second})
+	src := newClient(t, b)
+	mustCreate(t, src, "orig", delayq.Config{})
+	ready := mustPush(t, src, "orig", "ready\nbody ☃", delayq.PushOptions{})
+	mustPush(t, src, "orig", "later", delayq.PushOptions{Delay: time.Hour})
+	got, _ := exportAll(t, src, "orig")
+	msgs := toImport(got)
+	// As if received twice before the backup, first at fr, and due again
+	// 2 s ago (rsmq's hiddenmsgs compares with whole seconds: a message due
+	// less than a second ago counts as hidden there).
+	fr := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	for i := range msgs {
+		if msgs[i].ID == ready {
+			msgs[i].RC, msgs[i].FR, msgs[i].VisibleAt = 2, fr, time.Now().Add(-2*time.Second)
+		}
+	}
+	if r := importAll(t, c, "imported", msgs); r.Imported != 2 {
+		t.Fatalf("import: %+v", r)
+	}
+	var attrs rsmqAttributes
+	if err := rs.one("getQueueAttributes", map[string]any{"qname": "imported"}, &attrs); err != "" || attrs.Msgs != 2 || attrs.HiddenMsgs != 1 || attrs.TotalSent != 2 {
+		t.Fatalf("rsmq attributes of the imported queue: %+v %s", attrs, err)
+	}
+	var m rsmqMessage
+	if err := rs.one("receiveMessage", map[string]any{"qname": "imported"}, &m); err != "" || m.ID != ready || m.Message != "ready\nbody ☃" || m.RC != 3 || m.FR != fr.UnixMilli() {
+		t.Fatalf("rsmq received %+v %s, want id %s, rc 3, fr %d", m, err, ready, fr.UnixMilli())
+	}
+	m = rsmqMessage{}
+	if err := rs.one("receiveMessage", map[string]any{"qname": "imported"}, &m); err != "" || m.ID != "" {
+		t.Fatalf("rsmq received the delayed message before its due time: %+v %s", m, err)
+	}
+	var n int
+	if rs.one("deleteMessage", map[string]any{"qname": "imported", "id": ready}, &n); n != 1 {
+		t.Fatalf("rsmq deleteMessage = %d", n)
+	}
+}

@@ -43,7 +43,7 @@ func workOne(t *testing.T, c *delayq.Client, opt delayq.WorkOptions, handle func
 	}
 }
 
-// A handler that runs several times its vt keeps its message: the lease is
+// A handler that runs twice its vt keeps its message: the lease is
 // renewed, so no other worker receives it meanwhile, and it is acked by
 // receipt.
 func TestWorkLease(t *testing.T) {
@@ -56,7 +56,9 @@ func TestWorkLease(t *testing.T) {
 		stop := make(chan struct{})
 		var rival sync.WaitGroup
 		stolen := 0
-		o := workOne(t, c, delayq.WorkOptions{VT: 500 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
+		// A 1.5s vt: a renewal must come back within 5/6 of it, which a
+		// -race run on a loaded 2-core machine missed with 500ms.
+		o := workOne(t, c, delayq.WorkOptions{VT: 1500 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
 			rival.Add(1)
 			go func() {
 				defer rival.Done()
@@ -73,7 +75,7 @@ func TestWorkLease(t *testing.T) {
 				}
 			}()
 			for i := 0; i < 3; i++ {
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(time.Second) // the handler's work: twice the vt in all
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
@@ -88,7 +90,7 @@ func TestWorkLease(t *testing.T) {
 		if stolen != 0 {
 			t.Fatalf("a rival received the leased message %d times", stolen)
 		}
-		t.Logf("1.5s handler, 500ms vt: %d renewals", o.Renewals)
+		t.Logf("3s handler, 1.5s vt: %d renewals", o.Renewals)
 	})
 }
 
@@ -99,7 +101,7 @@ func TestWorkJobTimeout(t *testing.T) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Config{})
 		mustPush(t, c, "q", "stuck", delayq.PushOptions{})
-		o := workOne(t, c, delayq.WorkOptions{VT: 200 * time.Millisecond, HasVT: true, JobTimeout: 100 * time.Millisecond},
+		o := workOne(t, c, delayq.WorkOptions{VT: 2 * time.Second, HasVT: true, JobTimeout: 300 * time.Millisecond},
 			func(ctx context.Context, m delayq.Message) error {
 				<-ctx.Done()
 				return nil // even claiming success, it is not acked

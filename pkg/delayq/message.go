@@ -104,8 +104,14 @@ type Received struct {
 	Messages []Message
 	// Moved counts messages moved to the dead-letter queue by this receive.
 	Moved int
+	// DeadLetterMissing is true when a message the dead-letter policy would
+	// have moved was delivered instead, because the dead-letter queue does
+	// not exist (deleted since the policy was set): nothing is lost, the
+	// policy is off until that queue is created again.
+	DeadLetterMissing bool
 	// Now is the server time of the claim; NextVisible the earliest due time
-	// of what is left (zero when the queue is empty).
+	// of what is left when fewer than N messages were claimed (zero when the
+	// queue is empty, and when all N were claimed: then it is not read).
 	Now         time.Time
 	NextVisible time.Time
 	exactNow    time.Time // Now to the microsecond
@@ -186,6 +192,9 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 		res.exactNow = res.Now.Add(time.Duration(num(a[6])%1000) * time.Microsecond)
 		res.NextVisible = msTime(str(a[2]))
 		res.Moved += int(num(a[4]))
+		if status == "nodlq" {
+			res.DeadLetterMissing = true
+		}
 		for i := 7; i+3 < len(a); i += 4 {
 			m := Message{ID: str(a[i]), Body: str(a[i+1]), RC: num(a[i+2]), FR: msTime(str(a[i+3]))}
 			m.Sent = SentAt(m.ID)
@@ -370,18 +379,62 @@ type Peeked struct {
 // Peek returns the first n messages of queue q by visible-at time, without
 // receiving them. Read only; one round trip per 50 messages (each page is
 // read at its own instant, so a message that moves between pages may be
-// seen twice or not at all).
+// seen twice or not at all). It is PeekWith without filters.
 func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
+	return c.PeekWith(ctx, q, PeekOptions{N: n})
+}
+
+// PeekOptions choose what PeekWith returns.
+type PeekOptions struct {
+	N int // at most this many messages (required)
+	// State, if set, keeps only messages in that state: Ready (due now),
+	// Delayed (not due, never received) or InFlight (received, not due;
+	// read from chatq's index of received messages, so a message only an
+	// rsmq client received is missed until the index is rebuilt).
+	State State
+	// OlderThan, if positive, keeps only messages sent (the time in the
+	// id) more than this long before the server's now.
+	OlderThan time.Duration
+}
+
+// peekExamine is the most entries one filtered peek call examines.
+const peekExamine = 1000
+
+// PeekWith returns up to opt.N messages of queue q by visible-at time,
+// without receiving them, filtered by state and age. Read only, in pages:
+// each call returns at most 50 messages and examines at most 1,000 entries
+// (a filter that matches few messages makes many calls, each bounded).
+// Each page is read at its own instant of server time, so a message that
+// moves between pages may be missed; none is returned twice.
+func (c *Client) PeekWith(ctx context.Context, q string, opt PeekOptions) ([]Peeked, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	if n <= 0 {
-		return nil, fmt.Errorf("count %d: must be positive: %w", n, ErrInvalidValue)
+	if opt.N <= 0 {
+		return nil, fmt.Errorf("count %d: must be positive: %w", opt.N, ErrInvalidValue)
 	}
+	switch opt.State {
+	case "", Ready, Delayed, InFlight:
+	default:
+		return nil, fmt.Errorf("state %q: want ready, delayed or inflight: %w", opt.State, ErrInvalidValue)
+	}
+	if opt.OlderThan < 0 {
+		return nil, fmt.Errorf("age %s: must not be negative: %w", opt.OlderThan, ErrInvalidValue)
+	}
+	age := ""
+	if opt.OlderThan > 0 {
+		age = fmt.Sprint(opt.OlderThan.Microseconds())
+	}
+	filtered := opt.State != "" || age != ""
 	var out []Peeked
-	for len(out) < n {
-		want := min(n-len(out), peekPage)
-		a, err := run(ctx, c.rdb, peekScript, c.keys(q), len(out), want)
+	seen := map[string]bool{}
+	for offset := 0; len(out) < opt.N; {
+		want := min(opt.N-len(out), peekPage)
+		examine := want
+		if filtered {
+			examine = peekExamine
+		}
+		a, err := run(ctx, c.rdb, peekScript, c.keys(q), offset, want, string(opt.State), examine, age)
 		if err != nil {
 			return nil, err
 		}
@@ -389,22 +442,21 @@ func (c *Client) Peek(ctx context.Context, q string, n int) ([]Peeked, error) {
 			return nil, notFound(q)
 		}
 		now := msTime(str(a[1]))
-		got := 0
-		for i := 2; i+4 < len(a); i += 5 {
+		offset += int(num(a[2]))
+		for i := 4; i+4 < len(a); i += 5 {
 			p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
+			if seen[p.ID] {
+				continue
+			}
+			seen[p.ID] = true
 			p.Sent = SentAt(p.ID)
-			switch {
-			case !p.VisibleAt.After(now):
-				p.State = Ready
-			case p.RC > 0 || !p.FR.IsZero():
-				p.State = InFlight
-			default:
-				p.State = Delayed
+			p.State = stateOf(now, p.VisibleAt, p.RC > 0 || !p.FR.IsZero())
+			if opt.State == InFlight {
+				p.State = InFlight // from the index: received, not due
 			}
 			out = append(out, p)
-			got++
 		}
-		if got < want {
+		if num(a[3]) == 1 || num(a[2]) == 0 {
 			break
 		}
 	}

@@ -6,13 +6,15 @@
 -- <id>:rc/<id>:fr fields of any kind go, including ones a crashed
 -- non-atomic writer left behind.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
--- Returns the number of messages deleted, or -1 when the queue does not
--- exist.
+-- ARGV[1] the most messages it may delete, or -1 for any number: with more
+-- it changes nothing (chatq's guard; the count is taken here, so a push
+-- after the caller looked is never purged unasked)
+-- Returns {"ok", messages deleted}, {"notempty", messages} or {"notfound"}.
 local keep = {"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified",
   "maxreceives", "deadletter"}
 local a = redis.call("HMGET", KEYS[2], unpack(keep))
 if not a[1] or not a[2] or not a[3] then
-  return -1
+  return {"notfound"}
 end
 -- Everything that could fail is checked before the first write.
 for _, k in ipairs({KEYS[1], KEYS[3]}) do
@@ -28,6 +30,10 @@ if redis.acl_check_cmd then
   end
 end
 local n = redis.call("ZCARD", KEYS[1])
+local most = tonumber(ARGV[1]) or -1
+if most >= 0 and n > most then
+  return {"notempty", n}
+end
 local fields = {}
 for i, f in ipairs(keep) do
   if a[i] then
@@ -40,4 +46,4 @@ fields[#fields + 1] = "rsync"
 fields[#fields + 1] = a[4] or "0"
 redis.call("UNLINK", KEYS[1], KEYS[2], KEYS[3])
 redis.call("HSET", KEYS[2], unpack(fields))
-return n
+return {"ok", n}

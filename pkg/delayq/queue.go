@@ -205,10 +205,29 @@ type Stats struct {
 	// none), and Now the server time the counts were taken at, in ms.
 	NextVisible time.Time
 	Now         time.Time
+	// OldestReady is the ready message that has waited longest to be
+	// received: the lowest visible-at in the queue when it is at or before
+	// Now (zero when nothing is ready). OldestReadyAge is Now minus its
+	// VisibleAt; its Sent is RSMQ's "sent", from the id.
+	OldestReady    OldestReady
+	OldestReadyAge time.Duration
+	// DeadLetterMissing is true when DeadLetter names a queue that does not
+	// exist: the policy is off (receive delivers such messages again rather
+	// than lose them) until that queue is created again.
+	DeadLetterMissing bool
+}
+
+// OldestReady names a ready message by id, with its times.
+type OldestReady struct {
+	ID        string
+	VisibleAt time.Time
+	Sent      time.Time
 }
 
 // Stats returns queue q's attributes and counts in one read-only script,
-// O(log n) server time whatever the queue holds. Messages and Ready are
+// O(log n) server time whatever the queue holds (and, when q has a
+// dead-letter policy, one HEXISTS to see whether that queue exists), with
+// the oldest ready message. Messages and Ready are
 // exact; the split of the others into Delayed and InFlight comes from
 // chatq's index of received messages, and SplitExact says whether that
 // index is complete. It is not when the queue was created by rsmq or an
@@ -238,7 +257,24 @@ func (c *Client) stats(ctx context.Context, q string) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	if str(a[0]) != "ok" || len(a) < 17 {
+	s, err := parseStats(q, a)
+	if err != nil {
+		return nil, err
+	}
+	if s.DeadLetter != "" {
+		n, err := c.rdb.HExists(ctx, c.keys(s.DeadLetter)[1], "vt").Result()
+		if err != nil {
+			return nil, err
+		}
+		s.DeadLetterMissing = !n
+	}
+	c.remember(q, s.DeadLetter)
+	return s, nil
+}
+
+// parseStats reads stats.lua's reply for queue q.
+func parseStats(q string, a []any) (*Stats, error) {
+	if len(a) == 0 || str(a[0]) != "ok" || len(a) < 19 {
 		return nil, notFound(q)
 	}
 	s := &Stats{
@@ -254,7 +290,10 @@ func (c *Client) stats(ctx context.Context, q string) (*Stats, error) {
 	// make the counts impossible.
 	s.InFlight = min(max(inflight, 0), hidden)
 	s.Delayed = hidden - s.InFlight
-	c.remember(q, s.DeadLetter)
+	if id := str(a[17]); id != "" {
+		s.OldestReady = OldestReady{ID: id, VisibleAt: scoreTime(str(a[18])), Sent: SentAt(id)}
+		s.OldestReadyAge = max(s.Now.Sub(s.OldestReady.VisibleAt), 0)
+	}
 	return s, nil
 }
 
@@ -349,45 +388,20 @@ func (c *Client) SetAttributes(ctx context.Context, q string, ch Changes) error 
 // types and (Redis 7) this user's permissions before it UNLINKs anything;
 // UNLINK frees a big queue in the background. Then the name leaves the
 // registry (a second command: on Redis Cluster it lives in another slot).
+// DeleteAtMost deletes only a queue holding at most a given number.
 func (c *Client) Delete(ctx context.Context, q string) error {
-	if err := CheckName(q); err != nil {
-		return err
-	}
-	if err := c.checkRegistry(ctx); err != nil {
-		return err
-	}
-	n, err := deleteScript.Run(ctx, c.rdb, c.keys(q), c.queuesKey(), q).Int64()
-	if err != nil {
-		return err
-	}
-	// A name without a queue (rsmq's deleteQueue removes it too) is dropped
-	// either way.
-	if err := c.rdb.SRem(ctx, c.queuesKey(), q).Err(); err != nil {
-		return err
-	}
-	if n == 0 {
-		return notFound(q)
-	}
-	return nil
+	_, err := c.DeleteAtMost(ctx, q, AnySize)
+	return err
 }
 
 // Purge deletes every message of queue q and returns how many; the
 // queue's attributes and counters stay. One atomic script that UNLINKs the
 // queue's keys (big values are freed in a background thread) and writes
 // the attributes back: O(1) server time whatever the queue holds. A push
-// right after it is kept.
+// right after it is kept. PurgeAtMost purges only a queue holding at most
+// a given number.
 func (c *Client) Purge(ctx context.Context, q string) (int64, error) {
-	if err := CheckName(q); err != nil {
-		return 0, err
-	}
-	n, err := purgeScript.Run(ctx, c.rdb, c.keys(q)).Int64()
-	if err != nil {
-		return 0, err
-	}
-	if n < 0 {
-		return 0, notFound(q)
-	}
-	return n, nil
+	return c.PurgeAtMost(ctx, q, AnySize)
 }
 
 // remember records q's dead-letter queue for Receive.

@@ -9,11 +9,14 @@
 -- ARGV[3] "1" to pop (delete on receive), "0" to hide for the vt
 -- ARGV[4] the dead-letter queue's name that KEYS[3..4] belong to, or ""
 -- ARGV[5] the dead-letter queue's realtime channel
--- Returns {status, now ms, next visible-at ms or "", dead-letter name,
+-- Returns {status, now ms, next visible-at ms or "" (none left, or not
+-- read: all N were claimed), dead-letter name,
 -- moved, visible-at ms of the claimed, microseconds of the server time,
 -- id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
 -- "dlq" when a message must move to a dead-letter queue whose keys were not
--- given: the messages claimed so far are returned, nothing else is written.
+-- given: the messages claimed so far are returned, nothing else is written;
+-- or "nodlq": as "ok", but a message that the policy would have moved was
+-- delivered, because the dead-letter queue does not exist.
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
 -- unless told to replicate effects (the default since Redis 5).
 if redis.replicate_commands then
@@ -53,9 +56,14 @@ local visible = string.format("%.0f", now + vt)
 local pop = ARGV[3] == "1"
 local maxrc = tonumber(a[4] or "0") or 0
 local dlq = a[5] or ""
+local offlimit = 0
+local pastlimit = false
 if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
-  -- A dead-letter queue deleted since the policy was set turns it off.
+  -- A dead-letter queue deleted since the policy was set turns it off:
+  -- the message stays here and is delivered (never lost); the caller is
+  -- told ("nodlq").
   if redis.call("HEXISTS", KEYS[5], "vt") == 0 then
+    offlimit = maxrc
     maxrc = 0
   else
     local sent = redis.call("HGET", KEYS[5], "totalsent") or "0"
@@ -102,9 +110,12 @@ while got < want and status == "ok" do
       redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
       moved = moved + 1
     else
+      if offlimit > 0 and rc >= offlimit then
+        pastlimit = true
+      end
       redis.call("HINCRBY", KEYS[2], "totalrecv", 1)
       received = received + 1
-      if m[2] and not string.find(m[2], "^%d+$") then
+      if m[2] and (not string.find(m[2], "^%d+$") or #m[2] > 15) then
         -- A receive count that is not a count (another writer's garbage):
         -- count again from this receive rather than fail halfway.
         redis.call("HSET", KEYS[2], id .. ":rc", 1)
@@ -146,12 +157,19 @@ if received > 0 then
     redis.call("HSET", KEYS[2], "rscan", after)
   end
 end
+-- The next due time is read only when the claim fell short: a caller that
+-- got all it asked for does not wait, and the read costs a call.
 local next = ""
-local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
-if #first > 0 then
-  next = first[2]
+if got < want then
+  local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  if #first > 0 then
+    next = first[2]
+  end
 end
 -- The microseconds let a waiting client sleep until the exact due time.
+if pastlimit and status == "ok" then
+  status = "nodlq"
+end
 local res = {status, nowstr, next, dlq, moved, visible, t[2]}
 for _, v in ipairs(out) do
   res[#res + 1] = v

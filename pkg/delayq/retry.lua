@@ -44,7 +44,10 @@ end
 -- when a message becomes due sooner than before (a lease renewal does not).
 -- Best-effort, as push's: a user without the channel must not fail a
 -- retry whose writes are done.
-if visible < tonumber(old) then
+-- A score Lua cannot read as a number ("1e+300" in some Lua builds) must not
+-- fail the script after its writes: wake the receivers then too.
+local o = tonumber(old)
+if not o or visible < o then
   redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[1]))
 end
 return {"ok", vstr}

@@ -8,8 +8,9 @@
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
 -- Returns {"ok", now ms, vt, delay, maxsize, totalrecv, totalsent, created,
 -- modified, maxreceives, deadletter, msgs, ready, hidden, in flight by the
--- index, next visible-at ms or "", 1 if the index is complete else 0} or
--- {"notfound"}.
+-- index, next visible-at ms or "", 1 if the index is complete else 0,
+-- the oldest ready message's id and visible-at ms (both "" when none is
+-- ready)} or {"notfound"}.
 local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "totalrecv", "totalsent",
   "created", "modified", "maxreceives", "deadletter", "rsync", "rscan")
 if not a[1] or not a[2] or not a[3] then
@@ -30,5 +31,15 @@ local first = redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. nowstr, "+inf", "WITHS
 if #first > 0 then
   next = first[2]
 end
+-- The oldest ready message: the lowest score, when some message is ready
+-- (every message scored at or before now is, so the lowest one is): the
+-- one that has waited longest to be received. O(log n).
+local oldest, oldestAt = "", ""
+if ready > 0 then
+  local low = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  if #low > 0 then
+    oldest, oldestAt = low[1], low[2]
+  end
+end
 return {"ok", nowstr, a[1], a[2], a[3], a[4] or "0", a[5] or "0", a[6] or "0", a[7] or "0",
-  a[8] or "", a[9] or "", msgs, ready, msgs - ready, inflight, next, complete}
+  a[8] or "", a[9] or "", msgs, ready, msgs - ready, inflight, next, complete, oldest, oldestAt}

@@ -126,7 +126,9 @@ func (c *Client) subscribe(ctx context.Context, ps *redis.PubSub, channel string
 		}
 		return nil
 	case <-timeout.C:
-		return fmt.Errorf("subscribe to %s: no confirmation within %s", channel, limit)
+		// A deadline passed, as a read timeout would say: a caller that
+		// retries after timeouts (queue work) retries this too.
+		return fmt.Errorf("subscribe to %s: no confirmation within %s: %w", channel, limit, context.DeadlineExceeded)
 	case <-over.C:
 		return errWaitOver
 	case <-ctx.Done():

@@ -46,6 +46,10 @@ type WorkOptions struct {
 	// Moved, if set, is called when a receive moved messages to the
 	// dead-letter queue (received too often), with how many and where to.
 	Moved func(n int, deadLetter string)
+	// DeadLetterMissing, if set, is called when a receive delivered a
+	// message received too often again because its dead-letter queue
+	// deadLetter does not exist (Received.DeadLetterMissing).
+	DeadLetterMissing func(deadLetter string)
 }
 
 // Outcome is what became of one message under Work.
@@ -126,6 +130,9 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		}
 		if r.Moved > 0 && opt.Moved != nil {
 			opt.Moved(r.Moved, c.deadLetter(q))
+		}
+		if r.DeadLetterMissing && opt.DeadLetterMissing != nil {
+			opt.DeadLetterMissing(c.deadLetter(q))
 		}
 		if len(r.Messages) == 0 {
 			<-slots

@@ -108,8 +108,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Defaults for Options.
@@ -237,8 +239,8 @@ var (
 	setmidScript = listScript("skip", setmidSrc)
 )
 
-func listScript(legacy, body string) *redis.Script {
-	return redis.NewScript("local legacy = '" + legacy + "'\n" + stateSrc + body)
+func listScript(legacy, body string) *luascript.Script {
+	return luascript.Build(func() string { return "local legacy = '" + legacy + "'\n" + stateSrc + body })
 }
 
 // Side is the end of the list an operation works on.
@@ -377,7 +379,7 @@ func (l *List) VersionKey() string { return l.keys[4] }
 // run runs a list script. A list written before the mid count existed with
 // many middle shards is counted first (in bounded calls), and the script
 // run again; script errors for impossible state become ErrCorrupt.
-func (l *List) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
+func (l *List) run(ctx context.Context, s luascript.Runner, args ...any) *redis.Cmd {
 	if l.err != nil {
 		cmd := redis.NewCmd(ctx)
 		cmd.SetErr(l.err)
@@ -404,6 +406,9 @@ func (l *List) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd
 // scriptError reports whether err is a script's error reply with the given
 // code, and returns the rest of its message.
 func scriptError(err error, code string) (string, bool) {
+	if err == nil {
+		return "", false // without this, re escapes: an allocation per call
+	}
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return "", false
@@ -689,12 +694,11 @@ func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 		opt.ReadTimeout = readTimeout(node) + l.ownSlice
 	}
 	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 1
-	if opt.MaintNotificationsConfig != nil {
-		// go-redis writes to this struct when a connection starts: a copy,
-		// so the two clients do not race on it.
-		mc := *opt.MaintNotificationsConfig
-		opt.MaintNotificationsConfig = &mc
-	}
+	// go-redis writes to the caller's MaintNotificationsConfig, under a lock
+	// of its own, when one of its connections starts: reading it here would
+	// race. A waiter holds one short-lived blocking connection and needs no
+	// maintenance notifications, so it gets a config of its own.
+	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	own := redis.NewClient(&opt)
 	w := &waiter{l: l, node: node, own: own, conn: own.Conn()}
 	if id, err := w.conn.ClientID(ctx).Result(); err == nil {

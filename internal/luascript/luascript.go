@@ -1,0 +1,62 @@
+// Package luascript is a go-redis Script whose SHA1 is computed on first
+// use rather than when the program starts: a package holding a dozen
+// scripts otherwise hashes them all in its init, which every run of the
+// chatq binary pays, whatever command it runs.
+package luascript
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Runner is what runs a script: a Script, or a go-redis *redis.Script.
+type Runner interface {
+	Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd
+}
+
+var (
+	_ Runner = (*Script)(nil)
+	_ Runner = (*redis.Script)(nil)
+)
+
+// Script is a Lua script run by its SHA1 (EVALSHA, loading it once should
+// the server not have it), as redis.Script.
+type Script struct {
+	src  func() string
+	once sync.Once
+	s    *redis.Script
+}
+
+// New returns the script of src; nothing is computed until it is used.
+func New(src string) *Script { return &Script{src: func() string { return src }} }
+
+// Build returns the script whose source src returns, called on first use
+// (for a source put together from parts).
+func Build(src func() string) *Script { return &Script{src: src} }
+
+// Script returns the go-redis script, hashing the source on first call.
+func (s *Script) Script() *redis.Script {
+	s.once.Do(func() { s.s = redis.NewScript(s.src()) })
+	return s.s
+}
+
+// Hash returns the script's SHA1 in hex.
+func (s *Script) Hash() string { return s.Script().Hash() }
+
+// Load loads the script on the server (SCRIPT LOAD).
+func (s *Script) Load(ctx context.Context, c redis.Scripter) *redis.StringCmd {
+	return s.Script().Load(ctx, c)
+}
+
+// EvalSha runs the script by its SHA1.
+func (s *Script) EvalSha(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	return s.Script().EvalSha(ctx, c, keys, args...)
+}
+
+// Run runs the script by its SHA1, and loads it first if the server does
+// not have it.
+func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	return s.Script().Run(ctx, c, keys, args...)
+}

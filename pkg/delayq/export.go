@@ -1,0 +1,235 @@
+package delayq
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed export.lua
+	exportLua    string
+	exportScript = redis.NewScript(exportLua)
+	//go:embed import.lua
+	importLua    string
+	importScript = redis.NewScript(importLua)
+)
+
+// exportCount is the HSCAN COUNT hint of the first export page, and the
+// most: about as many hash fields, so at most as many messages (fewer when
+// received messages' :rc and :fr fields share the page). A page of 1,000
+// took about 9.5 ms of server time at 1,000,000 messages on a loaded
+// 2-core machine (HSCAN itself 2.6 ms), too close to 10 ms; 250 takes a
+// quarter of that.
+const exportCount = 250
+
+// exportPageBytes is the body bytes an export page aims at: the COUNT hint
+// shrinks after a page of big bodies, so that one call never carries
+// 1,000 bodies of 64 KiB.
+const exportPageBytes = 1 << 20
+
+// ExportInfo says what an export walked.
+type ExportInfo struct {
+	Messages int // messages passed to the callback
+	Pages    int // script calls
+}
+
+// Export walks queue q's messages in pages and passes each page to fn, in
+// no particular order, each message with its state when its page was read
+// (State, VisibleAt, RC, FR). It is read only and holds at most one page
+// in memory: a page is one script call of at most about 1,000 messages and
+// about 1 MiB of bodies, atomic on its own.
+//
+// It walks the queue's attribute hash with HSCAN, so a message present
+// for the whole export is passed at least once, whatever receives, retries
+// and acks do to the others meanwhile; it is passed twice only when the
+// hash shrank during the walk (Redis shrinks a hash that lost about 90% of
+// its fields), and an importer that skips identical ids (Import) absorbs
+// that. Messages pushed or deleted during the export may or may not be
+// passed.
+func (c *Client) Export(ctx context.Context, q string, fn func([]Peeked) error) (*ExportInfo, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	info := &ExportInfo{}
+	cursor, count := "0", exportCount
+	for {
+		a, err := run(ctx, c.rdb, exportScript, c.keys(q)[:2], cursor, count)
+		if err != nil {
+			return info, err
+		}
+		if str(a[0]) == "notfound" || len(a) < 3 {
+			return info, notFound(q)
+		}
+		info.Pages++
+		cursor = str(a[1])
+		now := msTime(str(a[2]))
+		page := make([]Peeked, 0, (len(a)-3)/5)
+		bytes := 0
+		for i := 3; i+4 < len(a); i += 5 {
+			p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: scoreTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
+			p.Sent = SentAt(p.ID)
+			p.State = stateAt(p.Message, now)
+			bytes += len(p.Body)
+			page = append(page, p)
+		}
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return info, err
+			}
+			info.Messages += len(page)
+		}
+		if cursor == "0" {
+			return info, nil
+		}
+		// Aim at exportPageBytes per page: fewer messages after big bodies,
+		// back up to exportCount after small ones.
+		if len(page) > 0 {
+			per := max(bytes/len(page), 1)
+			count = min(max(exportPageBytes/per, 1), exportCount)
+		}
+	}
+}
+
+// stateAt is a message's state at server time now.
+func stateAt(m Message, now time.Time) State {
+	switch {
+	case !m.VisibleAt.After(now):
+		return Ready
+	case m.RC > 0 || !m.FR.IsZero():
+		return InFlight
+	}
+	return Delayed
+}
+
+// scoreTime reads a ZSET score (ms, which Redis may print as a float).
+func scoreTime(s string) time.Time {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(ms)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(f))
+}
+
+// ImportMessage is a message to import with its own id and times.
+type ImportMessage struct {
+	ID        string
+	Body      string    // any bytes: a backup restores what it saved
+	VisibleAt time.Time // due time (ms); in the past means ready
+	RC        int64     // receive count; 0: never received
+	FR        time.Time // first receive (ms); zero: none
+}
+
+// ImportResult is what became of each message given to Import.
+type ImportResult struct {
+	Imported  int
+	Present   []string // ids that held the same body already: left alone
+	Conflicts []string // ids that held another body: left alone
+	// Notified is false when this user may not PUBLISH on the realtime
+	// channel (the messages are stored all the same).
+	Notified bool
+}
+
+// MaxImportBatch is the most messages one Import call takes (one script
+// call).
+const MaxImportBatch = maxBatch
+
+// CheckImport checks messages for Import without any I/O: the id format,
+// times and counts, no id twice. Bodies are not checked against maxsize
+// here (the queue's maxsize is the server's to tell).
+func CheckImport(msgs []ImportMessage) error {
+	if len(msgs) > MaxImportBatch {
+		return fmt.Errorf("%d messages: at most %d per import call: %w", len(msgs), MaxImportBatch, ErrInvalidValue)
+	}
+	seen := make(map[string]bool, len(msgs))
+	for _, m := range msgs {
+		if err := CheckID(m.ID); err != nil {
+			return err
+		}
+		if seen[m.ID] {
+			return fmt.Errorf("message id %s given twice: %w", m.ID, ErrInvalidValue)
+		}
+		seen[m.ID] = true
+		if m.VisibleAt.UnixMilli() < 0 || m.VisibleAt.IsZero() {
+			return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), ErrInvalidValue)
+		}
+		if m.RC < 0 {
+			return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, ErrInvalidValue)
+		}
+		if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
+			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), ErrInvalidValue)
+		}
+	}
+	return nil
+}
+
+// Import stores up to MaxImportBatch messages in queue q under their own
+// ids, with their due times, receive counts and first receives, in one
+// atomic script call (all or nothing). An id that already holds the same
+// body is left alone (ImportResult.Present), so importing the same
+// messages again changes nothing; an id that holds another body is a
+// conflict, left alone too. A body over the queue's maxsize fails the
+// whole call with ErrMessageTooLong before anything is written. totalsent
+// grows by the messages imported; received messages (RC > 0 or FR set) go
+// into chatq's index of received messages as well, so stats counts them
+// in flight while they are invisible.
+func (c *Client) Import(ctx context.Context, q string, msgs []ImportMessage) (*ImportResult, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	if err := CheckImport(msgs); err != nil {
+		return nil, err
+	}
+	res := &ImportResult{Notified: true}
+	if len(msgs) == 0 {
+		return res, nil
+	}
+	args := make([]any, 0, 1+6*len(msgs))
+	args = append(args, c.Channel(q))
+	for _, m := range msgs {
+		rc, fr := "", ""
+		if m.RC > 0 {
+			rc = strconv.FormatInt(m.RC, 10)
+		}
+		if !m.FR.IsZero() {
+			fr = strconv.FormatInt(m.FR.UnixMilli(), 10)
+		}
+		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, Len16(m.Body), m.Body)
+	}
+	a, err := run(ctx, c.rdb, importScript, c.keys(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	switch str(a[0]) {
+	case "notfound":
+		return nil, notFound(q)
+	case "toolong":
+		i := int(num(a[1])) - 1
+		if i < 0 || i >= len(msgs) {
+			i = 0
+		}
+		return nil, fmt.Errorf("queue %q: message %s: %d UTF-16 units, maxsize is %s: %w", q, msgs[i].ID, Len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)
+	}
+	res.Notified = num(a[1]) == 1
+	for i, v := range a[2:] {
+		if i >= len(msgs) {
+			break
+		}
+		switch str(v) {
+		case "imported":
+			res.Imported++
+		case "present":
+			res.Present = append(res.Present, msgs[i].ID)
+		default:
+			res.Conflicts = append(res.Conflicts, msgs[i].ID)
+		}
+	}
+	return res, nil
+}

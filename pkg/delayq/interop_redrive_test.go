@@ -1,0 +1,51 @@
+package delayq_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+)
+
+// TestInteropRedrive: a message dead-lettered and redriven by chatq is an
+// ordinary fresh message to the rsmq npm client: same id and body, received
+// with rc 1 and a new first receive, and rsmq's counts agree.
+func TestInteropRedrive(t *testing.T) {
+	b := redistest.Real(t)
+	rs := needRSMQ(t, b)
+	ctx := context.Background()
+	c := newClient(t, b)
+	mustCreate(t, c, "rdead", delayq.Config{})
+	mustCreate(t, c, "rjobs", delayq.Config{MaxReceives: 1, DeadLetter: "rdead"})
+	ids := deadLetter(t, c, "rjobs", 1)
+	// rsmq received it from the dead-letter queue and gave it back: it has
+	// a receive count there, which the redrive must not carry over.
+	var m rsmqMessage
+	if e := rs.one("receiveMessage", map[string]any{"qname": "rdead", "vt": 0}, &m); e != "" || m.ID != ids[0] || m.RC != 1 {
+		t.Fatalf("rsmq receive from the dead-letter queue: %+v %s", m, e)
+	}
+	before := time.Now().Add(-time.Second).UnixMilli()
+	res, err := c.Redrive(ctx, "rdead", delayq.RedriveOptions{})
+	if err != nil || res.Moved != 1 || res.To != "rjobs" {
+		t.Fatalf("redrive: %+v %v", res, err)
+	}
+	// (hiddenmsgs is not checked: rsmq compares against whole seconds, so a
+	// message due this second counts as hidden; see docs/queue.md)
+	var attrs rsmqAttributes
+	if e := rs.one("getQueueAttributes", map[string]any{"qname": "rjobs"}, &attrs); e != "" || attrs.Msgs != 1 || attrs.TotalSent != 2 {
+		t.Fatalf("rsmq attributes of the destination: %+v %s", attrs, e)
+	}
+	if e := rs.one("getQueueAttributes", map[string]any{"qname": "rdead"}, &attrs); e != "" || attrs.Msgs != 0 {
+		t.Fatalf("rsmq attributes of the dead-letter queue: %+v %s", attrs, e)
+	}
+	m = rsmqMessage{}
+	if e := rs.one("receiveMessage", map[string]any{"qname": "rjobs", "vt": 60}, &m); e != "" || m.ID != ids[0] || m.Message != "body 0" || m.RC != 1 || m.FR < before {
+		t.Fatalf("rsmq receive of the redriven message: %+v %s", m, e)
+	}
+	var n int
+	if e := rs.one("deleteMessage", map[string]any{"qname": "rjobs", "id": ids[0]}, &n); e != "" || n != 1 {
+		t.Fatalf("rsmq delete: %d %s", n, e)
+	}
+}
