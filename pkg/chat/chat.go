@@ -123,16 +123,18 @@ var (
 	// they are hashed at start-up; the others on first use.
 	//go:embed fetch.lua
 	fetchSrc    string
-	fetchScript = redis.NewScript(fetchSrc)
+	fetchScript = luascript.New(fetchSrc)
 	//go:embed mark.lua
 	markSrc    string
-	markScript = redis.NewScript(markSrc)
+	markScript = luascript.New(markSrc)
 	//go:embed marks.lua
 	marksSrc    string
-	marksScript = redis.NewScript(markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc)
+	marksScript = luascript.Build(func() string {
+		return markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc
+	})
 	//go:embed trim.lua
 	trimSrc    string
-	trimScript = redis.NewScript(trimSrc)
+	trimScript = luascript.New(trimSrc)
 	//go:embed members.lua
 	membersSrc    string
 	membersScript = luascript.New(membersSrc)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/redis/go-redis/v9"
 )
@@ -735,7 +736,7 @@ const firstChunk = 200
 // script once should the server not have it) and returns their commands;
 // a command's error is that call's failure. The error is for the whole
 // pipeline (the connection).
-func (s *Store) runScripts(ctx context.Context, script *redis.Script, n int, call func(i int) ([]string, []any)) ([]*redis.Cmd, error) {
+func (s *Store) runScripts(ctx context.Context, script *luascript.Script, n int, call func(i int) ([]string, []any)) ([]*redis.Cmd, error) {
 	if n == 0 {
 		return nil, nil
 	}

@@ -7,16 +7,16 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed export.lua
 	exportLua    string
-	exportScript = redis.NewScript(exportLua)
+	exportScript = luascript.New(exportLua)
 	//go:embed import.lua
 	importLua    string
-	importScript = redis.NewScript(importLua)
+	importScript = luascript.New(importLua)
 )
 
 // exportCount is the HSCAN COUNT hint of the first export page, and the
