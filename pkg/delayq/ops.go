@@ -48,19 +48,16 @@ func (c *Client) DeleteAtMost(ctx context.Context, q string, max int64) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	switch str(a[0]) {
-	case "notempty":
+	if str(a[0]) == "notempty" {
 		return 0, &NotEmptyError{Queue: q, Messages: num(a[1])}
-	case "notfound":
-		// A name without a queue (rsmq's deleteQueue removes it too) is
-		// dropped from the registry either way.
-		if err := c.rdb.SRem(ctx, c.queuesKey(), q).Err(); err != nil {
-			return 0, err
-		}
-		return 0, notFound(q)
 	}
+	// A name without a queue (rsmq's deleteQueue removes it too) is
+	// dropped from the registry either way.
 	if err := c.rdb.SRem(ctx, c.queuesKey(), q).Err(); err != nil {
 		return 0, err
+	}
+	if str(a[0]) == "notfound" {
+		return 0, notFound(q)
 	}
 	return num(a[1]), nil
 }
@@ -96,40 +93,35 @@ func (c *Client) DeadLetterSources(ctx context.Context, dlq string) ([]string, e
 		return nil, err
 	}
 	var out []string
-	seen := map[string]bool{}
-	var cursor uint64
-	for {
-		page, next, err := c.rdb.SScan(ctx, c.queuesKey(), cursor, "", stepCount).Result()
-		if err != nil {
-			return nil, err
-		}
+	err := c.registryPages(ctx, func(page []string) error {
 		var qs []string
 		for _, q := range page {
-			if !seen[q] && q != dlq && CheckName(q) == nil {
-				seen[q] = true
+			if q != dlq && CheckName(q) == nil {
 				qs = append(qs, q)
 			}
 		}
-		if len(qs) > 0 {
-			cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, q := range qs {
-					p.HGet(ctx, c.keys(q)[1], "deadletter")
-				}
-				return nil
-			})
-			if err != nil && !errors.Is(err, redis.Nil) && !isReplyError(err) {
-				return nil, err
+		if len(qs) == 0 {
+			return nil
+		}
+		cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, q := range qs {
+				p.HGet(ctx, c.keys(q)[1], "deadletter")
 			}
-			for i, cmd := range cmds {
-				// A key of the wrong type names no dead-letter queue.
-				if v, err := cmd.(*redis.StringCmd).Result(); err == nil && v == dlq {
-					out = append(out, qs[i])
-				}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) && !isReplyError(err) {
+			return err
+		}
+		for i, cmd := range cmds {
+			// A key of the wrong type names no dead-letter queue.
+			if v, err := cmd.(*redis.StringCmd).Result(); err == nil && v == dlq {
+				out = append(out, qs[i])
 			}
 		}
-		if cursor = next; cursor == 0 {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return out, nil

@@ -113,25 +113,44 @@ func (c *Client) checkRegistry(ctx context.Context) error {
 // registry in bounded SSCAN steps.
 func (c *Client) List(ctx context.Context) ([]string, error) {
 	var qs []string
+	err := c.registryPages(ctx, func(page []string) error {
+		qs = append(qs, page...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(qs)
+	return qs, nil
+}
+
+// registryPages calls fn with each page of the registry's names, read with
+// SSCAN (stepCount a call, so each call is bounded), every name once
+// (SSCAN may return a member twice).
+func (c *Client) registryPages(ctx context.Context, fn func(page []string) error) error {
 	seen := map[string]bool{}
 	var cursor uint64
 	for {
 		page, next, err := c.rdb.SScan(ctx, c.queuesKey(), cursor, "", stepCount).Result()
 		if err != nil {
-			return nil, err
+			return err
 		}
+		fresh := page[:0]
 		for _, q := range page {
-			if !seen[q] { // SSCAN may return a member twice
+			if !seen[q] {
 				seen[q] = true
-				qs = append(qs, q)
+				fresh = append(fresh, q)
+			}
+		}
+		if len(fresh) > 0 {
+			if err := fn(fresh); err != nil {
+				return err
 			}
 		}
 		if cursor = next; cursor == 0 {
-			break
+			return nil
 		}
 	}
-	slices.Sort(qs)
-	return qs, nil
 }
 
 // Attributes are a queue's settings and counters, as RSMQ stores them.
