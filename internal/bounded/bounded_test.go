@@ -40,8 +40,8 @@ type harness struct {
 	rdb    *redis.Client
 	url    string
 	prefix string
-	polled string          // a message received with a 1h vt, for queue get
-	saved  map[string]bool // keys restore saved, and whether they existed
+	polled string              // a message received with a 1h vt, for queue get
+	saved  map[string][]string // per queue restore saved: its keys that existed
 }
 
 // chatq runs one chatq command line in process and returns its stdout.
@@ -301,24 +301,21 @@ func TestBounded(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "| command | commands logged (a script's own included) | worst call (µs) at n=%d |\n| --- | --- | --- |\n", n)
 	for _, s := range steps {
-		refWorst, _ := ref.measure(s)
-		runs := [][]call{nil}
-		runs[0] = big.measureCalls(s)
-		worst, _ := worstOf(runs[0])
+		refWorst := worst(ref.run(s))
+		runs := [][]call{big.run(s)}
 		// A bounded call over the limit on a busy machine is noise; a call
 		// whose work grows with the data is over it on every run, and far
 		// slower than on the reference. Rerun (interleaved with the
 		// reference) while some call is both, up to five runs in all.
 		for len(runs) < 5 && suspect(runs, refWorst) != nil {
-			w, _ := ref.measure(s)
-			refWorst = max(refWorst, w)
-			runs = append(runs, big.measureCalls(s))
+			refWorst = max(refWorst, worst(ref.run(s)))
+			runs = append(runs, big.run(s))
 		}
 		if c := suspect(runs, refWorst); c != nil {
 			t.Errorf("%s: a server call took %s on each of %d runs (limit %s), the worst call at a hundredth of the data %s: %s",
 				s.name, c.dur, len(runs), limit, refWorst, strings.Join(shorten(c.args), " "))
 		}
-		fmt.Fprintf(&report, "| `%s` | %d | %d |\n", s.name, len(runs[0]), worst.Microseconds())
+		fmt.Fprintf(&report, "| `%s` | %d | %d |\n", s.name, len(runs[0]), worst(runs[0]).Microseconds())
 	}
 	t.Log("\n" + report.String())
 	if path := os.Getenv("CHATQ_BOUNDED_REPORT"); path != "" {
@@ -352,15 +349,9 @@ func suspect(runs [][]call, refWorst time.Duration) *call {
 	return nil
 }
 
-// measure runs s and returns its worst server call and how many calls it
-// made.
-func (h *harness) measure(s step) (time.Duration, int) {
-	return worstOf(h.measureCalls(s))
-}
-
-// measureCalls runs s (after its prep) and returns the server calls it made,
+// run runs s (after its prep) and returns the server calls it made,
 // in order.
-func (h *harness) measureCalls(s step) []call {
+func (h *harness) run(s step) []call {
 	h.t.Helper()
 	args := s.args
 	if s.prep != nil {
@@ -373,40 +364,45 @@ func (h *harness) measureCalls(s step) []call {
 	return h.calls()
 }
 
-func worstOf(cs []call) (time.Duration, int) {
-	var worst time.Duration
+// worst returns the longest of cs.
+func worst(cs []call) time.Duration {
+	var w time.Duration
 	for _, c := range cs {
-		worst = max(worst, c.dur)
+		w = max(w, c.dur)
 	}
-	return worst, len(cs)
+	return w
 }
 
 // restore puts queue q back as it was when restore was first called for it
-// (then it saves it): its three keys copied back from a saved copy, and its
-// name back in the registry.
+// (that call saves it): its keys copied back from the saved copies (those
+// that did not exist then deleted), and its name back in the registry.
 func (h *harness) restore(q string) {
 	h.t.Helper()
 	ns := h.prefix + "rsmq:"
-	first := h.saved == nil || !h.saved[ns+q] && !h.saved[ns+q+":Q"]
-	if h.saved == nil {
-		h.saved = map[string]bool{}
-	}
-	for _, k := range []string{ns + q, ns + q + ":Q", ns + q + ":R"} {
-		saved := k + ":saved-by-test"
+	keys := []string{ns + q, ns + q + ":Q", ns + q + ":R"}
+	kept, saved := h.saved[q]
+	for _, k := range keys {
 		var err error
 		switch {
-		case first:
-			var copied int64
-			copied, err = h.rdb.Copy(h.ctx, k, saved, 0, false).Result()
-			h.saved[k] = copied == 1
-		case h.saved[k]:
-			err = h.rdb.Copy(h.ctx, saved, k, 0, true).Err()
+		case !saved:
+			var n int64
+			if n, err = h.rdb.Copy(h.ctx, k, k+":saved-by-test", 0, false).Result(); n == 1 {
+				kept = append(kept, k)
+			}
+		case slices.Contains(kept, k):
+			err = h.rdb.Copy(h.ctx, k+":saved-by-test", k, 0, true).Err()
 		default:
 			err = h.rdb.Del(h.ctx, k).Err()
 		}
 		if err != nil {
 			h.t.Fatal(err)
 		}
+	}
+	if !saved {
+		if h.saved == nil {
+			h.saved = map[string][]string{}
+		}
+		h.saved[q] = kept
 	}
 	if err := h.rdb.SAdd(h.ctx, ns+"QUEUES", q).Err(); err != nil {
 		h.t.Fatal(err)
