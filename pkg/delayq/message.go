@@ -195,7 +195,8 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 		if status == "nodlq" {
 			res.DeadLetterMissing = true
 		}
-		for i := 7; i+3 < len(a); i += 4 {
+		more := str(a[7]) == "1"
+		for i := 8; i+3 < len(a); i += 4 {
 			m := Message{ID: str(a[i]), Body: str(a[i+1]), RC: num(a[i+2]), FR: msTime(str(a[i+3]))}
 			m.Sent = SentAt(m.ID)
 			m.Receipt = receipt(m.ID, m.RC, m.FR)
@@ -208,7 +209,9 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions) (*Rece
 			res.Messages = append(res.Messages, m)
 		}
 		if status != "dlq" {
-			if len(res.Messages)-before < want || len(res.Messages) >= opt.N {
+			// Fewer than asked: none left due, unless the call stopped at
+			// its budget (it dropped or dead-lettered the ids it looked at).
+			if len(res.Messages)-before < want && !more || len(res.Messages) >= opt.N {
 				return res, nil
 			}
 			continue

@@ -7,12 +7,13 @@
 -- ARGV[1] N
 -- ARGV[2] visibility timeout ms, or "" for the queue's vt
 -- ARGV[3] "1" to pop (delete on receive), "0" to hide for the vt
--- ARGV[4] the dead-letter queue's name that KEYS[3..4] belong to, or ""
+-- ARGV[4] the dead-letter queue's name that KEYS[4..5] belong to, or ""
 -- ARGV[5] the dead-letter queue's realtime channel
 -- Returns {status, now ms, next visible-at ms or "" (none left, or not
 -- read: all N were claimed), dead-letter name,
 -- moved, visible-at ms of the claimed, microseconds of the server time,
--- id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
+-- "1" when the call stopped at its budget of ids looked at with more due
+-- ("0" otherwise), id1, body1, rc1, fr1, id2, ...}; status is "ok", "notfound", or
 -- "dlq" when a message must move to a dead-letter queue whose keys were not
 -- given: the messages claimed so far are returned, nothing else is written;
 -- or "nodlq": as "ok", but a message that the policy would have moved was
@@ -78,12 +79,31 @@ local out = {}
 local got = 0
 local moved = 0
 local status = "ok"
+-- Every id looked at counts against the budget, dropped and dead-lettered
+-- ones too, so that a queue full of messages past their limit is moved a
+-- budget per call, not all in one. A message claimed with a vt of 0 is due
+-- again at once: it is not claimed twice in one call.
+local budget = 1000
+local examined = 0
+local claimed = {}
+local more = "0"
 while got < want and status == "ok" do
-  local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", nowstr, "LIMIT", 0, want - got)
-  if #ids == 0 then
+  if examined >= budget then
+    more = "1"
     break
   end
+  local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", nowstr, "LIMIT", 0, math.min(want - got, budget - examined))
+  local fresh = {}
   for _, id in ipairs(ids) do
+    if not claimed[id] then
+      fresh[#fresh + 1] = id
+    end
+  end
+  if #fresh == 0 then
+    break
+  end
+  for _, id in ipairs(fresh) do
+    examined = examined + 1
     local m = redis.call("HMGET", KEYS[2], id, id .. ":rc", id .. ":fr")
     local rc = tonumber(m[2] or "0") or 0
     if not m[1] then
@@ -143,6 +163,7 @@ while got < want and status == "ok" do
       out[#out + 1] = rc
       out[#out + 1] = fr
       got = got + 1
+      claimed[id] = true
     end
   end
 end
@@ -170,7 +191,7 @@ end
 if pastlimit and status == "ok" then
   status = "nodlq"
 end
-local res = {status, nowstr, next, dlq, moved, visible, t[2]}
+local res = {status, nowstr, next, dlq, moved, visible, t[2], more}
 for _, v in ipairs(out) do
   res[#res + 1] = v
 end
