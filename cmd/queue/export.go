@@ -41,7 +41,7 @@ last line counts the messages, so that chatq queue import can tell a
 truncated file. chatq queue import reads it all back.
 
 It only reads (a read-only user can export), in pages of at most about
-1,000 messages and 1 MiB per server call, and holds one page in memory, so
+250 messages and 1 MiB per server call, and holds one page in memory, so
 any size of queue streams. The messages come in no particular order. A
 live export (consumers and producers running) includes every message that
 is in the queue for the whole export, each with its state when its page

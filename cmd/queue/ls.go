@@ -110,7 +110,7 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 	return nil
 }
 
-// queueLsLong prints ls -l: the stats of names, read in pipelines of 100.
+// queueLsLong prints ls -l: the stats of names, read in pipelines of 20 (statsPipeline).
 func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, names []string) error {
 	rows, err := q.StatsEach(ctx, names)
 	if err != nil {

@@ -44,7 +44,8 @@ When the queue's dead-letter queue does not exist (it was deleted), stats
 warns: its policy is off, and messages received too often are delivered
 again instead of moved (never lost) until the queue is created again.
 
-It is one read-only call, O(log n) at any queue size. The split of invisible
+It is one read-only call (and an HEXISTS when the queue has a dead-letter
+queue), O(log n) at any queue size. The split of invisible
 messages into delayed and in flight comes from chatq's index of received
 messages; when an rsmq client received from the queue (or created it), the
 index is incomplete and stats first rebuilds it in bounded steps (calls of

@@ -119,8 +119,6 @@ var (
 	//go:embed leave.lua
 	leaveSrc    string
 	leaveScript = luascript.New(leaveSrc)
-	// fetch, mark and trim run through runScripts (a *redis.Script), so
-	// they are hashed at start-up; the others on first use.
 	//go:embed fetch.lua
 	fetchSrc    string
 	fetchScript = luascript.New(fetchSrc)

@@ -41,7 +41,7 @@ type ExportInfo struct {
 // Export walks queue q's messages in pages and passes each page to fn, in
 // no particular order, each message with its state when its page was read
 // (State, VisibleAt, RC, FR). It is read only and holds at most one page
-// in memory: a page is one script call of at most about 1,000 messages and
+// in memory: a page is one script call of at most about 250 messages and
 // about 1 MiB of bodies, atomic on its own.
 //
 // It walks the queue's attribute hash with HSCAN, so a message present
