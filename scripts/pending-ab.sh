@@ -8,7 +8,7 @@
 # 10 have news; server time is the sum of SLOWLOG durations of every
 # command the call sends, marking included.
 #
-#   scripts/pending-ab.sh redis://127.0.0.1:6379/0 c210eff [rounds] [calls per run] [case]
+#   scripts/pending-ab.sh redis://127.0.0.1:6379/0 c8c7697 [rounds] [calls per run] [case]
 #
 # case is a -test.bench pattern after BenchmarkPendingServerTime/ ('K=1$'
 # for the 1-chat case only; default all).
@@ -16,8 +16,8 @@
 # It sets slowlog-log-slower-than 0 and slowlog-max-len on that server
 # while it runs (restored after each run): use a server of your own.
 set -euo pipefail
-url=${1:?usage: pending-ab.sh REDIS_URL OLD_COMMIT [ROUNDS] [CALLS]}
-old=${2:?usage: pending-ab.sh REDIS_URL OLD_COMMIT [ROUNDS] [CALLS]}
+url=${1:?usage: pending-ab.sh REDIS_URL OLD_COMMIT [ROUNDS] [CALLS] [CASE]}
+old=${2:?usage: pending-ab.sh REDIS_URL OLD_COMMIT [ROUNDS] [CALLS] [CASE]}
 rounds=${3:-9}
 calls=${4:-200}
 only=${5:-}
