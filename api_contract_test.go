@@ -35,11 +35,7 @@ func TestPackagesErrInvalid(t *testing.T) {
 	if !errors.Is(err, delayq.ErrInvalid) {
 		t.Errorf("delayq: bad queue name: %v, want delayq.ErrInvalid", err)
 	}
-	l := shardlist.New(rdb, "a{b}", shardlist.Options{})
-	if !errors.Is(l.Err(), shardlist.ErrInvalid) {
-		t.Errorf("shardlist: bad key: Err() = %v, want shardlist.ErrInvalid", l.Err())
-	}
-	if _, err := l.RPush(ctx, "x"); !errors.Is(err, shardlist.ErrInvalid) {
+	if _, err := shardlist.New(rdb, shardlist.Options{}).RPush(ctx, "a{b}", "x"); !errors.Is(err, shardlist.ErrInvalid) {
 		t.Errorf("shardlist: bad key: RPush: %v, want shardlist.ErrInvalid", err)
 	}
 }

@@ -43,6 +43,7 @@ const maxPeek = 50
 type collector struct {
 	rdb    redis.UniversalClient
 	q      *delayq.Client
+	list   *shardlist.Client
 	prefix string
 	// registry is RSMQ's SET of queue names, <prefix><ns>:QUEUES (docs/keys.md).
 	registry string
@@ -143,6 +144,7 @@ func (s *scanSet) sorted() []string {
 func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
 	return &collector{minSample: interval / 2,
 		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
+		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
 		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
 		lists: map[string]bool{}, chats: map[string]bool{}, cycleLists: map[string]bool{}, cycleChats: map[string]bool{},
 		prev: map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
@@ -603,19 +605,18 @@ func (h *rateHistory) add(at time.Time, push, recv float64) {
 	h.samples = h.samples[i:]
 }
 
-// listRows reads the length (one O(1) script) and the endpoints (one MGET)
-// of each list.
+// listRows reads the length and end shards of each list: one O(1) script
+// call each.
 func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
 	rows := make([]ListRow, 0, len(keys))
 	calls := 0
 	for _, k := range keys {
 		r := ListRow{Key: k}
-		l := shardlist.New(c.rdb, k, shardlist.Options{Prefix: c.prefix})
-		if l.Err() != nil {
+		in, err := c.list.Info(ctx, k)
+		calls++
+		if errors.Is(err, shardlist.ErrInvalid) {
 			continue // not a name chatq would make
 		}
-		n, err := l.Len(ctx)
-		calls++
 		if err != nil {
 			if ctx.Err() != nil || isConnErr(err) {
 				return nil, calls, err
@@ -624,23 +625,10 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 			rows = append(rows, r)
 			continue
 		}
-		first, last := l.EndpointKeys()
-		ends, err := c.rdb.MGet(ctx, first, last).Result()
-		calls++
-		if err != nil {
-			return nil, calls, err
-		}
-		a, b := endpoint(ends[0]), endpoint(ends[1])
-		r.Length, r.Shards = n, b-a+1
+		r.Length, r.Shards = in.Length, in.Shards
 		rows = append(rows, r)
 	}
 	return rows, calls, nil
-}
-
-func endpoint(v any) int64 {
-	s, _ := v.(string)
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }
 
 // chatsInfo examines the next Limits.Chats chats in turn (ZCARD of the

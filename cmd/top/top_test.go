@@ -151,13 +151,12 @@ func fill(t *testing.T, ctx context.Context, c redis.UniversalClient, prefix str
 	must(err)
 	_, err = q.Receive(ctx, "jobs", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true})
 	must(err)
-	l := shardlist.New(c, "events", shardlist.Options{Prefix: prefix, ShardSize: 100})
-	must(l.Err())
+	l := shardlist.New(c, shardlist.Options{Prefix: prefix, ShardSize: 100})
 	items := make([]string, 250)
 	for i := range items {
 		items[i] = fmt.Sprint(i)
 	}
-	_, err = l.RPush(ctx, items...)
+	_, err = l.RPush(ctx, "events", items...)
 	must(err)
 	cs := chat.New(c, chat.Options{Prefix: prefix})
 	hi := "hi"

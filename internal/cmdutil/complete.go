@@ -160,3 +160,36 @@ func ScanLister(pattern string) func(ctx context.Context, f *Factory, cmd *cobra
 		return ScanNames(ctx, f, pattern)
 	}
 }
+
+// Pager is a listing in bounded pages, go-redis SCAN style, such as
+// chat.Client.Chats or shardlist.Client.Lists.
+type Pager func(ctx context.Context, cursor uint64, match string, count int64) ([]string, uint64, error)
+
+// PagedLister lists the names the Pager that pages returns finds, page by
+// page (SCAN COUNT 1000 each) until the listing ends or 1000 names are
+// found: the names of chats, users or lists to complete.
+func PagedLister(pages func(f *Factory) (Pager, error)) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+	return func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+		page, err := pages(f)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		var out []string
+		for cursor := uint64(0); ; {
+			names, next, err := page(ctx, cursor, "", 1000)
+			if err != nil {
+				return out, err
+			}
+			for _, n := range names {
+				if !seen[n] && len(out) < 1000 {
+					seen[n] = true
+					out = append(out, n)
+				}
+			}
+			if cursor = next; cursor == 0 || len(out) >= 1000 {
+				return out, nil
+			}
+		}
+	}
+}
