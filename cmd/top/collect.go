@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
@@ -24,7 +24,7 @@ type Limits struct {
 	Queues int // queues examined (stats) per refresh
 	Lists  int // sharded lists examined per refresh
 	Chats  int // chats examined per refresh, in turn
-	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists and
+	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists, then
 	// chats; RegistryCalls SSCANs of COUNT ScanCount read the queue registry.
 	ScanCalls     int
 	RegistryCalls int
@@ -44,6 +44,7 @@ type collector struct {
 	rdb    redis.UniversalClient
 	q      *delayq.Client
 	list   *shardlist.Client
+	chat   *chat.Client
 	prefix string
 	// registry is RSMQ's SET of queue names, <prefix><ns>:QUEUES (docs/keys.md).
 	registry string
@@ -55,9 +56,10 @@ type collector struct {
 	minSample time.Duration
 
 	queues scanSet // from the registry
-	keys   scanSet // lists and chats, from SCAN of the prefix
-	nodes  []redis.UniversalClient
-	node   int // the node being scanned
+	// keys is the discovery of lists (Lists pages), then chats (Chats
+	// pages): chatsPhase tells which of them keys.cursor pages through.
+	keys       scanSet
+	chatsPhase bool
 
 	lists map[string]bool
 	chats map[string]bool
@@ -145,6 +147,7 @@ func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, li
 	return &collector{minSample: interval / 2,
 		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
 		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
+		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
 		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
 		lists: map[string]bool{}, chats: map[string]bool{}, cycleLists: map[string]bool{}, cycleChats: map[string]bool{},
 		prev: map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
@@ -166,9 +169,9 @@ type Snapshot struct {
 	Lists          []ListRow `json:"lists"`
 	ListsKnown     int       `json:"lists_known"`
 	Chats          ChatsInfo `json:"chats"`
-	// KeysComplete is true once a whole SCAN cycle of the prefix is done;
-	// KeysScanned counts the keys of the cycle under way (or of the last
-	// complete one).
+	// KeysComplete is true once a whole discovery cycle (the lists' SCAN,
+	// then the chats') is done; KeysScanned counts the names it found in
+	// the cycle under way (or in the last complete one).
 	KeysComplete bool       `json:"keys_complete"`
 	KeysScanned  int64      `json:"keys_scanned"`
 	Calls        int        `json:"calls"`
@@ -272,7 +275,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 		// nothing to the server that answers next: start the scans again.
 		c.queues.reset()
 		c.keys.reset()
-		c.nodes = nil
+		c.chatsPhase = false
 		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
 			cc.ReloadState(ctx) // after a failover, find the new masters
 		}
@@ -376,55 +379,42 @@ func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 	return calls, nil
 }
 
-// scanKeys takes the next SCAN steps over the prefix's keys, node by node
-// on a cluster, and sorts what they find into lists and chats.
+// scanKeys takes the next steps of discovery: pages of the sharded lists
+// (shardlist's Lists), then of the chats (chat's Chats), each one SCAN
+// of the prefix's keys (node by node on a cluster).
 func (c *collector) scanKeys(ctx context.Context) (int, error) {
 	calls := 0
-	if c.nodes == nil {
-		c.nodes, c.node = nil, 0
-		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-			var mu sync.Mutex
-			var addrs []string
-			byAddr := map[string]redis.UniversalClient{}
-			err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-				mu.Lock()
-				defer mu.Unlock()
-				addrs = append(addrs, n.Options().Addr)
-				byAddr[n.Options().Addr] = n
-				return nil
-			})
-			if err != nil {
-				return calls, err
-			}
-			sort.Strings(addrs)
-			for _, a := range addrs {
-				c.nodes = append(c.nodes, byAddr[a])
-			}
-		} else {
-			c.nodes = []redis.UniversalClient{c.rdb}
-		}
-		c.keys.reset()
-	}
-	pattern := keyspace.Pattern(c.prefix)
 	for calls < c.lim.ScanCalls {
-		keys, next, err := c.nodes[c.node].Scan(ctx, c.keys.cursor, pattern, c.lim.ScanCount).Result()
+		var found []string
+		var next uint64
+		var err error
+		if c.chatsPhase {
+			found, next, err = c.chat.Chats(ctx, c.keys.cursor, "", c.lim.ScanCount)
+		} else {
+			found, next, err = c.list.Lists(ctx, c.keys.cursor, "", c.lim.ScanCount)
+		}
 		calls++
 		if err != nil {
 			return calls, err
 		}
-		c.keys.scanned += int64(len(keys))
-		for _, k := range keys {
-			c.classify(strings.TrimPrefix(k, c.prefix))
+		c.keys.scanned += int64(len(found))
+		for _, n := range found {
+			if c.chatsPhase {
+				c.chats[n], c.cycleChats[n] = true, true
+			} else {
+				c.lists[n], c.cycleLists[n] = true, true
+			}
 		}
 		c.keys.cursor = next
 		if next != 0 {
 			continue
 		}
-		if c.node++; c.node < len(c.nodes) {
+		if !c.chatsPhase {
+			c.chatsPhase = true
 			continue
 		}
 		// A whole cycle: what it did not see is gone.
-		c.node = 0
+		c.chatsPhase = false
 		c.lists, c.cycleLists = c.cycleLists, map[string]bool{}
 		c.chats, c.cycleChats = c.cycleChats, map[string]bool{}
 		for id := range c.chatData {
@@ -437,34 +427,6 @@ func (c *collector) scanKeys(ctx context.Context) (int, error) {
 		break
 	}
 	return calls, nil
-}
-
-// classify records key (without the prefix) as part of a sharded list
-// ({KEY}:first, {KEY}:last, {KEY}:mid, {KEY}:<n>) or a chat (chat:{ID}).
-func (c *collector) classify(k string) {
-	if rest, ok := strings.CutPrefix(k, "{"); ok {
-		key, tail, ok := strings.Cut(rest, "}:")
-		if ok && names.ListKey(key) == nil && isListPart(tail) {
-			c.lists[key] = true
-			c.cycleLists[key] = true
-		}
-		return
-	}
-	if rest, ok := strings.CutPrefix(k, "chat:{"); ok {
-		if id, ok := strings.CutSuffix(rest, "}"); ok && names.Chat(id) == nil {
-			c.chats[id] = true
-			c.cycleChats[id] = true
-		}
-	}
-}
-
-func isListPart(s string) bool {
-	switch s {
-	case "first", "last", "mid":
-		return true
-	}
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil
 }
 
 // queueRows reads the stats of names (counts and the oldest ready age,
@@ -631,9 +593,8 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 	return rows, calls, nil
 }
 
-// chatsInfo examines the next Limits.Chats chats in turn (ZCARD of the
-// messages and GET of the message counter, in one pipeline) and sums up
-// what is known. Keys as in docs/keys.md.
+// chatsInfo examines the next Limits.Chats chats in turn (their stored
+// messages and last id, in one round trip) and sums up what is known.
 func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
 	ids := matching(sortedKeys(c.chats), filter)
 	ci := ChatsInfo{Count: len(ids), Busiest: []ChatRow{}}
@@ -649,21 +610,13 @@ func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time)
 		batch = append(batch, ids[(c.chatNext+i)%len(ids)])
 	}
 	c.chatNext = (c.chatNext + n) % len(ids)
-	cards := make([]*redis.IntCmd, len(batch))
-	lasts := make([]*redis.StringCmd, len(batch))
-	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range batch {
-			cards[i] = p.ZCard(ctx, c.prefix+"msgs:{"+id+"}")
-			lasts[i] = p.Get(ctx, c.prefix+"ids:{"+id+"}")
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	stats, err := c.chat.Stats(ctx, batch...)
+	if err != nil {
 		return ci, 1, err
 	}
-	for i, id := range batch {
-		last, _ := lasts[i].Int64()
-		sm := chatSample{messages: cards[i].Val(), lastID: last, rate: -1, at: now}
+	for _, st := range stats {
+		id, last := st.ChatID, st.LastID
+		sm := chatSample{messages: st.Messages, lastID: last, rate: -1, at: now}
 		if old, ok := c.chatData[id]; ok && last >= old.lastID {
 			switch dt := now.Sub(old.at); {
 			case dt < c.minSample:

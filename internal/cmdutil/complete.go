@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/spf13/cobra"
 )
 
@@ -67,37 +66,6 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 	}
 }
 
-// ScanNames returns the hash tags (the part between '{' and '}') of the keys
-// under the prefix that match pattern, on every cluster master, at most 1000
-// of them: the chat ids of "chat:{*}", the list keys of "{*}:*".
-func ScanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
-	c, err := f.Client()
-	if err != nil {
-		return nil, err
-	}
-	keys, err := keyspace.Scan(ctx, c, keyspace.Quote(f.Prefix())+pattern, 10000)
-	seen := map[string]bool{}
-	var out []string
-	for _, key := range keys {
-		k := strings.TrimPrefix(key, f.Prefix())
-		_, rest, ok := strings.Cut(k, "{")
-		name, _, ok2 := strings.Cut(rest, "}")
-		if ok && ok2 && name != "" && !seen[name] && len(out) < 1000 {
-			seen[name] = true
-			out = append(out, name)
-		}
-	}
-	return out, err
-}
-
-// CompleteKeyArg completes a command's first argument with the names of the
-// keys matching pattern (see ScanNames), and nothing after it.
-func (f *Factory) CompleteKeyArg(pattern string) cobra.CompletionFunc {
-	return f.CompleteFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return ScanNames(ctx, f, pattern)
-	})
-}
-
 // CompleteFirstArg completes a command's first argument with the names list
 // returns, and nothing after it.
 func (f *Factory) CompleteFirstArg(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
@@ -151,13 +119,6 @@ func lastOfList(fn cobra.CompletionFunc) cobra.CompletionFunc {
 			names[i] = head + names[i]
 		}
 		return names, d
-	}
-}
-
-// ScanLister lists the names ScanNames finds for pattern.
-func ScanLister(pattern string) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-	return func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return ScanNames(ctx, f, pattern)
 	}
 }
 

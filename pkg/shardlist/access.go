@@ -98,18 +98,12 @@ func (c *Client) Access() []Access {
 
 // join returns the distinct commands of the lists, sorted.
 func join(lists ...[]string) []string {
-	set := map[string]bool{}
+	var out []string
 	for _, l := range lists {
-		for _, c := range l {
-			set[c] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for c := range set {
-		out = append(out, c)
+		out = append(out, l...)
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // KeyPattern is the glob (SCAN MATCH) pattern of every Redis key of the

@@ -37,7 +37,9 @@ func TestAccessCoversScripts(t *testing.T) {
 	table := shardlist.New(rdb, shardlist.Options{Prefix: "a*b:"}).Access()
 	state := scriptCalls(t, "state.lua")
 	used := map[string]bool{"state.lua": true}
+	var ops []string
 	for _, a := range table {
+		ops = append(ops, a.Op)
 		scripts, ok := accessScripts[a.Op]
 		if !ok {
 			t.Errorf("%s: no scripts listed for it in accessScripts", a.Op)
@@ -81,6 +83,11 @@ func TestAccessCoversScripts(t *testing.T) {
 		}
 		if a.Op != "Lists" && len(a.Keys) == 0 {
 			t.Errorf("%s: no key patterns", a.Op)
+		}
+	}
+	for op := range accessScripts {
+		if !slices.Contains(ops, op) {
+			t.Errorf("accessScripts lists %s, which Access does not", op)
 		}
 	}
 	files, _ := filepath.Glob("*.lua")
