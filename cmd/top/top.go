@@ -47,8 +47,8 @@ What a refresh costs the server, whatever the number of keys:
   per queue shown (at most --max-queues): the queue stats script
   (O(log n): counts and the oldest ready age), and an HEXISTS of its
   dead-letter queue when it has one;
-  per list shown (at most --max-lists): the length script (O(1)) and one
-  MGET of its endpoints;
+  per list shown (at most --max-lists): the length script (O(1)), which
+  also returns its end shards;
   one pipeline of a ZCARD and a GET for each of at most --max-chats chats,
   taken in turn;
   with a queue open, one peek of at most 50 messages.
