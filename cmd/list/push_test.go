@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 )
 
@@ -35,7 +36,7 @@ func TestPartialPushHint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer
-			f := &cmdutil.Factory{IO: &cmdutil.IOStreams{ErrOut: &errOut}}
+			f := &cmdutil.Factory{IO: &iostreams.IOStreams{ErrOut: &errOut}}
 			o := &listPushOptions{listOptions: &listOptions{f: f}, side: tc.side, key: "jobs", stdin: tc.stdin}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,7 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		// The root's hook loaded a configuration for __complete itself, which
 		// has not seen the flags on the line being completed: load it again.
-		cfg, err := LoadConfig(cmd.Flags(), f.Getenv)
+		cfg, err := conn.LoadConfig(cmd.Flags(), f.Getenv)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -15,7 +16,7 @@ func TestScanNames(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		f := &Factory{cfg: &Config{Prefix: b.Prefix}, client: b.Client}
+		f := &Factory{cfg: &conn.Config{Prefix: b.Prefix}, client: b.Client}
 		got, err := ScanNames(ctx, f, "chat:{*}")
 		if err != nil {
 			t.Fatal(err)
