@@ -49,7 +49,7 @@ func TestPartialPushHint(t *testing.T) {
 			}
 			pe := &shardlist.PushError{Key: "jobs", Stored: 1000, Uncertain: tc.uncertain, Total: 2500, Err: errors.New("EOF")}
 			err := o.partial(ctx, pe, what)
-			got := cmdutil.HintFor(err) + errOut.String()
+			got := f.HintFor(err) + errOut.String()
 			if !errors.Is(err, pe) {
 				t.Fatalf("error %v", err)
 			}

@@ -129,20 +129,6 @@ func (f *Factory) HintFor(err error) string {
 	return conn.FailureHint(err, f.cfg, f.Getenv)
 }
 
-// HintFor returns the hint for err, from a HintError or from the kind of
-// failure, or "" when none helps.
-func HintFor(err error) string {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	var ma *MaybeAppliedError
-	if errors.As(err, &ma) {
-		return ma.checkHint()
-	}
-	return conn.FailureHint(err, nil, nil)
-}
-
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error, exitStatus bool) int {
 	var ue interface{ Usage() bool }
