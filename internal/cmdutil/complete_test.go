@@ -17,7 +17,7 @@ func TestScanNames(t *testing.T) {
 			}
 		}
 		f := &Factory{cfg: &conn.Config{Prefix: b.Prefix}, client: b.Client}
-		got, err := ScanNames(ctx, f, "chat:{*}")
+		got, err := scanNames(ctx, f, "chat:{*}")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,7 +25,7 @@ func TestScanNames(t *testing.T) {
 		if want := []string{"1", "22"}; !slices.Equal(got, want) {
 			t.Errorf("chat ids: got %q, want %q", got, want)
 		}
-		got, err = ScanNames(ctx, f, "{*}:*")
+		got, err = scanNames(ctx, f, "{*}:*")
 		if err != nil || !slices.Equal(got, []string{"jobs"}) {
 			t.Errorf("list keys: got %q, %v", got, err)
 		}

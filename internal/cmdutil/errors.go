@@ -59,34 +59,34 @@ func WithHint(err error, hint string) error {
 	return &HintError{err: err, hint: hint}
 }
 
-// MaybeAppliedError is a write whose request reached the connection but whose
+// maybeAppliedError is a write whose request reached the connection but whose
 // reply never came back: the server may have applied it. It exits 4.
-type MaybeAppliedError struct {
+type maybeAppliedError struct {
 	err   error
 	check string
 }
 
-func (e *MaybeAppliedError) Error() string {
+func (e *maybeAppliedError) Error() string {
 	return e.err.Error() + ": the request was sent but its reply was lost, so the server may have applied it"
 }
-func (e *MaybeAppliedError) Unwrap() error { return e.err }
+func (e *maybeAppliedError) Unwrap() error { return e.err }
 
 // checkHint says how to check before retrying. It is not a Hint method, so
 // that a hint the lost write's error carries comes first (see HintFor).
-func (e *MaybeAppliedError) checkHint() string {
+func (e *maybeAppliedError) checkHint() string {
 	if e.check == "" {
 		return "check the server's state before retrying, so that a retry does not apply it twice"
 	}
 	return fmt.Sprintf("check with `%s` before retrying, so that a retry does not apply it twice", e.check)
 }
 
-// writeAnnotation marks a command that writes (see MarkWrite).
+// writeAnnotation marks a command that writes (see markWrite).
 const writeAnnotation = "chatq.write"
 
-// MarkWrite marks cmd as a command that changes the server's data; check is
+// markWrite marks cmd as a command that changes the server's data; check is
 // the command line that shows whether it was applied. A lost reply to such a
 // command exits 4 instead of 1.
-func MarkWrite(cmd *cobra.Command, check string) *cobra.Command {
+func markWrite(cmd *cobra.Command, check string) *cobra.Command {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
@@ -94,7 +94,7 @@ func MarkWrite(cmd *cobra.Command, check string) *cobra.Command {
 	return cmd
 }
 
-// MaybeApplied turns err into a MaybeAppliedError when cmd writes and err
+// MaybeApplied turns err into a maybeAppliedError when cmd writes and err
 // says that a reply was lost after its request was sent; otherwise it
 // returns err.
 func MaybeApplied(cmd *cobra.Command, err error) error {
@@ -105,11 +105,11 @@ func MaybeApplied(cmd *cobra.Command, err error) error {
 	if !ok || !conn.ReplyLost(err) {
 		return err
 	}
-	var ma *MaybeAppliedError
+	var ma *maybeAppliedError
 	if errors.As(err, &ma) {
 		return err
 	}
-	return &MaybeAppliedError{err: err, check: check}
+	return &maybeAppliedError{err: err, check: check}
 }
 
 // HintFor returns the hint for err, or "" when none helps: the hint the
@@ -122,7 +122,7 @@ func (f *Factory) HintFor(err error) string {
 	if errors.As(err, &h) {
 		return h.Hint()
 	}
-	var ma *MaybeAppliedError
+	var ma *maybeAppliedError
 	if errors.As(err, &ma) {
 		return ma.checkHint()
 	}
@@ -142,37 +142,37 @@ func ExitCode(err error, exitStatus bool) int {
 		return ExitOK
 	case errors.As(err, &ue) && ue.Usage(), errors.Is(err, names.ErrInvalid):
 		return ExitUsage
-	case errors.As(err, new(*MaybeAppliedError)):
+	case errors.As(err, new(*maybeAppliedError)):
 		return ExitMaybeApplied
 	default:
 		return ExitError
 	}
 }
 
-// MarkWriteSub marks the subcommand name of group as a write (see MarkWrite).
+// MarkWriteSub marks the subcommand name of group as a write (see markWrite).
 func MarkWriteSub(group *cobra.Command, name, check string) {
 	for _, sub := range group.Commands() {
 		if sub.Name() == name {
-			MarkWrite(sub, check)
+			markWrite(sub, check)
 			return
 		}
 	}
 	panic("no subcommand " + name + " of " + group.Name())
 }
 
-// RefusedError is a destructive command that was not confirmed: off a
+// refusedError is a destructive command that was not confirmed: off a
 // terminal without its --force, or declined at the question. It exits 2
 // like a usage error (nothing was changed) but prints no usage line: the
 // command was called correctly.
-type RefusedError struct{ err error }
+type refusedError struct{ err error }
 
-func (e *RefusedError) Error() string { return e.err.Error() }
-func (e *RefusedError) Unwrap() error { return e.err }
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
 
-// Refusedf builds a RefusedError (exit 2).
+// Refusedf builds a refusedError (exit 2).
 func Refusedf(format string, a ...any) error {
-	return &RefusedError{UsageErrorf(format, a...)}
+	return &refusedError{UsageErrorf(format, a...)}
 }
 
-// IsRefused reports whether err is a RefusedError.
-func IsRefused(err error) bool { return errors.As(err, new(*RefusedError)) }
+// IsRefused reports whether err is a refusedError.
+func IsRefused(err error) bool { return errors.As(err, new(*refusedError)) }
