@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/spf13/cobra"
 )
 
@@ -13,22 +14,22 @@ import (
 // slow or absent server must not hang the user's shell.
 const completionTimeout = 500 * time.Millisecond
 
-// CompletionTimeoutEnv lifts or changes that bound (a duration; 0 means no
+// completionTimeoutEnv lifts or changes that bound (a duration; 0 means no
 // bound). Tests set it: on a loaded machine 500 ms can pass before a
 // Cluster client has loaded its slot map, and no test may depend on a
 // wall-clock budget.
-const CompletionTimeoutEnv = "CHATQ_COMPLETION_TIMEOUT"
+const completionTimeoutEnv = "CHATQ_COMPLETION_TIMEOUT"
 
 // completionLimit is the bound on completion's look-ups, from
 // CHATQ_COMPLETION_TIMEOUT or the default; 0 means none.
 func (f *Factory) completionLimit() time.Duration {
-	s := f.Getenv(CompletionTimeoutEnv)
+	s := f.Getenv(completionTimeoutEnv)
 	if s == "" {
 		return completionTimeout
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		cobra.CompErrorln(fmt.Sprintf("%s=%q: want a duration such as 500ms or 0 (no limit); using %s", CompletionTimeoutEnv, s, completionTimeout))
+		cobra.CompErrorln(fmt.Sprintf("%s=%q: want a duration such as 500ms or 0 (no limit); using %s", completionTimeoutEnv, s, completionTimeout))
 		return completionTimeout
 	}
 	return d
@@ -40,7 +41,7 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		// The root's hook loaded a configuration for __complete itself, which
 		// has not seen the flags on the line being completed: load it again.
-		cfg, err := LoadConfig(cmd.Flags(), f.Getenv)
+		cfg, err := conn.LoadConfig(cmd.Flags(), f.Getenv)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
