@@ -69,15 +69,19 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		cmdutil.MarkWriteSub(cmd, name, "chatq list lrange KEY 0 -1")
 	}
 	for _, sub := range cmd.Commands() {
-		sub.ValidArgsFunction = f.CompleteFirstArg(cmdutil.PagedLister(func(f *cmdutil.Factory) (cmdutil.Pager, error) {
-			c, err := f.Client()
-			if err != nil {
-				return nil, err
-			}
-			return shardlist.New(c, shardlist.Options{Prefix: f.Prefix()}).Lists, nil
-		}))
+		sub.ValidArgsFunction = f.CompleteFirstArg(cmdutil.PagedLister(listKeys))
 	}
 	return cmd
+}
+
+// listKeys pages through the sharded lists on the server, for shell
+// completion.
+func listKeys(f *cmdutil.Factory) (cmdutil.Pager, error) {
+	c, err := f.Client()
+	if err != nil {
+		return nil, err
+	}
+	return shardlist.New(c, shardlist.Options{Prefix: f.Prefix()}).Lists, nil
 }
 
 // side is the end of the list a command works on.

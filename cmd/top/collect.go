@@ -24,8 +24,9 @@ type Limits struct {
 	Queues int // queues examined (stats) per refresh
 	Lists  int // sharded lists examined per refresh
 	Chats  int // chats examined per refresh, in turn
-	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists, then
-	// chats; RegistryCalls SSCANs of COUNT ScanCount read the queue registry.
+	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists, and
+	// as many chats; RegistryCalls SSCANs of COUNT ScanCount read the queue
+	// registry.
 	ScanCalls     int
 	RegistryCalls int
 	ScanCount     int64
@@ -56,16 +57,8 @@ type collector struct {
 	minSample time.Duration
 
 	queues scanSet // from the registry
-	// keys is the discovery of lists (Lists pages), then chats (Chats
-	// pages): chatsPhase tells which of them keys.cursor pages through.
-	keys       scanSet
-	chatsPhase bool
-
-	lists map[string]bool
-	chats map[string]bool
-	// cycleLists and cycleChats collect the lists and chats seen in the current SCAN cycle;
-	// at its end they replace lists and chats, which drops deleted ones.
-	cycleLists, cycleChats map[string]bool
+	lists  scanSet // from pkg/shardlist's Lists pages
+	chats  scanSet // from pkg/chat's Chats pages
 
 	prev     map[string]counters // queue -> counters at the last rate sample
 	rates    map[string]*rateHistory
@@ -97,23 +90,24 @@ type chatSample struct {
 // scanSet is one incremental SCAN/SSCAN: a cursor that survives between
 // refreshes and the members of the last complete cycle plus the current one.
 type scanSet struct {
+	valid    func(string) error // when set, the members it refuses are left out
 	cursor   uint64
 	complete bool // a whole cycle has been seen
 	known    map[string]bool
 	cycle    map[string]bool
-	scanned  int64 // keys returned in this cycle
-	lastScan int64 // keys returned in the last complete cycle
+	scanned  int64 // members returned in this cycle
+	lastScan int64 // members returned in the last complete cycle
 }
 
-// add records members; those that are not valid queue names (written by
-// something other than chatq or rsmq) are left out, as delayq would refuse
-// them.
+// add records members; those valid refuses (queue names written by
+// something other than chatq or rsmq, which delayq would refuse) are left
+// out.
 func (s *scanSet) add(members []string) {
 	if s.known == nil {
 		s.known, s.cycle = map[string]bool{}, map[string]bool{}
 	}
 	for _, n := range members {
-		if names.Queue(n) != nil {
+		if s.valid != nil && s.valid(n) != nil {
 			continue
 		}
 		s.known[n] = true
@@ -134,6 +128,15 @@ func (s *scanSet) endCycle() {
 
 func (s *scanSet) reset() { s.cursor = 0 }
 
+// seen is what the cycle under way has returned so far, or the last
+// complete cycle when this one has just begun.
+func (s *scanSet) seen() int64 {
+	if s.complete && s.scanned == 0 {
+		return s.lastScan
+	}
+	return s.scanned
+}
+
 func (s *scanSet) sorted() []string {
 	out := make([]string, 0, len(s.known))
 	for n := range s.known {
@@ -149,8 +152,8 @@ func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, li
 		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
 		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
 		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
-		lists: map[string]bool{}, chats: map[string]bool{}, cycleLists: map[string]bool{}, cycleChats: map[string]bool{},
-		prev: map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
+		queues: scanSet{valid: names.Queue},
+		prev:   map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
 	}
 }
 
@@ -274,8 +277,8 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 		// After a failure (a restart, a failover) the cursors may mean
 		// nothing to the server that answers next: start the scans again.
 		c.queues.reset()
-		c.keys.reset()
-		c.chatsPhase = false
+		c.lists.reset()
+		c.chats.reset()
 		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
 			cc.ReloadState(ctx) // after a failover, find the new masters
 		}
@@ -303,17 +306,24 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	if err != nil {
 		return fail(err)
 	}
-	n, err = c.scanKeys(ctx)
+	n, err = c.discover(ctx, &c.lists, c.list.Lists)
 	calls += n
 	if err != nil {
 		return fail(err)
 	}
-	s.QueuesComplete = c.queues.complete
-	s.KeysComplete = c.keys.complete
-	s.KeysScanned = c.keys.scanned
-	if s.KeysComplete && c.keys.scanned == 0 {
-		s.KeysScanned = c.keys.lastScan
+	n, err = c.discover(ctx, &c.chats, c.chat.Chats)
+	calls += n
+	if err != nil {
+		return fail(err)
 	}
+	for id := range c.chatData {
+		if !c.chats.known[id] {
+			delete(c.chatData, id) // gone at the end of a cycle
+		}
+	}
+	s.QueuesComplete = c.queues.complete
+	s.KeysComplete = c.lists.complete && c.chats.complete
+	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
 	// Queues.
 	queues := matching(c.queues.sorted(), filter)
@@ -327,7 +337,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	s.Queues = rows
 
 	// Sharded lists.
-	lists := matching(sortedKeys(c.lists), filter)
+	lists := matching(c.lists.sorted(), filter)
 	s.ListsKnown = len(lists)
 	lists = lists[:min(len(lists), c.lim.Lists)]
 	lrows, n, err := c.listRows(ctx, lists)
@@ -379,52 +389,23 @@ func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 	return calls, nil
 }
 
-// scanKeys takes the next steps of discovery: pages of the sharded lists
-// (shardlist's Lists), then of the chats (chat's Chats), each one SCAN
-// of the prefix's keys (node by node on a cluster).
-func (c *collector) scanKeys(ctx context.Context) (int, error) {
+// discover takes the next steps of a listing of lists or chats, each one
+// SCAN of the prefix's keys (node by node on a cluster), at most
+// Limits.ScanCalls of them.
+func (c *collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
 	calls := 0
 	for calls < c.lim.ScanCalls {
-		var found []string
-		var next uint64
-		var err error
-		if c.chatsPhase {
-			found, next, err = c.chat.Chats(ctx, c.keys.cursor, "", c.lim.ScanCount)
-		} else {
-			found, next, err = c.list.Lists(ctx, c.keys.cursor, "", c.lim.ScanCount)
-		}
+		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
 		if err != nil {
 			return calls, err
 		}
-		c.keys.scanned += int64(len(found))
-		for _, n := range found {
-			if c.chatsPhase {
-				c.chats[n], c.cycleChats[n] = true, true
-			} else {
-				c.lists[n], c.cycleLists[n] = true, true
-			}
+		set.add(found)
+		set.cursor = next
+		if next == 0 {
+			set.endCycle() // the next refresh starts a new cycle
+			break
 		}
-		c.keys.cursor = next
-		if next != 0 {
-			continue
-		}
-		if !c.chatsPhase {
-			c.chatsPhase = true
-			continue
-		}
-		// A whole cycle: what it did not see is gone.
-		c.chatsPhase = false
-		c.lists, c.cycleLists = c.cycleLists, map[string]bool{}
-		c.chats, c.cycleChats = c.cycleChats, map[string]bool{}
-		for id := range c.chatData {
-			if !c.chats[id] {
-				delete(c.chatData, id)
-			}
-		}
-		c.keys.complete = true
-		c.keys.lastScan, c.keys.scanned = c.keys.scanned, 0
-		break
 	}
 	return calls, nil
 }
@@ -596,7 +577,7 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 // chatsInfo examines the next Limits.Chats chats in turn (their stored
 // messages and last id, in one round trip) and sums up what is known.
 func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
-	ids := matching(sortedKeys(c.chats), filter)
+	ids := matching(c.chats.sorted(), filter)
 	ci := ChatsInfo{Count: len(ids), Busiest: []ChatRow{}}
 	if len(ids) == 0 {
 		return ci, 0, nil
@@ -676,15 +657,6 @@ func matching(names []string, filter string) []string {
 			out = append(out, n)
 		}
 	}
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 
