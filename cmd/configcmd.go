@@ -23,7 +23,7 @@ with a bad configuration too.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entries := f.Config().Describe(f.Flags(), f.Getenv)
 			if f.JSON() {
-				if err := f.WriteJSON(entries); err != nil {
+				if err := f.IO.WriteJSON(entries); err != nil {
 					return err
 				}
 				return f.Config().Err
@@ -32,7 +32,7 @@ with a bad configuration too.`,
 			if f.Config().Err != nil {
 				header = append(header, "ERROR")
 			}
-			t := f.NewTable(header...)
+			t := f.IO.NewTable(header...)
 			for _, e := range entries {
 				row := []any{e.Key, e.Value, e.Source}
 				if f.Config().Err != nil {

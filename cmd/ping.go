@@ -99,7 +99,7 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		res.Server = name // "miniredis" on chatq dev
 	}
 	if f.JSON() {
-		if err := f.WriteJSON(res); err != nil {
+		if err := f.IO.WriteJSON(res); err != nil {
 			return err
 		}
 	} else {

@@ -38,7 +38,7 @@ func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
 				Arch    string `json:"arch"`
 			}{Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
 			if f.JSON() {
-				return f.WriteJSON(v)
+				return f.IO.WriteJSON(v)
 			}
 			fmt.Fprintf(f.IO.Out, "chatq %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 			return nil

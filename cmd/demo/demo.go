@@ -8,6 +8,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/spf13/cobra"
 )
@@ -25,7 +26,7 @@ type demo struct {
 
 // RunFunc runs one chatq command line with the given streams and returns
 // its exit code; the root command passes its Run.
-type RunFunc func(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string) int
+type RunFunc func(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string) int
 
 func NewCmd(f *cmdutil.Factory, exec RunFunc) *cobra.Command {
 	return &cobra.Command{

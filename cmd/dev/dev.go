@@ -39,7 +39,7 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
 			f.IO.Infof("embedded server (miniredis) listening on %s; it keeps nothing: data is lost when it stops", s.Addr())
 			f.IO.Infof("use it with: export CHATQ_URL=%s   (Ctrl-C stops it)", s.URL())
 			if f.JSON() {
-				if err := f.WriteJSON(struct {
+				if err := f.IO.WriteJSON(struct {
 					URL string `json:"url"`
 				}{s.URL()}); err != nil {
 					return err

@@ -72,7 +72,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 		if out.Stale == nil {
 			out.Stale = []string{}
 		}
-		if err := opts.f.WriteJSON(out); err != nil {
+		if err := opts.f.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	}
@@ -144,7 +144,7 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 	if opts.f.JSON() {
 		// A receipt is ID.RC.FR (checked by ChangeVisibility).
 		id, _, _ := strings.Cut(opts.id, ".")
-		return opts.f.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
+		return opts.f.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
 	}
 	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))
 	return nil

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -142,16 +143,16 @@ func topRun(ctx context.Context, opts *topOptions) error {
 }
 
 // inputTTY reports whether keys can be read from a terminal.
-func inputTTY(io *cmdutil.IOStreams) bool {
+func inputTTY(io *iostreams.IOStreams) bool {
 	in, ok := io.In.(*os.File)
-	return ok && cmdutil.IsTerminal(in)
+	return ok && iostreams.IsTerminal(in)
 }
 
 func printSnapshot(f *cmdutil.Factory, s *Snapshot) error {
 	if f.JSON() {
-		return f.WriteJSON(s)
+		return f.IO.WriteJSON(s)
 	}
-	return writeTables(func(header ...string) tableWriter { return f.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
+	return writeTables(func(header ...string) tableWriter { return f.IO.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
 }
 
 // namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as
