@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -15,7 +17,8 @@ import (
 // need is what one chatq command asks of the server: the Redis commands it
 // sends (scripts' own calls included, as ACLs check those too), the key
 // patterns and the Pub/Sub channels, after --prefix. "{ns}" stands for the
-// queue --namespace.
+// queue --namespace. A queue command's need is what the pkg/delayq
+// operations it runs (queueOps) ask (delayq's Access).
 type need struct {
 	Command  string   `json:"command"`
 	Write    bool     `json:"write"`
@@ -35,14 +38,12 @@ var scriptNeeds = []string{"evalsha", "eval", "script|load"}
 var (
 	chatKeys    = []string{"chat:{*}", "msgs:{*}", "ids:{*}", "seen:{*}"}
 	chatChannel = []string{"chat:sent"}
-	queueKeys   = []string{"{ns}:*"}
-	queueChan   = []string{"{ns}:rt:*"}
 	listKeys    = []string{"{*}:*"}
 )
 
 // needs lists, per chatq command, what it needs. Checked against the Lua
 // scripts by a test, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
-var needs = []need{
+var needs = withQueueAccess([]need{
 	{"ping", false, nil, nil, nil},
 	{"chat create", true, []string{"incr", "exists", "time", "zadd", "publish", "type"}, append(chatKeys, "ids:chat:"), chatChannel},
 	{"chat send", true, []string{"exists", "incr", "time", "zadd", "zscore", "publish", "type"}, chatKeys, chatChannel},
@@ -55,30 +56,92 @@ var needs = []need{
 	{"chat ls", false, []string{"zrange", "zscore", "zcount", "exists", "get", "zrangebyscore", "type"}, chatKeys, nil},
 	{"chat members", false, []string{"zrange", "type"}, chatKeys, nil},
 	{"chat history", false, []string{"exists", "zrange", "type"}, chatKeys, nil},
-	{"queue create", true, []string{"time", "type", "hexists", "hset", "unlink", "sadd", "exists"}, queueKeys, nil},
-	{"queue ls", false, []string{"sscan"}, queueKeys, nil},
-	{"queue ls -l", false, []string{"sscan", "time", "hmget", "zcard", "zcount", "zrangebyscore", "zrange", "hexists"}, queueKeys, nil},
-	{"queue stats", false, []string{"time", "hmget", "zcard", "zcount", "zrangebyscore", "zrange", "hexists"}, queueKeys, nil},
-	{"queue stats (index rebuild)", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "unlink", "zscan", "zadd"}, queueKeys, nil},
-	{"queue set", true, []string{"time", "hmget", "hset", "hdel", "exists"}, queueKeys, nil},
-	{"queue push", true, []string{"time", "type", "hget", "hmget", "hset", "hincrby", "zadd", "zcard", "publish"}, queueKeys, queueChan},
-	{"queue peek", false, []string{"time", "hmget", "hget", "zrange", "zcount", "zscore"}, queueKeys, nil},
-	{"queue get", false, []string{"time", "hmget", "zscore"}, queueKeys, nil},
-	{"queue poll", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrange", "zrangebyscore", "zrem", "publish", "subscribe"}, queueKeys, queueChan},
-	{"queue ack", true, []string{"type", "hmget", "hdel", "zscore", "zrem"}, queueKeys, nil},
-	{"queue retry", true, []string{"time", "type", "hmget", "hexists", "zadd", "zcard", "zscore", "publish"}, queueKeys, queueChan},
-	{"queue redrive", true, []string{"sscan", "time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zcount", "zrange", "zrank", "zrem", "zscore", "publish"}, queueKeys, queueChan},
-	{"queue work", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrange", "zrangebyscore", "zrem", "zscore", "publish", "subscribe"}, queueKeys, queueChan},
-	{"queue purge", true, []string{"type", "hmget", "hset", "zcard", "unlink"}, queueKeys, nil},
-	{"queue delete", true, []string{"type", "exists", "zcard", "unlink", "srem", "sscan", "hget", "hmget"}, queueKeys, nil},
-	{"queue export", false, []string{"time", "hmget", "hscan", "zscore", "zcard", "zcount", "zrangebyscore"}, queueKeys, nil},
-	{"queue import", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrem", "zscore", "publish", "unlink", "sadd", "exists"}, queueKeys, queueChan},
+	{"queue create", false, nil, nil, nil},
+	{"queue ls", false, nil, nil, nil},
+	{"queue ls -l", false, nil, nil, nil},
+	{"queue stats", false, nil, nil, nil},
+	{"queue stats (index rebuild)", false, nil, nil, nil},
+	{"queue set", false, nil, nil, nil},
+	{"queue push", false, nil, nil, nil},
+	{"queue peek", false, nil, nil, nil},
+	{"queue get", false, nil, nil, nil},
+	{"queue poll", false, nil, nil, nil},
+	{"queue ack", false, nil, nil, nil},
+	{"queue retry", false, nil, nil, nil},
+	{"queue redrive", false, nil, nil, nil},
+	{"queue work", false, nil, nil, nil},
+	{"queue purge", false, nil, nil, nil},
+	{"queue delete", false, nil, nil, nil},
+	{"queue export", false, nil, nil, nil},
+	{"queue import", false, nil, nil, nil},
 	{"list lpush, rpush", true, []string{"get", "set", "del", "llen", "lpush", "rpush", "type", "unlink"}, listKeys, nil},
 	{"list lpop, rpop", true, []string{"get", "set", "del", "llen", "lrange", "ltrim", "lrem", "type", "lindex", "unlink"}, listKeys, nil},
 	{"list blpop, brpop", true, []string{"get", "set", "del", "llen", "lrange", "ltrim", "lrem", "blmove", "lpush", "rpush", "type", "lindex", "unlink"}, listKeys, nil},
 	{"list llen", false, []string{"get", "llen", "type"}, listKeys, nil},
 	{"list lrange", false, []string{"get", "llen", "lrange", "type"}, listKeys, nil},
 	{"list shards", false, []string{"get", "llen", "type"}, listKeys, nil},
+})
+
+// queueOps are the pkg/delayq operations each queue command runs.
+var queueOps = map[string][]string{
+	"queue create":                []string{"Create"},
+	"queue ls":                    []string{"Queues"},
+	"queue ls -l":                 []string{"Queues", "StatsEach"},
+	"queue stats":                 []string{"Stats"},
+	"queue stats (index rebuild)": []string{"Reindex"},
+	"queue set":                   []string{"SetAttributes"},
+	"queue push":                  []string{"Push", "Stats"}, // Stats: --lines and --jsonl check maxsize first
+	"queue peek":                  []string{"Peek"},
+	"queue get":                   []string{"Get"},
+	"queue poll":                  []string{"Receive", "Receive (wait)"},
+	"queue ack":                   []string{"Ack"},
+	"queue retry":                 []string{"ChangeVisibility"},
+	"queue redrive":               []string{"Redrive"},
+	"queue work":                  []string{"Work"},
+	"queue purge":                 []string{"Purge"},
+	"queue delete":                []string{"DeadLetterSources", "Stats", "Delete"},
+	"queue export":                []string{"Stats", "Export"},
+	"queue import":                []string{"Stats", "Create", "Import"},
+}
+
+// withQueueAccess fills in the needs of the queue commands, with "{ns}"
+// for the namespace.
+func withQueueAccess(needs []need) []need {
+	for i, n := range needs {
+		if queueOps[n.Command] != nil {
+			needs[i] = queueNeed(n, "", "{ns}")
+		}
+	}
+	return needs
+}
+
+// queueNeed is what queue command n asks under prefix and namespace ns:
+// what its delayq operations ask, together.
+func queueNeed(n need, prefix, ns string) need {
+	access := delayq.New(nil, delayq.Options{Prefix: prefix, Namespace: ns}).Access()
+	cmds, keys, chans := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, op := range queueOps[n.Command] {
+		i := slices.IndexFunc(access, func(a delayq.Access) bool { return a.Op == op })
+		if i < 0 {
+			panic("chatq acl: delayq has no operation " + op)
+		}
+		a := access[i]
+		n.Write = n.Write || a.Write
+		for _, c := range a.Commands {
+			cmds[c] = true
+		}
+		for _, k := range a.Keys {
+			keys[k] = true
+		}
+		for _, c := range a.Channels {
+			chans[c] = true
+		}
+	}
+	n.Redis, n.Keys, n.Channels = sorted(cmds), sorted(keys), nil
+	if len(chans) > 0 {
+		n.Channels = sorted(chans)
+	}
+	return n
 }
 
 type aclOptions struct {
@@ -189,11 +252,22 @@ func aclArgs(user string, sel []need, prefix string, nss []string, cluster, sele
 			}
 		}
 		for _, ns := range nss {
+			if queueOps[n.Command] != nil {
+				// delayq's patterns, with the prefix and namespace.
+				qn := queueNeed(n, prefix, ns)
+				for _, k := range qn.Keys {
+					keys[k] = true
+				}
+				for _, ch := range qn.Channels {
+					chans[ch] = true
+				}
+				continue
+			}
 			for _, k := range n.Keys {
-				keys[expandPattern(prefix, ns, k)] = true
+				keys[expandPattern(prefix, k)] = true
 			}
 			for _, ch := range n.Channels {
-				chans[expandPattern(prefix, ns, ch)] = true
+				chans[expandPattern(prefix, ch)] = true
 			}
 		}
 	}
@@ -220,12 +294,9 @@ func aclArgs(user string, sel []need, prefix string, nss []string, cluster, sele
 	return args
 }
 
-// expandPattern puts the prefix and namespace, escaped for glob matching,
-// in front of a pattern of needs.
-func expandPattern(prefix, ns, p string) string {
-	if rest, ok := strings.CutPrefix(p, "{ns}"); ok {
-		return keyspace.Quote(prefix+ns) + rest
-	}
+// expandPattern puts the prefix, escaped for glob matching, in front of a
+// pattern of needs.
+func expandPattern(prefix, p string) string {
 	return keyspace.Quote(prefix) + p
 }
 
