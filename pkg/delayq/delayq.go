@@ -113,46 +113,54 @@ func (c *Client) queuesKey() string { return c.ns + registryName }
 // channel is queue q's realtime channel, where every push publishes.
 func (c *Client) channel(q string) string { return c.ns + "rt:" + q }
 
+// queueScript is the script of body with the prelude every queue script
+// opens with (queue.lua: the checks they share), as sent to the server.
+func queueScript(body string) *luascript.Script {
+	return luascript.Build(func() string { return queueLua + body })
+}
+
 var (
+	//go:embed queue.lua
+	queueLua string
 	//go:embed create.lua
 	createLua    string
-	createScript = luascript.New(createLua)
+	createScript = queueScript(createLua)
 	//go:embed set.lua
 	setLua    string
-	setScript = luascript.New(setLua)
+	setScript = queueScript(setLua)
 	//go:embed push.lua
 	pushLua    string
-	pushScript = luascript.New(pushLua)
+	pushScript = queueScript(pushLua)
 	//go:embed receive.lua
 	receiveLua    string
-	receiveScript = luascript.New(receiveLua)
+	receiveScript = queueScript(receiveLua)
 	//go:embed ack.lua
 	ackLua    string
-	ackScript = luascript.New(ackLua)
+	ackScript = queueScript(ackLua)
 	//go:embed retry.lua
 	retryLua    string
-	retryScript = luascript.New(retryLua)
+	retryScript = queueScript(retryLua)
 	//go:embed stats.lua
 	statsLua    string
-	statsScript = luascript.New(statsLua)
+	statsScript = queueScript(statsLua)
 	//go:embed peek.lua
 	peekLua    string
-	peekScript = luascript.New(peekLua)
+	peekScript = queueScript(peekLua)
 	//go:embed purge.lua
 	purgeLua    string
-	purgeScript = luascript.New(purgeLua)
+	purgeScript = queueScript(purgeLua)
 	//go:embed delete.lua
 	deleteLua    string
-	deleteScript = luascript.New(deleteLua)
+	deleteScript = queueScript(deleteLua)
 	//go:embed reindex_begin.lua
 	reindexBeginLua    string
-	reindexBeginScript = luascript.New(reindexBeginLua)
+	reindexBeginScript = queueScript(reindexBeginLua)
 	//go:embed reindex_step.lua
 	reindexStepLua    string
-	reindexStepScript = luascript.New(reindexStepLua)
+	reindexStepScript = queueScript(reindexStepLua)
 	//go:embed reindex_end.lua
 	reindexEndLua    string
-	reindexEndScript = luascript.New(reindexEndLua)
+	reindexEndScript = queueScript(reindexEndLua)
 )
 
 // stepCount is the COUNT hint of each bounded step (index rebuild, list):
@@ -345,9 +353,9 @@ func run(ctx context.Context, c redis.Scripter, s luascript.Runner, keys []strin
 }
 
 // scripts returns the source of every Lua script of the package by file
-// name, for delayqtest.Scripts.
+// name, as sent to the server (after the prelude), for delayqtest.Scripts.
 func scripts() map[string]string {
-	return map[string]string{
+	out := map[string]string{
 		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "receive.lua": receiveLua,
 		"ack.lua": ackLua, "retry.lua": retryLua, "stats.lua": statsLua, "peek.lua": peekLua,
 		"purge.lua": purgeLua, "delete.lua": deleteLua, "reindex_begin.lua": reindexBeginLua,
@@ -355,6 +363,10 @@ func scripts() map[string]string {
 		"redrive.lua": redriveLua, "get.lua": getLua,
 		"export.lua": exportLua, "import.lua": importLua,
 	}
+	for name, body := range out {
+		out[name] = queueLua + body
+	}
+	return out
 }
 
 func init() {

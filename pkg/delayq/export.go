@@ -6,17 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed export.lua
 	exportLua    string
-	exportScript = luascript.New(exportLua)
+	exportScript = queueScript(exportLua)
 	//go:embed import.lua
 	importLua    string
-	importScript = luascript.New(importLua)
+	importScript = queueScript(importLua)
 )
 
 // exportCount is the HSCAN COUNT hint of the first export page, and the

@@ -5,14 +5,12 @@ import (
 	_ "embed"
 	"fmt"
 	"time"
-
-	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed get.lua
 	getLua    string
-	getScript = luascript.New(getLua)
+	getScript = queueScript(getLua)
 )
 
 // Get returns message id of queue q with its State (ready, delayed or in

@@ -5,14 +5,12 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-
-	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed redrive.lua
 	redriveLua    string
-	redriveScript = luascript.New(redriveLua)
+	redriveScript = queueScript(redriveLua)
 )
 
 // redriveExamine is the most dead-letter queue entries one redrive call
