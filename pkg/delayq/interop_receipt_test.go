@@ -45,8 +45,8 @@ func TestInteropReceipts(t *testing.T) {
 	if _, err := c.ChangeVisibility(ctx, "receipts", theirs, time.Hour); err != nil {
 		t.Fatalf("extend rsmq's delivery: %v", err)
 	}
-	if left, err := c.Ack(ctx, "receipts", theirs); err != nil || left != nil {
-		t.Fatalf("ack rsmq's delivery by receipt: %v %v", left, err)
+	if r, err := c.Ack(ctx, "receipts", theirs); err != nil || r.Acked != 1 {
+		t.Fatalf("ack rsmq's delivery by receipt: %+v %v", r, err)
 	}
 	var n int
 	if e := rs.one("deleteMessage", map[string]any{"qname": "receipts", "id": id}, &n); e != "" || n != 0 {
