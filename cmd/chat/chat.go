@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -118,17 +116,22 @@ func (m messageLine) cells() []any {
 	return []any{m.ChatID, m.ID, m.Sender, m.Message.Message}
 }
 
-// writeMessageText prints messages one per line, tab-separated, with tabs
-// and newlines in them escaped as in a table.
-func writeMessageText(w io.Writer, lines []messageLine, tty bool) {
-	esc := iostreams.CellEscaper.Replace
-	if tty {
-		esc = iostreams.TerminalSafe
+// reportProblems writes the chats that could not be read and the stored
+// values that are not messages to stderr, and returns how many chats
+// could not be read.
+func reportProblems(ios *iostreams.IOStreams, got []chat.ChatMessages) int {
+	broken := 0
+	for _, c := range got {
+		if c.Error != "" {
+			broken++
+			ios.Infof("error: %s", c.Error)
+			ios.Infof("hint: see the chat's keys with `redis-cli TYPE` (docs/chat.md, Repairs); nothing of chat %s was marked seen", c.ChatID)
+		}
+		for _, sk := range c.Skipped {
+			ios.Infof("warning: chat %s: message %d is not a chat message, skipped: %s", c.ChatID, sk.ID, sk.Error)
+		}
 	}
-	for _, l := range lines {
-		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), esc(l.Sender), esc(l.Message.Message)}
-		fmt.Fprintln(w, strings.Join(parts, "\t"))
-	}
+	return broken
 }
 
 func flatten(cs []chat.ChatMessages) []messageLine {

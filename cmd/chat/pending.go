@@ -140,24 +140,6 @@ func printPending(o *pendingOptions, got []chat.ChatMessages) error {
 	return t.Flush()
 }
 
-// reportProblems writes the chats that could not be read and the stored
-// values that are not messages to stderr, and returns how many chats
-// could not be read.
-func reportProblems(ios *iostreams.IOStreams, got []chat.ChatMessages) int {
-	broken := 0
-	for _, c := range got {
-		if c.Error != "" {
-			broken++
-			ios.Infof("error: %s", c.Error)
-			ios.Infof("hint: see the chat's keys with `redis-cli TYPE` (docs/chat.md, Repairs); nothing of chat %s was marked seen", c.ChatID)
-		}
-		for _, sk := range c.Skipped {
-			ios.Infof("warning: chat %s: message %d is not a chat message, skipped: %s", c.ChatID, sk.ID, sk.Error)
-		}
-	}
-	return broken
-}
-
 // nothingMarked keeps a lost reply before any marking from exiting 4: the
 // reads of pending write nothing, so it was not applied.
 func nothingMarked(err error) error {

@@ -2,6 +2,10 @@ package chat
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -114,4 +118,17 @@ func watchRun(ctx context.Context, o *watchOptions) error {
 			return nil
 		})
 	})
+}
+
+// writeMessageText prints messages one per line, tab-separated, with tabs
+// and newlines in them escaped as in a table.
+func writeMessageText(w io.Writer, lines []messageLine, tty bool) {
+	esc := iostreams.CellEscaper.Replace
+	if tty {
+		esc = iostreams.TerminalSafe
+	}
+	for _, l := range lines {
+		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), esc(l.Sender), esc(l.Message.Message)}
+		fmt.Fprintln(w, strings.Join(parts, "\t"))
+	}
 }
