@@ -144,10 +144,10 @@ type subcommand struct {
 // subcommands returns the root's commands in the order they are added.
 func subcommands() []subcommand {
 	return []subcommand{
-		{"ping", newPingCmd},
-		{"version", newVersionCmd},
-		{"config", newConfigCmd},
-		{"acl", newACLCmd},
+		{"ping", func(f *cmdutil.Factory) *cobra.Command { return NewCmdPing(f, nil) }},
+		{"version", func(f *cmdutil.Factory) *cobra.Command { return NewCmdVersion(f, nil) }},
+		{"config", func(f *cmdutil.Factory) *cobra.Command { return NewCmdConfig(f, nil) }},
+		{"acl", func(f *cmdutil.Factory) *cobra.Command { return NewCmdACL(f, nil) }},
 		{"dev", dev.NewCmd},
 		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
 		{"bench", bench.NewCmd},
