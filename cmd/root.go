@@ -150,7 +150,7 @@ func subcommands() []subcommand {
 		{"acl", func(f *cmdutil.Factory) *cobra.Command { return NewCmdACL(f, nil) }},
 		{"dev", dev.NewCmd},
 		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
-		{"bench", bench.NewCmd},
+		{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},
 		{"chat", chat.NewCmd},
 		{"queue", queue.NewCmd},
 		{"list", list.NewCmd},
