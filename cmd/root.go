@@ -148,7 +148,7 @@ func subcommands() []subcommand {
 		{"version", func(f *cmdutil.Factory) *cobra.Command { return NewCmdVersion(f, nil) }},
 		{"config", func(f *cmdutil.Factory) *cobra.Command { return NewCmdConfig(f, nil) }},
 		{"acl", func(f *cmdutil.Factory) *cobra.Command { return NewCmdACL(f, nil) }},
-		{"dev", dev.NewCmd},
+		{"dev", func(f *cmdutil.Factory) *cobra.Command { return dev.NewCmdDev(f, nil) }},
 		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
 		{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},
 		{"chat", chat.NewCmd},
