@@ -149,7 +149,7 @@ func subcommands() []subcommand {
 		{"config", func(f *cmdutil.Factory) *cobra.Command { return NewCmdConfig(f, nil) }},
 		{"acl", func(f *cmdutil.Factory) *cobra.Command { return NewCmdACL(f, nil) }},
 		{"dev", func(f *cmdutil.Factory) *cobra.Command { return dev.NewCmdDev(f, nil) }},
-		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
+		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmdDemo(f, Run, nil) }},
 		{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},
 		{"chat", chat.NewCmd},
 		{"queue", queue.NewCmd},
