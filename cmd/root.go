@@ -154,7 +154,7 @@ func subcommands() []subcommand {
 		{"chat", chat.NewCmd},
 		{"queue", queue.NewCmd},
 		{"list", list.NewCmd},
-		{"top", top.NewCmd},
+		{"top", func(f *cmdutil.Factory) *cobra.Command { return top.NewCmdTop(f, nil) }},
 	}
 }
 
