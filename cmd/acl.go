@@ -30,9 +30,9 @@ type aclOptions struct {
 	DB         int // the database chatq selects (aclDB)
 }
 
-// NewCmdACL returns `chatq acl`. runF, when set (tests), replaces the run
+// newCmdACL returns `chatq acl`. runF, when set (tests), replaces the run
 // function and gets the options once the flags are parsed and validated.
-func NewCmdACL(f *cmdutil.Factory, runF func(context.Context, *aclOptions) error) *cobra.Command {
+func newCmdACL(f *cmdutil.Factory, runF func(context.Context, *aclOptions) error) *cobra.Command {
 	opts := &aclOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "acl --user NAME [--read-only]",

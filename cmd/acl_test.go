@@ -162,7 +162,7 @@ func TestACLFlags(t *testing.T) {
 		{args: []string{"acl", "--user", "app"}, env: map[string]string{"CHATQ_NAMESPACE": "a,"}, hint: "-"},
 		{args: []string{"acl", "--user", "app", "extra"}, hint: "-"},
 	} {
-		o, err := parse(t, NewCmdACL, tc.env, tc.args...)
+		o, err := parse(t, newCmdACL, tc.env, tc.args...)
 		if tc.hint != "" {
 			want := tc.hint
 			if want == "-" {

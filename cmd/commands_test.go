@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -61,5 +60,3 @@ func hintOf(err error) string {
 	}
 	return ""
 }
-
-func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }

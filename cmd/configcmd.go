@@ -18,9 +18,9 @@ type configOptions struct {
 	Err     error
 }
 
-// NewCmdConfig returns `chatq config`. runF, when set (tests), replaces the
+// newCmdConfig returns `chatq config`. runF, when set (tests), replaces the
 // run function and gets the options once the flags are parsed.
-func NewCmdConfig(f *cmdutil.Factory, runF func(context.Context, *configOptions) error) *cobra.Command {
+func newCmdConfig(f *cmdutil.Factory, runF func(context.Context, *configOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",

@@ -47,7 +47,7 @@ func TestConfigFlags(t *testing.T) {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
 		}
-		o, err := parse(t, NewCmdConfig, tc.env, tc.args...)
+		o, err := parse(t, newCmdConfig, tc.env, tc.args...)
 		for k := range tc.env {
 			t.Setenv(k, "")
 		}

@@ -27,9 +27,9 @@ type pingOptions struct {
 	SentinelMaster string
 }
 
-// NewCmdPing returns `chatq ping`. runF, when set (tests), replaces the run
+// newCmdPing returns `chatq ping`. runF, when set (tests), replaces the run
 // function and gets the options once the flags are parsed.
-func NewCmdPing(f *cmdutil.Factory, runF func(context.Context, *pingOptions) error) *cobra.Command {
+func newCmdPing(f *cmdutil.Factory, runF func(context.Context, *pingOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "ping",
 		Short: "Check the connection: server version, mode and round-trip time",

@@ -39,7 +39,7 @@ func TestPingFlags(t *testing.T) {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
 		}
-		o, err := parse(t, NewCmdPing, tc.env, tc.args...)
+		o, err := parse(t, newCmdPing, tc.env, tc.args...)
 		for k := range tc.env {
 			t.Setenv(k, "")
 		}

@@ -144,10 +144,10 @@ type subcommand struct {
 // subcommands returns the root's commands in the order they are added.
 func subcommands() []subcommand {
 	return []subcommand{
-		{"ping", func(f *cmdutil.Factory) *cobra.Command { return NewCmdPing(f, nil) }},
-		{"version", func(f *cmdutil.Factory) *cobra.Command { return NewCmdVersion(f, nil) }},
-		{"config", func(f *cmdutil.Factory) *cobra.Command { return NewCmdConfig(f, nil) }},
-		{"acl", func(f *cmdutil.Factory) *cobra.Command { return NewCmdACL(f, nil) }},
+		{"ping", func(f *cmdutil.Factory) *cobra.Command { return newCmdPing(f, nil) }},
+		{"version", func(f *cmdutil.Factory) *cobra.Command { return newCmdVersion(f, nil) }},
+		{"config", func(f *cmdutil.Factory) *cobra.Command { return newCmdConfig(f, nil) }},
+		{"acl", func(f *cmdutil.Factory) *cobra.Command { return newCmdACL(f, nil) }},
 		{"dev", func(f *cmdutil.Factory) *cobra.Command { return dev.NewCmdDev(f, nil) }},
 		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmdDemo(f, Run, nil) }},
 		{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},

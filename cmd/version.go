@@ -31,9 +31,9 @@ type versionOptions struct {
 	JSON bool
 }
 
-// NewCmdVersion returns `chatq version`. runF, when set (tests), replaces
+// newCmdVersion returns `chatq version`. runF, when set (tests), replaces
 // the run function and gets the options once the flags are parsed.
-func NewCmdVersion(f *cmdutil.Factory, runF func(context.Context, *versionOptions) error) *cobra.Command {
+func newCmdVersion(f *cmdutil.Factory, runF func(context.Context, *versionOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:     "version",
 		Short:   "Print chatq's version",

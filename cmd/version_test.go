@@ -19,7 +19,7 @@ func TestVersionFlags(t *testing.T) {
 		{[]string{"-o", "json", "version"}, true, false},
 		{[]string{"version", "extra"}, false, true},
 	} {
-		o, err := parse(t, NewCmdVersion, nil, tc.args...)
+		o, err := parse(t, newCmdVersion, nil, tc.args...)
 		switch {
 		case tc.err:
 			if !isUsage(err) {
