@@ -1,23 +1,34 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"os"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
 // parse runs args on the root with only the command newCmd builds, as chatq
-// would (global flags, configuration from env), and returns the options its
-// run would get; the run is not called. env is the environment the command
-// sees; no config file is read unless it names one.
+// would (global flags, configuration), and returns the options its run
+// would get; the run is not called. env is the environment while it
+// parses, the process's too (viper reads that); no config file is read
+// unless the arguments name one.
 func parse[T any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *T) error) *cobra.Command,
 	env map[string]string, args ...string) (*T, error) {
 	t.Helper()
+	for k, v := range env {
+		old, had := os.LookupEnv(k)
+		os.Setenv(k, v)
+		if had {
+			defer os.Setenv(k, old)
+		} else {
+			defer os.Unsetenv(k)
+		}
+	}
 	home := t.TempDir()
 	io, _, _ := iostreams.Test(false, "")
 	f := &cmdutil.Factory{IO: io, Getenv: func(k string) string {
@@ -26,19 +37,7 @@ func parse[T any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Conte
 		}
 		return env[k]
 	}}
-	var got *T
-	root := newRootOnly(f)
-	root.AddCommand(newCmd(f, func(_ context.Context, o *T) error { got = o; return nil }))
-	root.SetArgs(args)
-	root.SetOut(&bytes.Buffer{})
-	root.SetErr(&bytes.Buffer{})
-	if err := root.Execute(); err != nil {
-		return nil, err
-	}
-	if got == nil {
-		t.Fatalf("%q: the run function was not called", args)
-	}
-	return got, nil
+	return cmdtest.Parse(t, newRootOnly(f), f, newCmd, args...)
 }
 
 // isUsage reports whether err exits 2, as Run maps it.

@@ -44,13 +44,7 @@ func TestConfigFlags(t *testing.T) {
 		{args: []string{"--config", bad, "config"}, prefix: "", source: "default", err: true},
 		{args: []string{"config", "extra"}, usage: true},
 	} {
-		for k, v := range tc.env {
-			t.Setenv(k, v)
-		}
 		o, err := parse(t, newCmdConfig, tc.env, tc.args...)
-		for k := range tc.env {
-			t.Setenv(k, "")
-		}
 		if tc.usage {
 			if !isUsage(err) {
 				t.Errorf("%q: %v, want a usage error", tc.args, err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/embedded"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -36,13 +35,7 @@ func TestPingFlags(t *testing.T) {
 		{args: []string{"ping", "extra"}, err: true},
 		{args: []string{"--timeout", "soon", "ping"}, err: true},
 	} {
-		for k, v := range tc.env {
-			t.Setenv(k, v)
-		}
 		o, err := parse(t, newCmdPing, tc.env, tc.args...)
-		for k := range tc.env {
-			t.Setenv(k, "")
-		}
 		if tc.err {
 			if !isUsage(err) {
 				t.Errorf("%q: %v, want a usage error", tc.args, err)
@@ -132,14 +125,7 @@ func TestPingFails(t *testing.T) {
 	}
 
 	// A server that is gone: the error names it; nothing on stdout.
-	s, err := embedded.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, url := s.Addr(), s.URL()
-	s.Close()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
+	c, url := redistest.Stopped(t)
 	o = &pingOptions{IO: io, Client: func() (redis.UniversalClient, error) { return c, nil }, Server: url, URL: url, Timeout: time.Second}
 	if err := pingRun(ctx, o); err == nil || !strings.HasPrefix(err.Error(), "ping "+url+": ") || out.Len() != 0 {
 		t.Errorf("ping of a stopped server: %v, stdout %q", err, out)

@@ -103,7 +103,7 @@ func TestBenchFlags(t *testing.T) {
 		{args: []string{"bench", "ping", "-P", "2"}, cluster: true},
 	} {
 		f := cmdtest.Factory(&conn.Config{Prefix: "p:", Cluster: tc.cluster}, nil)
-		o, err := cmdtest.Parse(t, f, NewCmdBench, tc.args...)
+		o, err := cmdtest.Parse(t, cmdtest.Root(), f, NewCmdBench, tc.args...)
 		if tc.want == nil {
 			if !cmdtest.IsUsage(err) {
 				t.Errorf("%q: %v, want a usage error", tc.args, err)

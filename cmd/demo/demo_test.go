@@ -31,7 +31,7 @@ func TestDemoFlags(t *testing.T) {
 		newCmd := func(f *cmdutil.Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
 			return NewCmdDemo(f, (&fakeChatq{}).exec, runF)
 		}
-		o, err := cmdtest.Parse(t, f, newCmd, tc.args...)
+		o, err := cmdtest.Parse(t, cmdtest.Root(), f, newCmd, tc.args...)
 		if tc.want == nil {
 			if !cmdtest.IsUsage(err) {
 				t.Errorf("%q: %v, want a usage error", tc.args, err)

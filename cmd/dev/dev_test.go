@@ -34,7 +34,7 @@ func TestDevFlags(t *testing.T) {
 		if tc.json {
 			out = "json"
 		}
-		o, err := cmdtest.Parse(t, cmdtest.Factory(&conn.Config{Output: out}, nil), NewCmdDev, tc.args...)
+		o, err := cmdtest.Parse(t, cmdtest.Root(), cmdtest.Factory(&conn.Config{Output: out}, nil), NewCmdDev, tc.args...)
 		if tc.want == nil {
 			if !cmdtest.IsUsage(err) {
 				t.Errorf("%q: %v, want a usage error", tc.args, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/embedded"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -57,7 +56,7 @@ func TestTopFlags(t *testing.T) {
 	} {
 		cfg := tc.cfg
 		cfg.URL, cfg.Prefix = "redis://app:s3cret@db:6380/0", "p:"
-		o, err := cmdtest.Parse(t, cmdtest.Factory(&cfg, tc.env), NewCmdTop, tc.args...)
+		o, err := cmdtest.Parse(t, cmdtest.Root(), cmdtest.Factory(&cfg, tc.env), NewCmdTop, tc.args...)
 		if tc.want == nil {
 			var h *cmdutil.HintError
 			if !cmdtest.IsUsage(err) || tc.hint != "" && (!errors.As(err, &h) || h.Hint() != tc.hint) {
@@ -189,14 +188,7 @@ func TestTopFails(t *testing.T) {
 	}
 
 	// A server that is gone: the error names it; nothing on stdout.
-	s, err := embedded.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, url := s.Addr(), s.URL()
-	s.Close()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
+	c, url := redistest.Stopped(t)
 	o.Client, o.URL, o.Namespace = func() (redis.UniversalClient, error) { return c, nil }, url, "rsmq"
 	if err := topRun(ctx, o); err == nil || !strings.HasPrefix(err.Error(), "top "+url+": ") || out.Len() != 0 {
 		t.Errorf("top of a stopped server: %v, stdout %q", err, out)

@@ -24,17 +24,21 @@ func Factory(cfg *conn.Config, env map[string]string) *cmdutil.Factory {
 	return f
 }
 
-// Parse runs args on the command newCmd builds for f, under a root that
-// maps flag errors to usage errors as chatq's does, and returns the
-// options the run would get; the run is not called. The root has one
-// global flag, --url, as chatq's (demo reads whether it is given); the
-// others are f's configuration.
-func Parse[T any](t testing.TB, f *cmdutil.Factory, newCmd func(*cmdutil.Factory, func(context.Context, *T) error) *cobra.Command, args ...string) (*T, error) {
-	t.Helper()
-	var got *T
+// Root returns a root command as chatq's for Parse: it maps flag errors
+// to usage errors, and has one global flag, --url (demo reads whether it
+// is given); the other global flags stand in the factory's configuration.
+func Root() *cobra.Command {
 	root := &cobra.Command{Use: "chatq", SilenceErrors: true, SilenceUsage: true}
 	root.PersistentFlags().String("url", conn.DefaultURL, "")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
+	return root
+}
+
+// Parse runs args on root with the command newCmd builds for f added, and
+// returns the options the run would get; the run is not called.
+func Parse[T any](t testing.TB, root *cobra.Command, f *cmdutil.Factory, newCmd func(*cmdutil.Factory, func(context.Context, *T) error) *cobra.Command, args ...string) (*T, error) {
+	t.Helper()
+	var got *T
 	root.AddCommand(newCmd(f, func(_ context.Context, o *T) error { got = o; return nil }))
 	root.SetArgs(args)
 	root.SetOut(&bytes.Buffer{})
