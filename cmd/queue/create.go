@@ -181,12 +181,3 @@ func checkMaxSizeFlag(n int) error {
 	}
 	return nil
 }
-
-// orZero is a duration flag as a delayq option: 0 given is -1 there (0
-// there means the default).
-func orZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -259,4 +260,32 @@ func warnNotNotified(opts *queuePushOptions, p *delayq.Pushed) {
 		opts.f.IO.Infof("warning: stored, but this user may not publish on channel %s: consumers waiting with --wait wake at their next deadline instead of at once", p.Channel)
 		opts.f.IO.Infof("hint: allow the channel, e.g. `ACL SETUSER NAME &*` (Redis 7 gives new users no channels)")
 	}
+}
+
+// parseAt parses --at: RFC 3339 (fractions allowed) or Unix seconds
+// (decimals allowed).
+func parseAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) <= 9 && isDigits(whole) && (frac == "" || isDigits(frac)) && len(whole) <= 11 {
+		sec, _ := strconv.ParseInt(whole, 10, 64)
+		nsec, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+		return time.Unix(sec, nsec), nil
+	}
+	return time.Time{}, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --at %q: want RFC 3339 or Unix seconds", s),
+		"e.g. --at 2026-05-01T09:00:00Z, --at 2026-05-01T11:00:00+02:00 or --at 1777626000")
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

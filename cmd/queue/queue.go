@@ -5,10 +5,8 @@ package queue
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -163,6 +161,15 @@ func queueErr(err error) error {
 	return err
 }
 
+// orZero is a duration flag as a delayq option: 0 given is -1 there (0
+// there means the default).
+func orZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 // checkFlagDuration checks a duration flag the way the queue package would,
 // naming the flag.
 func checkFlagDuration(flag string, d time.Duration, wholeSeconds bool) error {
@@ -174,77 +181,4 @@ func checkFlagDuration(flag string, d time.Duration, wholeSeconds bool) error {
 		return cmdutil.UsageErr(err)
 	}
 	return nil
-}
-
-// parseAt parses --at: RFC 3339 (fractions allowed) or Unix seconds
-// (decimals allowed).
-func parseAt(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	whole, frac, _ := strings.Cut(s, ".")
-	if len(frac) <= 9 && isDigits(whole) && (frac == "" || isDigits(frac)) && len(whole) <= 11 {
-		sec, _ := strconv.ParseInt(whole, 10, 64)
-		nsec, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
-		return time.Unix(sec, nsec), nil
-	}
-	return time.Time{}, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --at %q: want RFC 3339 or Unix seconds", s),
-		"e.g. --at 2026-05-01T09:00:00Z, --at 2026-05-01T11:00:00+02:00 or --at 1777626000")
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// ms renders a time as Unix milliseconds for JSON, or nil for the zero time.
-func ms(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// stamp renders a time for text output: RFC 3339 with milliseconds in UTC,
-// or "-".
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-}
-
-// roughly renders a wait for people: "1m30s" up to two days, then whole
-// days ("115 days"), never "2764h0m0s".
-func roughly(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Millisecond).String()
-	case d < 48*time.Hour:
-		return d.Round(time.Second).String()
-	}
-	return fmt.Sprintf("%.0f days", d.Hours()/24)
-}
-
-// infoTTY prints success chatter, only when stderr is a terminal and the
-// output is text.
-func infoTTY(f *cmdutil.Factory, format string, a ...any) {
-	if f.IO.ErrTTY && !f.JSON() {
-		f.IO.Infof(format, a...)
-	}
-}
-
-// plural returns "1 message" or "2 messages".
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
