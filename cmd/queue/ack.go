@@ -54,7 +54,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "acked %s", plural(int64(r.Acked), "message"))
+	infoTTY(opts.f.IO, opts.f.JSON(), "acked %s", plural(int64(r.Acked), "message"))
 	return nil
 }
 
@@ -133,7 +133,7 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -146,6 +146,6 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 		id, _, _ := strings.Cut(opts.id, ".")
 		return opts.f.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
 	}
-	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))
+	infoTTY(opts.f.IO, opts.f.JSON(), "%s due at %s", opts.id, stamp(at))
 	return nil
 }

@@ -64,7 +64,7 @@ func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "created queue %s", opts.queue)
+	infoTTY(opts.f.IO, opts.f.JSON(), "created queue %s", opts.queue)
 	if opts.f.JSON() {
 		s, err := q.Stats(ctx, opts.queue)
 		if err != nil {
@@ -154,14 +154,14 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
 	if err := q.SetAttributes(ctx, opts.queue, a); err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "changed queue %s", opts.queue)
+	infoTTY(opts.f.IO, opts.f.JSON(), "changed queue %s", opts.queue)
 	if opts.f.JSON() {
 		s, err := q.Stats(ctx, opts.queue)
 		if err != nil {

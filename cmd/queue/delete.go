@@ -70,7 +70,7 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	infoTTY(opts.f, "deleted queue %s and its %s", opts.queue, messages(n))
+	infoTTY(opts.f.IO, opts.f.JSON(), "deleted queue %s and its %s", opts.queue, messages(n))
 	if len(sources) > 0 {
 		opts.f.IO.Infof("warning: %s named %s as dead-letter queue, which no longer exists: their policies are off (messages received too often are delivered again, not moved) until it is created again", strings.Join(sources, ", "), opts.queue)
 	}
@@ -180,7 +180,7 @@ func queuePurgeRun(ctx context.Context, opts *queueDeleteOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 		if opts.f.JSON() {
 			return opts.f.IO.WriteJSON(queueExportJSON{Queue: opts.queue, File: opts.file, Messages: n, Changed: changed})
 		}
-		infoTTY(opts.f, "exported %s of queue %s to %s", plural(int64(n), "message"), opts.queue, opts.file)
+		infoTTY(opts.f.IO, opts.f.JSON(), "exported %s of queue %s to %s", plural(int64(n), "message"), opts.queue, opts.file)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func queueGetRun(ctx context.Context, opts *queueGetOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
 	} else {
 		opts.f.IO.NoteStdin("an export (JSON Lines)")
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 	switch {
 	case err == nil:
 		im.res.Created = true
-		infoTTY(opts.f, "created queue %s from the export's attributes", opts.queue)
+		infoTTY(opts.f.IO, opts.f.JSON(), "created queue %s from the export's attributes", opts.queue)
 	case errors.Is(err, delayq.ErrQueueExists):
 		// Created by someone else meanwhile: import into it.
 	case errors.Is(err, delayq.ErrInvalid):

@@ -76,7 +76,7 @@ type queueLongJSON struct {
 }
 
 func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}

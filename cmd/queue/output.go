@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 )
 
 // ms renders a time as Unix milliseconds for JSON, or nil for the zero time.
@@ -38,9 +38,9 @@ func roughly(d time.Duration) string {
 
 // infoTTY prints success chatter, only when stderr is a terminal and the
 // output is text.
-func infoTTY(f *cmdutil.Factory, format string, a ...any) {
-	if f.IO.ErrTTY && !f.JSON() {
-		f.IO.Infof(format, a...)
+func infoTTY(io *iostreams.IOStreams, json bool, format string, a ...any) {
+	if io.ErrTTY && !json {
+		io.Infof(format, a...)
 	}
 }
 

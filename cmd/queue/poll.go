@@ -109,7 +109,7 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 		}
 		body = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	}
 	fmt.Fprintln(opts.f.IO.Out, p.ID)
 	if p.VisibleAt.After(p.Sent) {
-		infoTTY(opts.f, "due at %s (in %s)", stamp(p.VisibleAt), roughly(p.VisibleAt.Sub(p.Sent)))
+		infoTTY(opts.f.IO, opts.f.JSON(), "due at %s (in %s)", stamp(p.VisibleAt), roughly(p.VisibleAt.Sub(p.Sent)))
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	if err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}

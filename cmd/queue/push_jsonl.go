@@ -45,7 +45,7 @@ func queuePushJSONL(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	if err := r.err(); err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}

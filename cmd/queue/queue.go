@@ -7,10 +7,10 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -73,7 +73,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
 	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
-		q, err := queueClient(f, cmd)
+		q, err := queueClient(f, cmd)()
 		if err != nil {
 			return nil, err
 		}
@@ -89,37 +89,22 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// queueClient builds the delayq client for cmd's --namespace and the global
-// --prefix; on a cluster the queue names are hash-tagged.
-func queueClient(f *cmdutil.Factory, cmd *cobra.Command) (*delayq.Client, error) {
-	ns := namespace(f, cmd)
-	if err := validNamespace(ns); err != nil {
-		return nil, err
+// queueClient returns the constructor of cmd's queue client: --namespace
+// is read now; the namespace is checked, and the connection made, when it
+// is called. On a cluster the queue names are hash-tagged.
+func queueClient(f *cmdutil.Factory, cmd *cobra.Command) func() (*delayq.Client, error) {
+	flag, _ := cmd.Flags().GetString("namespace")
+	return func() (*delayq.Client, error) {
+		ns, err := conn.Namespace(flag, f.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		c, err := f.Client()
+		if err != nil {
+			return nil, err
+		}
+		return delayq.New(c, delayq.Options{Namespace: ns, Prefix: f.Prefix(), HashTag: f.Config().Cluster}), nil
 	}
-	c, err := f.Client()
-	if err != nil {
-		return nil, err
-	}
-	return delayq.New(c, delayq.Options{Namespace: ns, Prefix: f.Prefix(), HashTag: f.Config().Cluster}), nil
-}
-
-// namespace is cmd's --namespace, else CHATQ_NAMESPACE, else RSMQ's default.
-func namespace(f *cmdutil.Factory, cmd *cobra.Command) string {
-	ns, _ := cmd.Flags().GetString("namespace")
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "rsmq"
-	}
-	return ns
-}
-
-func validNamespace(ns string) error {
-	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
-	}
-	return nil
 }
 
 // listQueues returns the namespace's queue names, sorted, walking the

@@ -91,7 +91,7 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 		return cmdutil.WithHint(cmdutil.UsageErrorf("redrive is not available on Redis Cluster: the two queues are in different slots"),
 			"move messages with `chatq queue poll DLQ` and `chatq queue push QUEUE` (new ids), as dead-letter policies are refused on Cluster too")
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 	} else {
 		fmt.Fprintln(opts.f.IO.Out, res.Moved)
 	}
-	infoTTY(opts.f, "moved %s from %s to %s", plural(int64(res.Moved), "message"), opts.dlq, res.To)
+	infoTTY(opts.f.IO, opts.f.JSON(), "moved %s from %s to %s", plural(int64(res.Moved), "message"), opts.dlq, res.To)
 	if res.InFlight > 0 {
 		opts.f.IO.Infof("left %s in flight in %s (a consumer holds them; a later redrive takes them)", plural(int64(res.InFlight), "message"), opts.dlq)
 	}

@@ -119,7 +119,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := queueClient(opts.f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 		return queueErr(err)
 	}
 	if !s.SplitExact && !opts.noReindex {
-		infoTTY(opts.f, "rebuilding chatq's index of received messages (another client received from %s)", opts.queue)
+		infoTTY(opts.f.IO, opts.f.JSON(), "rebuilding chatq's index of received messages (another client received from %s)", opts.queue)
 		err := q.Reindex(ctx, opts.queue)
 		switch {
 		case err == nil:

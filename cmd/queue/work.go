@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
@@ -173,7 +174,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	if err != nil {
 		return cmdutil.WithHint(fmt.Errorf("command %q: %w", opts.argv[0], err), "give a program on $PATH or a path to one; use sh -c '...' for shell code")
 	}
-	q, err := queueClient(f, opts.cmd)
+	q, err := queueClient(f, opts.cmd)()
 	if err != nil {
 		return err
 	}
@@ -295,7 +296,7 @@ func handlerConnEnv(f *cmdutil.Factory, cmd *cobra.Command) []string {
 	env := []string{
 		"CHATQ_URL=" + withoutPassword(cfg.URL),
 		"CHATQ_PREFIX=" + cfg.Prefix,
-		"CHATQ_NAMESPACE=" + namespace(f, cmd),
+		"CHATQ_NAMESPACE=" + namespaceOf(f, cmd),
 		"CHATQ_CLUSTER=" + strconv.FormatBool(cfg.Cluster),
 	}
 	// TLS, Sentinel and credential settings, when set: file names (made
@@ -342,4 +343,11 @@ func withoutPassword(raw string) string {
 		}
 	}
 	return u.String()
+}
+
+// namespaceOf is a stopgap until work is converted.
+func namespaceOf(f *cmdutil.Factory, cmd *cobra.Command) string {
+	flag, _ := cmd.Flags().GetString("namespace")
+	ns, _ := conn.Namespace(flag, f.Getenv)
+	return ns
 }

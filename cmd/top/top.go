@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
@@ -102,7 +102,7 @@ func topRun(ctx context.Context, opts *topOptions) error {
 	case opts.lim.Queues < 1 || opts.lim.Lists < 1 || opts.lim.Chats < 1:
 		return cmdutil.UsageErrorf("invalid --max-queues, --max-lists or --max-chats: must be at least 1")
 	}
-	ns, err := namespace(f, opts.namespace)
+	ns, err := conn.Namespace(opts.namespace, f.Getenv)
 	if err != nil {
 		return err
 	}
@@ -154,20 +154,4 @@ func printSnapshot(f *cmdutil.Factory, s *Snapshot) error {
 		return f.IO.WriteJSON(s)
 	}
 	return writeTables(func(header ...string) tableWriter { return f.IO.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
-}
-
-// namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as
-// for the queue commands.
-func namespace(f *cmdutil.Factory, flag string) (string, error) {
-	ns := flag
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "rsmq"
-	}
-	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return "", cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
-	}
-	return ns, nil
 }
