@@ -13,6 +13,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const queueLong = `A delayed queue with visibility timeouts, stored in RSMQ's layout (the rsmq
@@ -38,10 +39,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
   chatq queue work jobs --concurrency 4 -- ./handle.sh`
 	cmd.PersistentFlags().String("namespace", "", "RSMQ namespace (rsmq's ns option) (env CHATQ_NAMESPACE, default rsmq)")
 	cmd.AddCommand(
-		newQueueCreateCmd(f),
+		NewCmdCreate(f, nil),
 		newQueueLsCmd(f),
 		newQueueStatsCmd(f),
-		newQueueSetCmd(f),
+		NewCmdSet(f, nil),
 		newQueueDeleteCmd(f),
 		newQueuePurgeCmd(f),
 		newQueuePushCmd(f),
@@ -58,8 +59,6 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
-		"create": "chatq queue ls",
-		"set":    "chatq queue stats QUEUE",
 		"delete": "chatq queue ls",
 		"purge":  "chatq queue stats QUEUE",
 		"push":   "chatq queue peek QUEUE",
@@ -151,6 +150,14 @@ func orZero(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// given is a flag's value when it was given, else nil.
+func given[T any](fl *pflag.FlagSet, name string, v T) *T {
+	if !fl.Changed(name) {
+		return nil
+	}
+	return &v
 }
 
 // checkFlagDuration checks a duration flag the way the queue package would,
