@@ -205,12 +205,12 @@ func setRun(ctx context.Context, opts *setOptions) error {
 }
 
 // printStats prints queue's stats as JSON, after a create or set.
-func printStats(ctx context.Context, io *iostreams.IOStreams, q *delayq.Client, queue string) error {
+func printStats(ctx context.Context, ios *iostreams.IOStreams, q *delayq.Client, queue string) error {
 	s, err := q.Stats(ctx, queue)
 	if err != nil {
 		return queueErr(err)
 	}
-	return io.WriteJSON(statsJSON(s))
+	return ios.WriteJSON(statsJSON(s))
 }
 
 // checkMaxSizeFlag checks --maxsize for create and set alike: RSMQ's range

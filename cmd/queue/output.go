@@ -38,9 +38,9 @@ func roughly(d time.Duration) string {
 
 // infoTTY prints success chatter, only when stderr is a terminal and the
 // output is text.
-func infoTTY(io *iostreams.IOStreams, json bool, format string, a ...any) {
-	if io.ErrTTY && !json {
-		io.Infof(format, a...)
+func infoTTY(ios *iostreams.IOStreams, json bool, format string, a ...any) {
+	if ios.ErrTTY && !json {
+		ios.Infof(format, a...)
 	}
 }
 

@@ -43,8 +43,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		newQueueLsCmd(f),
 		newQueueStatsCmd(f),
 		NewCmdSet(f, nil),
-		newQueueDeleteCmd(f),
-		newQueuePurgeCmd(f),
+		NewCmdDelete(f, nil),
+		NewCmdPurge(f, nil),
 		newQueuePushCmd(f),
 		newQueuePollCmd(f),
 		NewCmdAck(f, nil),
@@ -59,10 +59,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
-		"delete": "chatq queue ls",
-		"purge":  "chatq queue stats QUEUE",
-		"push":   "chatq queue peek QUEUE",
-		"poll":   "chatq queue stats QUEUE",
+		"push": "chatq queue peek QUEUE",
+		"poll": "chatq queue stats QUEUE",
 		// redrive: see partialRedrive for a reply lost after earlier calls
 		"redrive": "chatq queue stats DLQ",
 		"import":  "chatq queue stats QUEUE",
