@@ -40,8 +40,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd.PersistentFlags().String("namespace", "", "RSMQ namespace (rsmq's ns option) (env CHATQ_NAMESPACE, default rsmq)")
 	cmd.AddCommand(
 		NewCmdCreate(f, nil),
-		newQueueLsCmd(f),
-		newQueueStatsCmd(f),
+		NewCmdLs(f, nil),
+		NewCmdStats(f, nil),
 		NewCmdSet(f, nil),
 		NewCmdDelete(f, nil),
 		NewCmdPurge(f, nil),
