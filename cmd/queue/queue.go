@@ -45,7 +45,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		NewCmdSet(f, nil),
 		NewCmdDelete(f, nil),
 		NewCmdPurge(f, nil),
-		newQueuePushCmd(f),
+		NewCmdPush(f, nil),
 		newQueuePollCmd(f),
 		NewCmdAck(f, nil),
 		NewCmdRetry(f, nil),
@@ -59,7 +59,6 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
-		"push": "chatq queue peek QUEUE",
 		"poll": "chatq queue stats QUEUE",
 		// redrive: see partialRedrive for a reply lost after earlier calls
 		"redrive": "chatq queue stats DLQ",
