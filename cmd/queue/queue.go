@@ -46,20 +46,19 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		NewCmdDelete(f, nil),
 		NewCmdPurge(f, nil),
 		NewCmdPush(f, nil),
-		newQueuePollCmd(f),
+		NewCmdPoll(f, nil),
 		NewCmdAck(f, nil),
 		NewCmdRetry(f, nil),
-		newQueuePeekCmd(f),
+		NewCmdPeek(f, nil),
 		newQueueWorkCmd(f),
 		newQueueRedriveCmd(f),
-		newQueueGetCmd(f),
+		NewCmdGet(f, nil),
 	)
 	// Backup and restore (export.go, import.go).
 	cmd.AddCommand(newQueueExportCmd(f), newQueueImportCmd(f))
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
-		"poll": "chatq queue stats QUEUE",
 		// redrive: see partialRedrive for a reply lost after earlier calls
 		"redrive": "chatq queue stats DLQ",
 		"import":  "chatq queue stats QUEUE",
