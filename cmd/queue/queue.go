@@ -50,7 +50,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		NewCmdAck(f, nil),
 		NewCmdRetry(f, nil),
 		NewCmdPeek(f, nil),
-		newQueueWorkCmd(f),
+		NewCmdWork(f, nil),
 		newQueueRedriveCmd(f),
 		NewCmdGet(f, nil),
 	)
