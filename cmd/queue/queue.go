@@ -51,7 +51,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		NewCmdRetry(f, nil),
 		NewCmdPeek(f, nil),
 		NewCmdWork(f, nil),
-		newQueueRedriveCmd(f),
+		NewCmdRedrive(f, nil),
 		NewCmdGet(f, nil),
 	)
 	// Backup and restore (export.go, import.go).
@@ -59,9 +59,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
-		// redrive: see partialRedrive for a reply lost after earlier calls
-		"redrive": "chatq queue stats DLQ",
-		"import":  "chatq queue stats QUEUE",
+		"import": "chatq queue stats QUEUE",
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
