@@ -31,6 +31,8 @@ Keys (with the global --prefix in front): <ns>:QUEUES, <ns>:<queue> and
 <ns>:<queue>:Q, where <ns> is --namespace (env CHATQ_NAMESPACE, default
 rsmq), RSMQ's "ns" option.`
 
+// NewCmd returns the `chatq queue` group; each command declares in its
+// constructor whether it writes.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := cmdutil.NewGroupCmd("queue", "Delayed queue with visibility timeouts, stored in RSMQ's layout", queueLong)
 	cmd.Example = `  chatq queue create jobs --vt 30s
@@ -56,13 +58,6 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	)
 	// Backup and restore (export.go, import.go).
 	cmd.AddCommand(NewCmdExport(f, nil), NewCmdImport(f, nil))
-	// A lost reply to these exits 4 ("may have applied"), with the command
-	// that shows whether it was.
-	for name, check := range map[string]string{
-		"import": "chatq queue stats QUEUE",
-	} {
-		cmdutil.MarkWriteSub(cmd, name, check)
-	}
 	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 		q, err := queueClient(f, cmd)()
 		if err != nil {
@@ -152,17 +147,4 @@ func given[T any](fl *pflag.FlagSet, name string, v T) *T {
 		return nil
 	}
 	return &v
-}
-
-// checkFlagDuration checks a duration flag the way the queue package would,
-// naming the flag.
-func checkFlagDuration(flag string, d time.Duration, wholeSeconds bool) error {
-	unit := time.Millisecond
-	if wholeSeconds {
-		unit = time.Second
-	}
-	if err := delayq.CheckDuration("--"+flag, d, unit); err != nil {
-		return cmdutil.UsageErr(err)
-	}
-	return nil
 }
