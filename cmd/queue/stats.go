@@ -112,6 +112,8 @@ type queueStatsJSON struct {
 	OldestReadyVisibleAt any `json:"oldest_ready_visible_at"`
 	// DeadLetterMissing: dead_letter names a queue that does not exist.
 	DeadLetterMissing bool `json:"dead_letter_missing"`
+	// TotalDead counts the messages moved to the dead-letter queue.
+	TotalDead int64 `json:"totaldead"`
 }
 
 func statsJSON(s *delayq.Stats) queueStatsJSON {
@@ -120,7 +122,7 @@ func statsJSON(s *delayq.Stats) queueStatsJSON {
 		TotalRecv: s.TotalRecv, TotalSent: s.TotalSent, Created: s.Created.Unix(), Modified: s.Modified.Unix(),
 		Msgs: s.Messages, HiddenMsgs: s.Delayed + s.InFlight, Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight,
 		MaxReceives: s.MaxReceives, DeadLetter: s.DeadLetter, NextVisible: ms(s.NextVisible), Now: s.Now.UnixMilli(),
-		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing,
+		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing, TotalDead: s.TotalDead,
 	}
 	if o := s.OldestReady; o != nil {
 		j.OldestReadyMs, j.OldestReadyID = s.OldestReadyAge.Milliseconds(), o.ID
@@ -186,6 +188,7 @@ func statsRun(ctx context.Context, opts *statsOptions) error {
 	t.Row("dead_letter", policy)
 	t.Row("totalsent", s.TotalSent)
 	t.Row("totalrecv", s.TotalRecv)
+	t.Row("totaldead", s.TotalDead)
 	t.Row("created", stamp(s.Created))
 	t.Row("modified", stamp(s.Modified))
 	t.Row("now", stamp(s.Now))
