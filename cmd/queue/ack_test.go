@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,32 +12,14 @@ import (
 )
 
 func TestAckFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    ackOptions
-		wantErr string
-	}{
+	tests := []flagCase[ackOptions]{
 		{args: []string{"jobs", "a"}, want: ackOptions{Queue: "jobs", Refs: []string{"a"}}},
 		{args: []string{"-o", "json", "jobs", "a", "b.1.2"}, want: ackOptions{JSON: true, Queue: "jobs", Refs: []string{"a", "b.1.2"}}},
 		{args: []string{"jobs"}, wantErr: "requires at least 2 arg(s)"},
 		{args: []string{"bad name", "a"}, wantErr: `queue name "bad name"`},
 		{args: []string{"QUEUES", "a"}, wantErr: "registry"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdAck, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdAck, func(o *ackOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestAckRun(t *testing.T) {
@@ -77,11 +58,7 @@ func TestAckRun(t *testing.T) {
 }
 
 func TestRetryFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    retryOptions
-		wantErr string
-	}{
+	tests := []flagCase[retryOptions]{
 		{args: []string{"jobs", "id"}, want: retryOptions{Queue: "jobs", Ref: "id"}},
 		{args: []string{"jobs", "id", "--delay", "90s"}, want: retryOptions{Queue: "jobs", Ref: "id", Delay: 90 * time.Second}},
 		{args: []string{"jobs", "id", "--delay", "-1s"}, wantErr: "--delay -1s: must not be negative"},
@@ -90,21 +67,7 @@ func TestRetryFlags(t *testing.T) {
 		{args: []string{"jobs"}, wantErr: "accepts 2 arg(s)"},
 		{args: []string{"jo:bs", "id"}, wantErr: `queue name "jo:bs"`},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdRetry, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdRetry, func(o *retryOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestRetryRun(t *testing.T) {

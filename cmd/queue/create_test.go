@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +13,7 @@ import (
 
 func TestCreateFlags(t *testing.T) {
 	defaults := createOptions{Queue: "jobs", VT: 30 * time.Second, MaxSize: 65536}
-	tests := []struct {
-		args    []string
-		want    createOptions
-		wantErr string
-	}{
+	tests := []flagCase[createOptions]{
 		{args: []string{"jobs"}, want: defaults},
 		{args: []string{"jobs", "--vt", "2m", "--delay", "5s", "--maxsize", "-1"},
 			want: createOptions{Queue: "jobs", VT: 2 * time.Minute, Delay: 5 * time.Second, MaxSize: -1}},
@@ -31,21 +26,7 @@ func TestCreateFlags(t *testing.T) {
 		{args: []string{"bad name"}, wantErr: `queue name "bad name"`},
 		{args: []string{}, wantErr: "accepts 1 arg(s)"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdCreate, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdCreate, func(o *createOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestCreateRun(t *testing.T) {
@@ -77,11 +58,7 @@ func TestCreateRun(t *testing.T) {
 func TestSetFlags(t *testing.T) {
 	dur := func(d time.Duration) *time.Duration { return &d }
 	num := func(n int) *int { return &n }
-	tests := []struct {
-		args    []string
-		want    setOptions
-		wantErr string
-	}{
+	tests := []flagCase[setOptions]{
 		{args: []string{"jobs", "--vt", "5m"}, want: setOptions{Queue: "jobs", VT: dur(5 * time.Minute)}},
 		{args: []string{"jobs", "--delay", "0", "--maxsize", "-1"}, want: setOptions{Queue: "jobs", Delay: dur(0), MaxSize: num(-1)}},
 		{args: []string{"jobs", "--max-receives", "0", "--dead-letter", ""}, want: setOptions{Queue: "jobs", MaxReceives: num(0)}},
@@ -92,21 +69,7 @@ func TestSetFlags(t *testing.T) {
 		{args: []string{"jobs", "--max-receives", "-2", "--dead-letter", "d"}, wantErr: "max receives -2: must not be negative"},
 		{args: []string{"QUEUES", "--vt", "1s"}, wantErr: "registry"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdSet, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdSet, func(o *setOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestSetRun(t *testing.T) {

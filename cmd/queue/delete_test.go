@@ -2,44 +2,24 @@ package queue
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
-	"github.com/spf13/cobra"
 )
 
 func TestDeleteAndPurgeFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    deleteOptions
-		wantErr string
-	}{
+	tests := []flagCase[deleteOptions]{
 		{args: []string{"jobs"}, want: deleteOptions{Queue: "jobs"}},
 		{args: []string{"-o", "json", "jobs", "--force"}, want: deleteOptions{JSON: true, Queue: "jobs", Force: true}},
 		{args: []string{"QUEUES"}, wantErr: "registry"},
 		{args: []string{"a", "b"}, wantErr: "accepts 1 arg(s)"},
 	}
-	for name, newCmd := range map[string]func(*cmdutil.Factory, func(context.Context, *deleteOptions) error) *cobra.Command{"delete": NewCmdDelete, "purge": NewCmdPurge} {
-		for _, tt := range tests {
-			got, err := parse(t, newCmd, tt.args...)
-			if tt.wantErr != "" {
-				wantUsage(t, append([]string{name}, tt.args...), err, tt.wantErr)
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s %q: %v", name, tt.args, err)
-				continue
-			}
-			got.IO, got.Client = nil, nil
-			if !reflect.DeepEqual(*got, tt.want) {
-				t.Errorf("%s %q: got %+v, want %+v", name, tt.args, *got, tt.want)
-			}
-		}
-	}
+	clear := func(o *deleteOptions) { o.IO, o.Client = nil, nil }
+	checkFlags(t, NewCmdDelete, clear, tests)
+	checkFlags(t, NewCmdPurge, clear, tests)
 }
 
 func TestDeleteRun(t *testing.T) {

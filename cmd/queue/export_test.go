@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +25,7 @@ func TestExportFlags(t *testing.T) {
 }
 
 func TestImportFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    importOptions
-		wantErr string
-	}{
+	tests := []flagCase[importOptions]{
 		{args: []string{"jobs"}, want: importOptions{Queue: "jobs", Rest: []string{}}},
 		{args: []string{"jobs", "-"}, want: importOptions{Queue: "jobs", File: "-", Rest: []string{"-"}}},
 		{args: []string{"-o", "json", "jobs", "-f", "x.jsonl"}, want: importOptions{JSON: true, Queue: "jobs", File: "x.jsonl", Rest: []string{}}},
@@ -40,21 +35,7 @@ func TestImportFlags(t *testing.T) {
 		{args: []string{"jobs", "-", "-"}, wantErr: "accepts between 1 and 2 arg(s)"},
 		{args: []string{"QUEUES"}, wantErr: "registry"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdImport, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdImport, func(o *importOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 // An export to stdout, piped, imports into a new queue, which is created

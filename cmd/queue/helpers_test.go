@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,6 +42,36 @@ func parse[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Conte
 	group.SetErr(io.Discard)
 	err := group.Execute()
 	return got, err
+}
+
+// flagCase is a row of a flags → options table: the arguments, and the
+// options runF gets or the usage error they make.
+type flagCase[O any] struct {
+	args    []string
+	want    O
+	wantErr string
+}
+
+// checkFlags runs each case through the command newCmd makes; clear
+// zeroes what is not a value (streams, constructors) before the options are
+// compared.
+func checkFlags[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, clear func(*O), tests []flagCase[O]) {
+	t.Helper()
+	for _, tt := range tests {
+		got, err := parse(t, newCmd, tt.args...)
+		if tt.wantErr != "" {
+			wantUsage(t, tt.args, err, tt.wantErr)
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+			continue
+		}
+		clear(got)
+		if !reflect.DeepEqual(*got, tt.want) {
+			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
+		}
+	}
 }
 
 // wantUsage fails t unless err is a usage error (exit 2) saying want.

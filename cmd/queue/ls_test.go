@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,31 +12,13 @@ import (
 )
 
 func TestLsFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    lsOptions
-		wantErr string
-	}{
+	tests := []flagCase[lsOptions]{
 		{args: []string{}, want: lsOptions{}},
 		{args: []string{"-l"}, want: lsOptions{Long: true}},
 		{args: []string{"-o", "json", "--long"}, want: lsOptions{JSON: true, Long: true}},
 		{args: []string{"jobs"}, wantErr: `unknown command "jobs"`},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdLs, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdLs, func(o *lsOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestLsRun(t *testing.T) {

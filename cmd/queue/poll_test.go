@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +16,7 @@ import (
 
 func TestPollFlags(t *testing.T) {
 	zero, fiveMin := time.Duration(0), 5*time.Minute
-	tests := []struct {
-		args    []string
-		want    pollOptions
-		wantErr string
-	}{
+	tests := []flagCase[pollOptions]{
 		{args: []string{"jobs"}, want: pollOptions{Queue: "jobs", N: 1}},
 		{args: []string{"jobs", "-n", "10", "--vt", "5m", "--wait", "30s", "--give-up-after", "1m"},
 			want: pollOptions{Queue: "jobs", N: 10, VT: &fiveMin, Wait: 30 * time.Second, GiveUpAfter: time.Minute}},
@@ -33,21 +28,7 @@ func TestPollFlags(t *testing.T) {
 		{args: []string{"jobs", "--vt", "1s", "--pop"}, wantErr: "[pop vt] were all set"},
 		{args: []string{"QUEUES"}, wantErr: "registry"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdPoll, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client, got.Persistent = nil, nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdPoll, func(o *pollOptions) { o.IO, o.Client, o.Persistent = nil, nil, nil }, tests)
 }
 
 // pollOpts are poll's options for backend b, on streams ios.
@@ -102,11 +83,7 @@ func TestPollRun(t *testing.T) {
 
 func TestPeekFlags(t *testing.T) {
 	hour := time.Hour
-	tests := []struct {
-		args    []string
-		want    peekOptions
-		wantErr string
-	}{
+	tests := []flagCase[peekOptions]{
 		{args: []string{"jobs"}, want: peekOptions{Queue: "jobs", N: 10}},
 		{args: []string{"jobs", "-n", "100", "--state", "inflight", "--older-than", "1h"},
 			want: peekOptions{Queue: "jobs", N: 100, State: "inflight", OlderThan: &hour}},
@@ -115,21 +92,7 @@ func TestPeekFlags(t *testing.T) {
 		{args: []string{"jobs", "--older-than", "0"}, wantErr: "invalid --older-than 0s: must be positive"},
 		{args: []string{"jo bs"}, wantErr: "queue name"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdPeek, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdPeek, func(o *peekOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestPeekRun(t *testing.T) {

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ import (
 
 func TestPushFlags(t *testing.T) {
 	ninety, zero := 90*time.Second, time.Duration(0)
-	tests := []struct {
-		args    []string
-		want    pushOptions
-		wantErr string
-	}{
+	tests := []flagCase[pushOptions]{
 		{args: []string{"jobs", "hi"}, want: pushOptions{Queue: "jobs", Body: "hi"}},
 		{args: []string{"jobs", "--delay", "90s", "hi"},
 			want: pushOptions{Queue: "jobs", Body: "hi", Delay: &ninety, due: delayq.PushOptions{Delay: ninety}}},
@@ -40,21 +35,7 @@ func TestPushFlags(t *testing.T) {
 		{args: []string{"a b", "hi"}, wantErr: `queue name "a b"`},
 		{args: []string{"jobs"}, wantErr: "accepts 2 arg(s)"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdPush, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client, got.Redis = nil, nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdPush, func(o *pushOptions) { o.IO, o.Client, o.Redis = nil, nil, nil }, tests)
 }
 
 // pushOpts are push's options for backend b, on streams ios.

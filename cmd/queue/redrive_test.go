@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,11 +12,7 @@ import (
 )
 
 func TestRedriveFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    redriveOptions
-		wantErr string
-	}{
+	tests := []flagCase[redriveOptions]{
 		{args: []string{"dead"}, want: redriveOptions{DLQ: "dead"}},
 		{args: []string{"-o", "json", "dead", "--to", "jobs", "-n", "100"}, want: redriveOptions{JSON: true, DLQ: "dead", To: "jobs", N: 100}},
 		{args: []string{"dead", "-n", "-1"}, wantErr: "invalid -n -1: must be at least 1 (or 0 for all)"},
@@ -25,21 +20,7 @@ func TestRedriveFlags(t *testing.T) {
 		{args: []string{"dead", "--to", "QUEUES"}, wantErr: "registry"},
 		{args: []string{"de:ad"}, wantErr: `queue name "de:ad"`},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdRedrive, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdRedrive, func(o *redriveOptions) { o.IO, o.Client = nil, nil }, tests)
 	// On Redis Cluster the two queues are in different slots.
 	o := &redriveOptions{DLQ: "dead", Cluster: true}
 	if err := o.validate(); err == nil || !strings.Contains(err.Error(), "not available on Redis Cluster") || cmdutil.ExitCode(err, false) != cmdutil.ExitUsage {

@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,32 +12,14 @@ import (
 )
 
 func TestStatsFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    statsOptions
-		wantErr string
-	}{
+	tests := []flagCase[statsOptions]{
 		{args: []string{"jobs"}, want: statsOptions{Queue: "jobs"}},
 		{args: []string{"-o", "json", "jobs", "--no-reindex"}, want: statsOptions{JSON: true, Queue: "jobs", NoReindex: true}},
 		{args: []string{"QUEUES"}, wantErr: "registry"},
 		{args: []string{""}, wantErr: "queue name"},
 		{args: []string{}, wantErr: "accepts 1 arg(s)"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdStats, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		got.IO, got.Client = nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	checkFlags(t, NewCmdStats, func(o *statsOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 func TestStatsRun(t *testing.T) {

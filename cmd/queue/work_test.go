@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -58,11 +57,7 @@ func TestHandlerConnEnv(t *testing.T) {
 
 func TestWorkFlags(t *testing.T) {
 	vt, hour := time.Second, time.Hour
-	tests := []struct {
-		args    []string
-		want    workOptions
-		wantErr string
-	}{
+	tests := []flagCase[workOptions]{
 		{args: []string{"jobs", "--", "./handle.sh"}, want: workOptions{Queue: "jobs", Argv: []string{"./handle.sh"}, Concurrency: 1}},
 		{args: []string{"jobs", "--concurrency", "4", "--vt", "1s", "--job-timeout", "1h", "--give-up-after", "1m", "--", "sh", "-c", "cat"},
 			want: workOptions{Queue: "jobs", Argv: []string{"sh", "-c", "cat"}, Concurrency: 4, VT: &vt, JobTimeout: &hour, GiveUpAfter: time.Minute}},
@@ -74,24 +69,12 @@ func TestWorkFlags(t *testing.T) {
 		{args: []string{"jobs", "--job-timeout", "0", "--", "cmd"}, wantErr: "invalid --job-timeout 0s: must be positive"},
 		{args: []string{"QUEUES", "--", "cmd"}, wantErr: "registry"},
 	}
-	for _, tt := range tests {
-		got, err := parse(t, NewCmdWork, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
+	checkFlags(t, NewCmdWork, func(o *workOptions) {
+		if !slices.Contains(o.Env, "CHATQ_NAMESPACE=rsmq") {
+			t.Errorf("%q: env %q", o.Argv, o.Env)
 		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		if !slices.Contains(got.Env, "CHATQ_NAMESPACE=rsmq") {
-			t.Errorf("%q: env %q", tt.args, got.Env)
-		}
-		got.IO, got.Client, got.Persistent, got.Env = nil, nil, nil, nil
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+		o.IO, o.Client, o.Persistent, o.Env = nil, nil, nil, nil
+	}, tests)
 }
 
 // work runs CMD for each message until the queue is empty, then stops.
