@@ -279,7 +279,8 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 		diff("dead-letter queue", strconv.Quote(a.DeadLetter), strconv.Quote(h.DeadLetter))
 		return nil
 	}
-	cfg := delayq.Attributes{VT: time.Duration(h.VT) * time.Second, Delay: time.Duration(h.Delay) * time.Second, MaxSize: h.MaxSize,
+	// An exported vt or delay of 0 is 0, not the package's default.
+	cfg := delayq.Attributes{VT: orZero(time.Duration(h.VT) * time.Second), Delay: orZero(time.Duration(h.Delay) * time.Second), MaxSize: h.MaxSize,
 		MaxReceives: h.MaxReceives, DeadLetter: h.DeadLetter}
 	err := im.q.Create(ctx, opts.Queue, cfg)
 	if err != nil && cfg.DeadLetter != "" && (errors.Is(err, delayq.ErrQueueNotFound) || strings.Contains(err.Error(), "dead-letter")) {
