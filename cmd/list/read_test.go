@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
@@ -161,10 +162,4 @@ func squeeze(table string) string {
 }
 
 // hintOf returns the hint err carries, or "".
-func hintOf(err error) string {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	return ""
-}
+func hintOf(err error) string { return cmdtest.Hint(err) }
