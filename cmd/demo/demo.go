@@ -86,20 +86,27 @@ func (d *demo) say(format string, a ...any) {
 // run shows a chatq command line as a user would type it and runs it against
 // the demo's server; a non-zero exit ends the tour.
 func (d *demo) run(args ...string) error {
-	return d.runIn(nil, args...)
+	return d.runStdin(nil, args...)
 }
 
-// runIn is run with stdin read from in.
-func (d *demo) runIn(in *strings.Reader, args ...string) error {
+// runIn is run with stdin read from in, shown as `printf … | chatq …`.
+func (d *demo) runIn(in string, args ...string) error {
+	return d.runStdin(&in, args...)
+}
+
+func (d *demo) runStdin(in *string, args ...string) error {
 	shown := make([]string, len(args))
 	for i, a := range args {
 		shown[i] = shellQuote(a)
 	}
-	fmt.Fprintf(d.f.IO.ErrOut, "$ chatq %s\n", strings.Join(shown, " "))
+	pipe := ""
 	io := *d.f.IO
 	if in != nil {
-		io.In = in
+		// stdin is not the terminal, so the command does not ask for typing.
+		io.In, io.InTTY = strings.NewReader(*in), false
+		pipe = "printf " + shellQuote(strings.ReplaceAll(*in, "\n", `\n`)) + " | "
 	}
+	fmt.Fprintf(d.f.IO.ErrOut, "$ %schatq %s\n", pipe, strings.Join(shown, " "))
 	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.f.Config().Output}, args...)
 	if code := d.exec(d.ctx, full, &io, func(string) string { return "" }); code != cmdutil.ExitOK {
 		return fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
