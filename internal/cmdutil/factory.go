@@ -63,6 +63,9 @@ func (f *Factory) Load(cfg *conn.Config, flags *pflag.FlagSet) error {
 // outputFilter compiles --jq or --template when one is given, nil when
 // neither is (then nothing of either is built).
 func outputFilter(flags *pflag.FlagSet) (*jsonfilter.Filter, error) {
+	if flags == nil {
+		return nil, nil
+	}
 	jq, tmpl := flags.Lookup("jq"), flags.Lookup("template")
 	switch {
 	case jq == nil || tmpl == nil || !jq.Changed && !tmpl.Changed:
