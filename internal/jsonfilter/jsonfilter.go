@@ -144,3 +144,66 @@ func (f *Filter) Apply(w io.Writer, data []byte, tty bool) error {
 	_, err := w.Write(buf.Bytes())
 	return err
 }
+
+// DecodeOne decodes data as exactly one JSON value, with nothing but
+// whitespace around it: what -o json promises on stdout. Numbers are
+// json.Number.
+func DecodeOne(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("no JSON value: the output is empty")
+		}
+		return nil, fmt.Errorf("not one JSON value: %v", err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, fmt.Errorf("not one JSON value: more after the first, at byte %d", dec.InputOffset())
+	}
+	return v, nil
+}
+
+// DecodeLines decodes data as JSON Lines: each line exactly one JSON value,
+// no blank lines, and a newline after the last. It returns the values.
+func DecodeLines(data []byte) ([]any, error) {
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		return nil, errors.New("not JSON Lines: the last line has no newline")
+	}
+	var out []any
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			break
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil, fmt.Errorf("not JSON Lines: line %d is blank", i+1)
+		}
+		v, err := DecodeOne(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", i+1, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Eval runs a --jq filter on a decoded value (see DecodeOne) and returns
+// every value it yields.
+func (f *Filter) Eval(v any) ([]any, error) {
+	if f.code == nil {
+		return nil, errors.New(f.flag + " is not a jq expression")
+	}
+	var out []any
+	iter := f.code.Run(v)
+	for {
+		r, ok := iter.Next()
+		if !ok {
+			return out, nil
+		}
+		if err, ok := r.(error); ok {
+			return out, &RuntimeError{f.flag, err}
+		}
+		out = append(out, r)
+	}
+}

@@ -150,3 +150,30 @@ func TestTimeago(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeOneAndLines(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		one     bool // DecodeOne accepts it
+		lines   int  // DecodeLines' count, -1 when refused
+		comment string
+	}{
+		{`{"a":1}` + "\n", true, 1, "one value"},
+		{"  [1,2]  \n\n", true, -1, "whitespace around one value; a blank line is not JSON Lines"},
+		{"", false, 0, "nothing"},
+		{"a\tb\n[1]\n", false, -1, "a table row before the JSON"},
+		{"{\"a\":1}\n{\"a\":2}\n", false, 2, "two values: JSON Lines, not one value"},
+		{"{\"a\":1}{\"a\":2}\n", false, -1, "two values on one line"},
+		{"{\"a\":1}\n{\"a\":", false, -1, "a cut line"},
+		{"{\"a\":1}", true, -1, "no newline after the last line"},
+	} {
+		_, err := DecodeOne([]byte(tt.in))
+		if (err == nil) != tt.one {
+			t.Errorf("DecodeOne %s: %v", tt.comment, err)
+		}
+		vs, err := DecodeLines([]byte(tt.in))
+		if tt.lines < 0 && err == nil || tt.lines >= 0 && (err != nil || len(vs) != tt.lines) {
+			t.Errorf("DecodeLines %s: %d values, %v", tt.comment, len(vs), err)
+		}
+	}
+}
