@@ -4,6 +4,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -86,15 +87,17 @@ func (d *demo) say(format string, a ...any) {
 // run shows a chatq command line as a user would type it and runs it against
 // the demo's server; a non-zero exit ends the tour.
 func (d *demo) run(args ...string) error {
-	return d.runStdin(nil, args...)
+	return d.runWith(nil, nil, args...)
 }
 
 // runIn is run with stdin read from in, shown as `printf … | chatq …`.
 func (d *demo) runIn(in string, args ...string) error {
-	return d.runStdin(&in, args...)
+	return d.runWith(&in, nil, args...)
 }
 
-func (d *demo) runStdin(in *string, args ...string) error {
+// runWith is run with stdin read from in and stdout written to out, when
+// they are not nil.
+func (d *demo) runWith(in *string, out io.Writer, args ...string) error {
 	shown := make([]string, len(args))
 	for i, a := range args {
 		shown[i] = shellQuote(a)
@@ -105,6 +108,9 @@ func (d *demo) runStdin(in *string, args ...string) error {
 		// stdin is not the terminal, so the command does not ask for typing.
 		io.In, io.InTTY = strings.NewReader(*in), false
 		pipe = "printf " + shellQuote(strings.ReplaceAll(*in, "\n", `\n`)) + " | "
+	}
+	if out != nil {
+		io.Out = out
 	}
 	fmt.Fprintf(d.f.IO.ErrOut, "$ %schatq %s\n", pipe, strings.Join(shown, " "))
 	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.f.Config().Output}, args...)
