@@ -121,7 +121,7 @@ patterns).`,
 	}
 	cmd.Flags().BoolVar(&opts.readOnly, "read-only", false, "grant only what the commands that read need")
 	cmd.Flags().StringSliceVar(&opts.namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
-	return cmd
+	return cmdutil.MarkRead(cmd) // prints a line; needs no server
 }
 
 type aclResult struct {

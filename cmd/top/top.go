@@ -89,7 +89,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.IntVar(&opts.lim.Queues, "max-queues", DefaultLimits.Queues, "examine at most N queues per refresh")
 	fl.IntVar(&opts.lim.Lists, "max-lists", DefaultLimits.Lists, "examine at most N sharded lists per refresh")
 	fl.IntVar(&opts.lim.Chats, "max-chats", DefaultLimits.Chats, "examine at most N chats per refresh, in turn")
-	return cmd
+	return cmdutil.MarkRead(cmd)
 }
 
 func topRun(ctx context.Context, opts *topOptions) error {

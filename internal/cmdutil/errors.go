@@ -81,20 +81,6 @@ func (e *maybeAppliedError) checkHint() string {
 	return fmt.Sprintf("check with `%s` before retrying, so that a retry does not apply it twice", e.check)
 }
 
-// writeAnnotation marks a command that writes (see markWrite).
-const writeAnnotation = "chatq.write"
-
-// markWrite marks cmd as a command that changes the server's data; check is
-// the command line that shows whether it was applied. A lost reply to such a
-// command exits 4 instead of 1.
-func markWrite(cmd *cobra.Command, check string) *cobra.Command {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[writeAnnotation] = check
-	return cmd
-}
-
 // appliedFilterError is --jq or --template failing on the output of a
 // command that writes: the write was made, so it must not exit 1 (which
 // says nothing changed) and invite a retry. It exits 4, whose "check before
@@ -178,17 +164,6 @@ func ExitCode(err error, exitStatus bool) int {
 	default:
 		return ExitError
 	}
-}
-
-// MarkWriteSub marks the subcommand name of group as a write (see markWrite).
-func MarkWriteSub(group *cobra.Command, name, check string) {
-	for _, sub := range group.Commands() {
-		if sub.Name() == name {
-			markWrite(sub, check)
-			return
-		}
-	}
-	panic("no subcommand " + name + " of " + group.Name())
 }
 
 // refusedError is a destructive command that was not confirmed: off a
