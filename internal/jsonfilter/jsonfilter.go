@@ -13,16 +13,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/template"
+	"text/template/parse"
 
 	"github.com/itchyny/gojq"
 )
 
 // Filter turns one JSON value into what is printed instead of it.
 type Filter struct {
-	flag string // "--jq" or "--template", for messages
-	code *gojq.Code
-	tmpl *template.Template
+	flag  string // "--jq" or "--template", for messages
+	code  *gojq.Code
+	trees map[string]*parse.Tree // --template
 }
 
 // Flag is the flag the filter came from: "--jq" or "--template".
@@ -74,14 +74,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Template parses a Go text/template (see the package's template functions
-// in template.go).
+// Template parses a Go text/template (see exec.go for what it can do).
 func Template(text string) (*Filter, error) {
-	t, err := template.New("--template").Funcs(templateFuncs()).Parse(text)
+	trees, err := parseTemplate(text)
 	if err != nil {
 		return nil, fmt.Errorf("invalid --template: %s", strings.TrimPrefix(err.Error(), "template: "))
 	}
-	return &Filter{flag: "--template", tmpl: t}, nil
+	return &Filter{flag: "--template", trees: trees}, nil
 }
 
 // RuntimeError is a filter that failed on a value it was given: the
@@ -105,7 +104,7 @@ func (f *Filter) Apply(w io.Writer, data []byte, tty bool) error {
 	if err := dec.Decode(&v); err != nil {
 		return &RuntimeError{f.flag, fmt.Errorf("the command's output is not JSON: %v", err)}
 	}
-	if f.tmpl != nil {
+	if f.trees != nil {
 		return f.execTemplate(w, v, tty)
 	}
 	var buf bytes.Buffer

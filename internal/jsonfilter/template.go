@@ -3,13 +3,13 @@ package jsonfilter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"text/template"
 	"time"
 	"unicode/utf8"
 )
@@ -22,41 +22,98 @@ type Number float64
 
 func (n Number) String() string { return strconv.FormatFloat(float64(n), 'f', -1, 64) }
 
-// templateFuncs are the functions a --template may call, after the GitHub
-// CLI's where cheap: join, pluck, tablerow, tablerender, timefmt, timeago,
-// truncate. tablerow and tablerender are bound to a table per value in
-// execTemplate; these are the stand-ins the parser needs.
-func templateFuncs() template.FuncMap {
-	return template.FuncMap{
-		"join":        join,
-		"pluck":       pluck,
-		"timefmt":     timefmt,
-		"timeago":     func(v any) (string, error) { return timeago(v, time.Now()) },
-		"truncate":    truncate,
-		"tablerow":    func(cells ...any) string { return "" },
-		"tablerender": func() string { return "" },
+// templateFuncs are the functions a --template may call besides
+// text/template's, after the GitHub CLI's where cheap: join, pluck,
+// tablerow, tablerender, timefmt, timeago, truncate. tablerow and
+// tablerender add to and print tb (nil when only the names are wanted).
+func templateFuncs(tb *table) map[string]func(args []any) (any, error) {
+	return map[string]func(args []any) (any, error){
+		"join": func(a []any) (any, error) {
+			sep, list, err := stringAndList(a)
+			if err != nil {
+				return nil, err
+			}
+			parts := make([]string, len(list))
+			for i, x := range list {
+				parts[i] = printable(x)
+			}
+			return strings.Join(parts, sep), nil
+		},
+		"pluck": func(a []any) (any, error) {
+			field, list, err := stringAndList(a)
+			if err != nil {
+				return nil, err
+			}
+			var out []any
+			for _, x := range list {
+				if m, ok := x.(map[string]any); ok {
+					out = append(out, m[field])
+				}
+			}
+			return out, nil
+		},
+		"timefmt": func(a []any) (any, error) {
+			layout, ok := first(a, 2).(string)
+			if !ok {
+				return nil, errors.New("want a layout string and a time: timefmt \"2006-01-02 15:04\" .sent")
+			}
+			t, err := toTime(a[1])
+			if err != nil {
+				return nil, err
+			}
+			return t.Format(layout), nil
+		},
+		"timeago": func(a []any) (any, error) {
+			if len(a) != 1 {
+				return nil, errors.New("want one time: timeago .sent")
+			}
+			return timeago(a[0], time.Now())
+		},
+		"truncate": func(a []any) (any, error) {
+			n, ok := first(a, 2).(int64)
+			if !ok {
+				return nil, errors.New("want a length and a text: truncate 20 .message")
+			}
+			return truncate(int(n), printable(a[1])), nil
+		},
+		"tablerow": func(a []any) (any, error) {
+			tb.row(a)
+			return "", nil
+		},
+		"tablerender": func(a []any) (any, error) {
+			tb.render()
+			return "", nil
+		},
 	}
+}
+
+// first returns a[0] when a has n values, else nil.
+func first(a []any, n int) any {
+	if len(a) != n {
+		return nil
+	}
+	return a[0]
+}
+
+func stringAndList(a []any) (string, []any, error) {
+	s, ok := first(a, 2).(string)
+	list, ok2 := a[len(a)-1].([]any)
+	if !ok || !ok2 && a[len(a)-1] != nil {
+		return "", nil, errors.New("want a string and an array")
+	}
+	return s, list, nil
 }
 
 // execTemplate runs the template on v (decoded with json.Number), its
 // numbers turned into int64 or Number first.
 func (f *Filter) execTemplate(w io.Writer, v any, tty bool) error {
 	var out bytes.Buffer
-	tb := &table{tty: tty}
-	t, err := f.tmpl.Clone()
-	if err != nil {
+	tb := &table{tty: tty, w: &out}
+	if err := execute(&out, f.trees, templateFuncs(tb), templateValue(v)); err != nil {
 		return &RuntimeError{f.flag, err}
 	}
-	t.Funcs(template.FuncMap{
-		"tablerow":    func(cells ...any) string { tb.row(cells); return "" },
-		"tablerender": func() string { tb.render(&out); return "" },
-	})
-	if err := t.Execute(&out, templateValue(v)); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "template: ")
-		return &RuntimeError{f.flag, fmt.Errorf("%s", msg)}
-	}
-	tb.render(&out)
-	_, err = w.Write(out.Bytes())
+	tb.render()
+	_, err := w.Write(out.Bytes())
 	return err
 }
 
@@ -89,6 +146,7 @@ func templateValue(v any) any {
 // and newlines in cells escaped) when piped, as chatq's tables are.
 type table struct {
 	tty  bool
+	w    io.Writer
 	rows [][]string
 }
 
@@ -97,19 +155,19 @@ var cellEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", 
 func (t *table) row(cells []any) {
 	r := make([]string, len(cells))
 	for i, c := range cells {
-		r[i] = cellEscaper.Replace(fmt.Sprint(c))
+		r[i] = cellEscaper.Replace(printable(c))
 	}
 	t.rows = append(t.rows, r)
 }
 
-func (t *table) render(w io.Writer) {
+func (t *table) render() {
 	if len(t.rows) == 0 {
 		return
 	}
-	out := w
+	out := t.w
 	var tw *tabwriter.Writer
 	if t.tty {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw = tabwriter.NewWriter(t.w, 0, 4, 2, ' ', 0)
 		out = tw
 	}
 	for _, r := range t.rows {
@@ -119,26 +177,6 @@ func (t *table) render(w io.Writer) {
 		_ = tw.Flush()
 	}
 	t.rows = nil
-}
-
-// join joins a list's elements with sep: {{join ", " .members}}.
-func join(sep string, list []any) string {
-	parts := make([]string, len(list))
-	for i, x := range list {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, sep)
-}
-
-// pluck takes one field of each object in a list: {{pluck "id" .}}.
-func pluck(field string, list []any) []any {
-	var out []any
-	for _, x := range list {
-		if m, ok := x.(map[string]any); ok {
-			out = append(out, m[field])
-		}
-	}
-	return out
 }
 
 // toTime reads a time as chatq's JSON gives it: Unix seconds (RSMQ's
@@ -162,15 +200,6 @@ func toTime(v any) (time.Time, error) {
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)), nil
-}
-
-// timefmt formats a time with a Go layout: {{timefmt "2006-01-02 15:04" .sent}}.
-func timefmt(layout string, v any) (string, error) {
-	t, err := toTime(v)
-	if err != nil {
-		return "", err
-	}
-	return t.Format(layout), nil
 }
 
 // timeago says how long ago a time was, roughly: "3 minutes ago", or "in 2
@@ -209,8 +238,7 @@ func timeago(v any, now time.Time) (string, error) {
 }
 
 // truncate shortens s to at most n characters, ending in "..." when cut.
-func truncate(n int, v any) string {
-	s := fmt.Sprint(v)
+func truncate(n int, s string) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
