@@ -38,9 +38,14 @@ func parseTemplate(text string) (map[string]*parse.Tree, error) {
 	return parse.Parse("--template", text, "", "", names)
 }
 
-var (
-	errBreak    = errors.New("break")
-	errContinue = errors.New("continue")
+// loopControl is what {{break}} and {{continue}} return to their range.
+type loopControl string
+
+func (l loopControl) Error() string { return string(l) }
+
+const (
+	errBreak    = loopControl("break")
+	errContinue = loopControl("continue")
 )
 
 // execError is a failure at a node of the template, said with where.

@@ -148,14 +148,16 @@ type table struct {
 	tty  bool
 	w    io.Writer
 	rows [][]string
+	esc  *strings.Replacer // made with the first row: no work at start-up
 }
 
-var cellEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
-
 func (t *table) row(cells []any) {
+	if t.esc == nil {
+		t.esc = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
+	}
 	r := make([]string, len(cells))
 	for i, c := range cells {
-		r[i] = cellEscaper.Replace(printable(c))
+		r[i] = t.esc.Replace(printable(c))
 	}
 	t.rows = append(t.rows, r)
 }
