@@ -120,14 +120,8 @@ var jsonRuns = []jsonRun{
 // Keys are the mode ("piped", "terminal" or "jq") and the command line.
 var knownJSONBreaks = map[string]string{
 	"piped: queue ls -l":             "the tab-separated rows come before the JSON (cmd/queue/ls.go adds table rows before it checks -o json, and a piped table writes rows at once)",
-	"piped: list lrange big 0 3":     `refused: "accepts 3 arg(s), received 5" (lrange stops parsing flags at its arguments, for negative indexes, so -o json after them is taken as arguments)`,
-	"piped: list lrange big 0 -1":    `refused as "list lrange big 0 3" is`,
-	"terminal: list lrange big 0 3":  "refused as piped",
-	"terminal: list lrange big 0 -1": "refused as piped",
 	"jq: queue export walk":          "the lines go to stdout through a bufio.Writer of its own, which --jq cannot see (cmd/queue/export.go)",
 	"jq: queue ls -l":                "as piped",
-	"jq: list lrange big 0 3":        "refused as piped",
-	"jq: list lrange big 0 -1":       "refused as piped",
 }
 
 // walkSetup populates b for jsonRuns and returns the values of $ID and
