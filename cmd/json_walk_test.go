@@ -119,9 +119,9 @@ var jsonRuns = []jsonRun{
 // run listed here that passes fails the test, so the list stays true.
 // Keys are the mode ("piped", "terminal" or "jq") and the command line.
 var knownJSONBreaks = map[string]string{
-	"piped: queue ls -l":             "the tab-separated rows come before the JSON (cmd/queue/ls.go adds table rows before it checks -o json, and a piped table writes rows at once)",
-	"jq: queue export walk":          "the lines go to stdout through a bufio.Writer of its own, which --jq cannot see (cmd/queue/export.go)",
-	"jq: queue ls -l":                "as piped",
+	"piped: queue ls -l":    "the tab-separated rows come before the JSON (cmd/queue/ls.go adds table rows before it checks -o json, and a piped table writes rows at once)",
+	"jq: queue export walk": "the lines go to stdout through a bufio.Writer of its own, which --jq cannot see (cmd/queue/export.go)",
+	"jq: queue ls -l":       "as piped",
 }
 
 // walkSetup populates b for jsonRuns and returns the values of $ID and
