@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -144,7 +143,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 		}()
 		out = tmp
 	}
-	w := bufio.NewWriterSize(out, 256<<10)
+	w := iostreams.BufferLines(out, 256<<10)
 	head := exportHeader{Format: exportFormat, Version: 1, ExportedAt: st.Now.UnixMilli(), Queue: exportQueue{
 		Name: opts.queue, VT: int64(st.VT.Seconds()), Delay: int64(st.Delay.Seconds()), MaxSize: st.MaxSize,
 		MaxReceives: st.MaxReceives, DeadLetter: st.DeadLetter, Created: st.Created.Unix(), Modified: st.Modified.Unix(),

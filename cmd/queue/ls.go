@@ -119,6 +119,12 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 	failed, inexact := 0, 0
 	out := make([]queueLongJSON, 0, len(rows))
 	t := opts.f.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
+	// A piped table writes its rows at once: with -o json, only the JSON.
+	row := func(cells ...any) {
+		if !opts.f.JSON() {
+			t.Row(cells...)
+		}
+	}
 	for _, r := range rows {
 		if r.Err != nil {
 			failed++
@@ -127,7 +133,7 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 				msg = "not found: the registry names it, but the queue does not exist"
 			}
 			out = append(out, queueLongJSON{Name: r.Name, Error: msg})
-			t.Row(r.Name, "-", "-", "-", "-", "-", "-", "error: "+msg)
+			row(r.Name, "-", "-", "-", "-", "-", "-", "error: "+msg)
 			continue
 		}
 		s := &r
@@ -147,7 +153,7 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 				dl += " (missing)"
 			}
 		}
-		t.Row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
+		row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
 	}
 	if opts.f.JSON() {
 		err = opts.f.IO.WriteJSON(out)

@@ -1,6 +1,7 @@
 package iostreams
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"sync"
@@ -65,3 +66,25 @@ func (s *IOStreams) FilterErr() error {
 	}
 	return nil
 }
+
+// LineWriter is where a command writes many JSON Lines: buffered, ended by
+// Flush.
+type LineWriter interface {
+	io.Writer
+	Flush() error
+}
+
+// BufferLines returns w buffered with size bytes for writing JSON Lines.
+// Under --jq or --template, when w is the filtered stdout, it returns w
+// unbuffered, so that each value written with WriteJSONLine still goes
+// through the filter.
+func BufferLines(w io.Writer, size int) LineWriter {
+	if o, ok := w.(*filteredOut); ok {
+		return unbuffered{o}
+	}
+	return bufio.NewWriterSize(w, size)
+}
+
+type unbuffered struct{ *filteredOut }
+
+func (unbuffered) Flush() error { return nil }

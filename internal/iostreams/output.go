@@ -29,8 +29,11 @@ func (s *IOStreams) WriteJSON(v any) error {
 // commands). When w is stdout under --jq or --template, the filter's result
 // for v is printed instead.
 func WriteJSONLine(w io.Writer, v any) error {
-	if o, ok := w.(*filteredOut); ok {
+	switch o := w.(type) {
+	case *filteredOut:
 		return writeFiltered(o, v)
+	case unbuffered:
+		return writeFiltered(o.filteredOut, v)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
