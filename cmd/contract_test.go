@@ -48,6 +48,14 @@ func TestTerminalContract(t *testing.T) {
 	if code != 0 || out != "" || errOut != "chatq: no pending messages\n" {
 		t.Errorf("chat pending with nothing: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// a poll's text has no receipt: on a terminal it says how to get them
+	if code, _, errOut := runTTY(ctx, b, "", "queue", "push", "jobs", "again"); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	code, _, errOut = runTTY(ctx, b, "", "queue", "poll", "jobs")
+	if code != 0 || !strings.Contains(errOut, "--jq '.[].receipt'") {
+		t.Errorf("poll on a terminal: exit %d, stderr %q", code, errOut)
+	}
 	// piped, nothing is said
 	code, out, errOut = run(ctx, b, "chat", "pending", "nobody")
 	if code != 0 || out != "" || errOut != "" {
