@@ -30,6 +30,8 @@ type jsonRun struct {
 	// until, for a command that runs until stopped: stop it (as Ctrl-C
 	// does) once it has printed this many lines.
 	until int
+	// empty: a stream that may print no line at all here.
+	empty bool
 	// pipedOnly: not run on a terminal (say why in a comment).
 	pipedOnly bool
 	// noJSON: the command has no JSON output, and why.
@@ -109,7 +111,8 @@ var jsonRuns = []jsonRun{
 	{path: "queue set", args: []string{"walk", "--vt", "40s"}},
 	{path: "queue stats", args: []string{"walk"}},
 	{path: "queue stats", args: []string{"empty"}},
-	{path: "queue work", args: []string{"work", "--", "cat"}, lines: true, until: 1},
+	{path: "queue work", args: []string{"work", "--max-jobs", "1", "--", "cat"}, lines: true},
+	{path: "queue work", args: []string{"work", "--until-empty", "--", "cat"}, lines: true, empty: true},
 	{path: "top", args: []string{"--once", "--interval", "0"}},
 	{path: "version"},
 }
@@ -310,7 +313,7 @@ func checkJSONRun(t *testing.T, b redistest.Backend, r jsonRun, vars map[string]
 	var vs []any
 	var err error
 	if r.lines {
-		if vs, err = jsonfilter.DecodeLines([]byte(stdout)); err == nil && len(vs) == 0 {
+		if vs, err = jsonfilter.DecodeLines([]byte(stdout)); err == nil && len(vs) == 0 && !r.empty {
 			return "no JSON line at all"
 		}
 	} else {
