@@ -56,6 +56,12 @@ func TestTerminalContract(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "--jq '.[].receipt'") {
 		t.Errorf("poll on a terminal: exit %d, stderr %q", code, errOut)
 	}
+	// import says what it imported where export does: stderr, on a terminal
+	_, export, _ := run(ctx, b, "queue", "export", "jobs")
+	code, out, errOut = runTTY(ctx, b, export, "queue", "import", "copy", "-")
+	if code != 0 || out != "" || !strings.Contains(errOut, "chatq: imported ") {
+		t.Errorf("import on a terminal: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	// piped, nothing is said
 	code, out, errOut = run(ctx, b, "chat", "pending", "nobody")
 	if code != 0 || out != "" || errOut != "" {

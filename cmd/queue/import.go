@@ -54,7 +54,10 @@ reply exits 4: run the same command again.
 
 Lines need only id, message (or message_base64) and due (or visible_at,
 as peek -o json prints it); rc and fr are optional, other fields are
-ignored, so chatq queue peek -o json | jq -c '.[]' imports too.`,
+ignored, so chatq queue peek --jq '.[]' imports too.
+
+On a terminal it says on stderr what it imported, as export does; piped it
+prints nothing, and -o json prints {"imported","already_present",…}.`,
 		Example: `  chatq queue export jobs -f jobs.jsonl
   chatq queue import jobs-restored -f jobs.jsonl
   chatq --url redis://other:6379 queue import jobs - < jobs.jsonl
@@ -153,7 +156,8 @@ func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
 			err = werr
 		}
 	} else if im.attrs != nil {
-		fmt.Fprintf(opts.f.IO.Out, "imported %s into %s (%d already present, %s)\n",
+		// Where export says what it did: on stderr, on a terminal.
+		infoTTY(opts.f, "imported %s into %s (%d already present, %s)",
 			plural(int64(im.res.Imported), "message"), opts.queue, im.res.AlreadyPresent, plural(int64(im.res.Conflicts), "conflict"))
 	}
 	if err != nil {
