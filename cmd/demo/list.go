@@ -28,7 +28,7 @@ func demoList(d *demo) error {
 		}
 		var err error
 		if s.in != "" {
-			err = d.runIn(s.in, s.args...)
+			err = d.runIn(&s.in, nil, s.args...)
 		} else {
 			err = d.run(s.args...)
 		}

@@ -49,18 +49,18 @@ func demoQueue(d *demo) error {
 // it goes through the filter like every other step's.
 func (d *demo) pollIDs(args ...string) ([]string, error) {
 	var buf bytes.Buffer
-	if err := d.runWith(nil, &buf, args...); err != nil {
+	if err := d.runIn(nil, &buf, args...); err != nil {
 		return nil, err
 	}
-	if d.f.JSON() {
-		if err := d.f.IO.WriteJSON(json.RawMessage(bytes.TrimSpace(buf.Bytes()))); err != nil {
+	if d.opts.Output == "json" {
+		if err := d.opts.IO.WriteJSON(json.RawMessage(bytes.TrimSpace(buf.Bytes()))); err != nil {
 			return nil, err
 		}
-	} else if _, err := d.f.IO.Out.Write(buf.Bytes()); err != nil {
+	} else if _, err := d.opts.IO.Out.Write(buf.Bytes()); err != nil {
 		return nil, err
 	}
 	var ids []string
-	if d.f.JSON() {
+	if d.opts.Output == "json" {
 		var ms []struct {
 			ID string `json:"id"`
 		}
