@@ -56,7 +56,7 @@ when the queue changed during the export. For an exact point-in-time copy,
 stop the queue's consumers and producers first.`,
 		Example: `  chatq queue export jobs > jobs.jsonl
   chatq queue export jobs -f jobs.jsonl && chatq queue import jobs-copy -f jobs.jsonl
-  chatq queue export jobs | jq -c 'select(.state == "ready") | .message'`,
+  chatq queue export jobs --jq 'select(.state == "ready") | .message'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]

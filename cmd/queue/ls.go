@@ -49,7 +49,7 @@ without a queue) shows the error in its row; ls then exits 1.`,
 		Example: `  chatq queue ls
   chatq queue ls --namespace myapp -o json
   chatq queue ls -l
-  chatq queue ls -l -o json | jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
+  chatq queue ls -l --jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
