@@ -40,7 +40,8 @@ Exit codes:
   3    nothing to return, only with -e/--exit-status
   4    a write was sent but its reply was lost: the server may have
        applied it (the hint names the command that shows whether it did);
-       exit 1 on a write means it was not applied
+       exit 1 on a write means it was not applied; also a write that
+       succeeded but whose output --jq or --template could not filter
   130  interrupted: Ctrl-C or SIGTERM cut a command short; chat watch,
        queue work and dev run until stopped, so for them it is the normal
        end: they stop cleanly and exit 0`
