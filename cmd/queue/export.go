@@ -154,7 +154,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 		return err
 	}
 	prog := opts.f.IO.NewProgress("exporting", int(st.Messages))
-	n, err := q.Export(ctx, opts.queue, func(page []delayq.Message) error {
+	n, err := q.Export(ctx, opts.queue, delayq.PeekOptions{}, func(page []delayq.Message) error {
 		for _, p := range page {
 			msg, b64 := bodyJSON(p.Body)
 			if err := iostreams.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: p.State,

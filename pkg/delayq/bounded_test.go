@@ -150,7 +150,7 @@ func TestServerTimeBounded(t *testing.T) {
 			measure("ls", func() error { _, err := listQueues(ctx, c); return err })
 			measure("export (10 pages)", func() error {
 				pages := 0
-				_, err := c.Export(ctx, "q", func([]delayq.Message) error {
+				_, err := c.Export(ctx, "q", delayq.PeekOptions{}, func([]delayq.Message) error {
 					if pages++; pages == 10 {
 						return errStopExport
 					}

@@ -30,44 +30,59 @@ const exportCount = 250
 // 1,000 bodies of 64 KiB.
 const exportPageBytes = 1 << 20
 
-// Export walks queue q's messages in pages, passes each page to fn, in no
-// particular order, each message with its State at its page's server time
-// Now (and VisibleAt, RC, FR), and returns how many messages it passed. It
-// is read only and holds at most one page in memory: a page is one script
-// call of at most about 250 messages and about 1 MiB of bodies, atomic on
-// its own.
+// Export walks queue q's messages in pages, passes each page of those
+// that pass opt's filters (see PeekOptions; all messages when none is
+// given) to fn, in no particular order, each message with its State at its
+// page's server time Now (and VisibleAt, RC, FR), and returns how many
+// messages it passed: at most opt.N when it is positive. It is read only
+// and holds at most one page in memory: a page is one script call of at
+// most about 250 messages and about 1 MiB of bodies, atomic on its own;
+// opt.Grep is matched inside that call, opt.Regexp here.
 //
 // It walks the queue's attribute hash with HSCAN, so a message present
 // for the whole export is passed at least once, whatever receives, retries
-// and acks do to the others meanwhile; it is passed twice only when the
-// hash shrank during the walk (Redis shrinks a hash that lost about 90% of
-// its fields), and an importer that skips identical ids (Import) absorbs
-// that. Messages pushed or deleted during the export may or may not be
-// passed.
-func (c *Client) Export(ctx context.Context, q string, fn func([]Message) error) (int, error) {
+// and acks do to the others meanwhile (fn may retry or ack the messages it
+// is passed); it is passed twice only when the hash shrank during the walk
+// (Redis shrinks a hash that lost about 90% of its fields), and an
+// importer that skips identical ids (Import) absorbs that. Messages pushed
+// or deleted during the export may or may not be passed.
+func (c *Client) Export(ctx context.Context, q string, opt PeekOptions, fn func([]Message) error) (int, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
-	passed := 0
+	if opt.N < 0 {
+		return 0, fmt.Errorf("count %d: must not be negative: %w", opt.N, errInvalidValue)
+	}
+	filter, err := opt.filter()
+	if err != nil {
+		return 0, err
+	}
+	passed, examined := 0, 0
 	cursor, count := "0", exportCount
 	for {
-		a, err := run(ctx, c.rdb, exportScript, c.keys(q)[:2], cursor, count)
+		args := append([]any{cursor, count}, filter...)
+		a, err := run(ctx, c.rdb, exportScript, c.keys(q)[:2], args...)
 		if err != nil {
 			return passed, err
 		}
-		if str(a[0]) == "notfound" || len(a) < 3 {
+		if str(a[0]) == "notfound" || len(a) < 5 {
 			return passed, notFound(q)
 		}
 		cursor = str(a[1])
 		now := msTime(str(a[2]))
-		page := make([]Message, 0, (len(a)-3)/5)
-		bytes := 0
-		for i := 3; i+4 < len(a); i += 5 {
+		seen, bytes := int(num(a[3])), int(num(a[4]))
+		examined += seen
+		page := make([]Message, 0, (len(a)-5)/5)
+		for i := 5; i+4 < len(a); i += 5 {
 			m := Message{ID: str(a[i]), VisibleAt: scoreTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4])), Now: now}
-			m.Sent = sentAt(m.ID)
-			m.State = stateOf(now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero())
-			bytes += len(m.Body)
+			if !opt.keeps(&m) {
+				continue
+			}
+			m.settle(now)
 			page = append(page, m)
+		}
+		if opt.N > 0 && passed+len(page) > opt.N {
+			page = page[:opt.N-passed]
 		}
 		if len(page) > 0 {
 			if err := fn(page); err != nil {
@@ -75,13 +90,16 @@ func (c *Client) Export(ctx context.Context, q string, fn func([]Message) error)
 			}
 			passed += len(page)
 		}
-		if cursor == "0" {
+		if opt.Progress != nil {
+			opt.Progress(examined, passed)
+		}
+		if cursor == "0" || opt.N > 0 && passed >= opt.N {
 			return passed, nil
 		}
-		// Aim at exportPageBytes per page: fewer messages after big bodies,
-		// back up to exportCount after small ones.
-		if len(page) > 0 {
-			per := max(bytes/len(page), 1)
+		// Aim at exportPageBytes read per page: fewer messages after big
+		// bodies, back up to exportCount after small ones.
+		if seen > 0 {
+			per := max(bytes/seen, 1)
 			count = min(max(exportPageBytes/per, 1), exportCount)
 		}
 	}
