@@ -161,7 +161,7 @@ func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 	if err != nil {
 		return err
 	}
-	ms, err := chats.History(ctx, opts.name)
+	ms, err := chats.History(ctx, opts.name, chat.HistoryOptions{})
 	var skipped *chat.SkippedError
 	if errors.As(err, &skipped) {
 		reportProblems(f, []chat.ChatMessages{{ChatID: opts.name, Skipped: skipped.Skipped}})
