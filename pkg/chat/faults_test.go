@@ -370,7 +370,10 @@ func TestCorruptKeys(t *testing.T) {
 				return &got, err
 			}},
 			{"members", func() (*[]chat.ChatMessages, error) { _, err := s.Members(ctx, "1"); return nil, err }},
-			{"history", func() (*[]chat.ChatMessages, error) { _, err := s.History(ctx, "1", chat.HistoryOptions{}); return nil, err }},
+			{"history", func() (*[]chat.ChatMessages, error) {
+				_, err := s.History(ctx, "1", chat.HistoryOptions{})
+				return nil, err
+			}},
 			{"ls", func() (*[]chat.ChatMessages, error) { _, err := s.UserChats(ctx, "jeff"); return nil, err }},
 		}
 		rounds := 25
