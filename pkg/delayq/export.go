@@ -72,9 +72,10 @@ func (c *Client) Export(ctx context.Context, q string, opt PeekOptions, fn func(
 		now := msTime(str(a[2]))
 		seen, bytes := int(num(a[3])), int(num(a[4]))
 		examined += seen
-		page := make([]Message, 0, (len(a)-5)/5)
-		for i := 5; i+4 < len(a); i += 5 {
+		page := make([]Message, 0, (len(a)-5)/6)
+		for i := 5; i+5 < len(a); i += 6 {
 			m := Message{ID: str(a[i]), VisibleAt: scoreTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4])), Now: now}
+			m.setDeadLettered(str(a[i+5]))
 			if !opt.keeps(&m) {
 				continue
 			}
@@ -129,7 +130,8 @@ type ImportResult struct {
 
 // CheckImport checks messages for Import without any I/O, as Import does
 // first: at most 100, each with an id of RSMQ's format (32 characters from
-// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice.
+// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice,
+// a dead-letter record with a queue name (DeadLetteredFrom) or none.
 // Bodies are not checked against maxsize (the queue's maxsize is the
 // server's to tell).
 func CheckImport(msgs []Message) error {
@@ -154,13 +156,35 @@ func CheckImport(msgs []Message) error {
 		if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
 			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
 		}
+		if err := checkDeadLettered(&m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDeadLettered checks m's record of a dead-letter move for Import:
+// none, or a queue name, a receive count and a time not negative.
+func checkDeadLettered(m *Message) error {
+	if m.DeadLetteredFrom == "" {
+		if m.DeadLetteredRC != 0 || !m.DeadLetteredAt.IsZero() {
+			return fmt.Errorf("message %s: a dead-letter receive count or time without the queue it came from: %w", m.ID, errInvalidValue)
+		}
+		return nil
+	}
+	if err := CheckName(m.DeadLetteredFrom); err != nil {
+		return fmt.Errorf("message %s: dead-lettered from: %w", m.ID, err)
+	}
+	if m.DeadLetteredRC < 0 || m.DeadLetteredAt.UnixMilli() < 0 {
+		return fmt.Errorf("message %s: dead-letter receive count %d or time %d: must not be negative: %w", m.ID, m.DeadLetteredRC, m.DeadLetteredAt.UnixMilli(), errInvalidValue)
 	}
 	return nil
 }
 
 // Import stores up to 100 messages in queue q under their own ids (ID,
-// Body, VisibleAt, RC and FR of each; the other fields are ignored), with
-// their due times, receive counts and first receives, in one
+// Body, VisibleAt, RC, FR and the DeadLettered fields of each; the other
+// fields are ignored), with their due times, receive counts, first
+// receives and records of a dead-letter move, in one
 // atomic script call (all or nothing). An id that already holds the same
 // body is left alone (ImportResult.Present), so importing the same
 // messages again changes nothing; an id that holds another body is a
@@ -180,7 +204,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	args := make([]any, 0, 1+6*len(msgs))
+	args := make([]any, 0, 1+7*len(msgs))
 	args = append(args, c.channel(q))
 	for _, m := range msgs {
 		rc, fr := "", ""
@@ -190,7 +214,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 		if !m.FR.IsZero() {
 			fr = strconv.FormatInt(m.FR.UnixMilli(), 10)
 		}
-		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, len16(m.Body), m.Body)
+		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, len16(m.Body), m.Body, m.deadLettered())
 	}
 	a, err := run(ctx, c.rdb, importScript, c.keys(q), args...)
 	if err != nil {

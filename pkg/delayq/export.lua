@@ -9,8 +9,8 @@
 -- ARGV[3..7] a filter (queue.lua's filter): only the messages that pass it
 -- are returned
 -- Returns {"ok", next cursor, now ms, messages examined, their body bytes,
--- id1, visible-at1, body1, rc1, fr1, ...} (rc and fr "" when absent) or
--- {"notfound"}.
+-- id1, visible-at1, body1, rc1, fr1, dead-letter record1, ...} (rc, fr and
+-- the record "" when absent) or {"notfound"}.
 if not attributes(KEYS[2]) then
   return {"notfound"}
 end
@@ -22,10 +22,11 @@ local examined, read = 0, 0
 local fields = page[2]
 for i = 1, #fields, 2 do
   local id = fields[i]
-  -- A 32-character id's receive count and first receive are not messages.
+  -- A 32-character id's receive count, first receive and dead-letter
+  -- record are not messages.
   local score = false
   local tail = string.sub(id, -3)
-  if #id < 35 or (tail ~= ":rc" and tail ~= ":fr") then
+  if #id < 35 or (tail ~= ":rc" and tail ~= ":fr" and tail ~= ":dl") then
     score = redis.call("ZSCORE", KEYS[1], id)
   end
   if score then
@@ -33,13 +34,14 @@ for i = 1, #fields, 2 do
     examined = examined + 1
     read = read + #body
     if not young(f, id) then
-      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
+      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
       if passes(f, now, score, m[1], m[2]) and found(f, id, body) then
         res[#res + 1] = id
         res[#res + 1] = score
         res[#res + 1] = body
         res[#res + 1] = m[1] or ""
         res[#res + 1] = m[2] or ""
+        res[#res + 1] = m[3] or ""
       end
     end
   end

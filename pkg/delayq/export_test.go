@@ -42,7 +42,8 @@ func exportAll(t *testing.T, c *delayq.Client, q string) (map[string]delayq.Mess
 func toImport(ps map[string]delayq.Message) []delayq.Message {
 	var out []delayq.Message
 	for _, p := range ps {
-		out = append(out, delayq.Message{ID: p.ID, Body: p.Body, VisibleAt: p.VisibleAt, RC: p.RC, FR: p.FR})
+		out = append(out, delayq.Message{ID: p.ID, Body: p.Body, VisibleAt: p.VisibleAt, RC: p.RC, FR: p.FR,
+			DeadLetteredFrom: p.DeadLetteredFrom, DeadLetteredRC: p.DeadLetteredRC, DeadLetteredAt: p.DeadLetteredAt})
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -101,6 +103,41 @@ type Message struct {
 	// is the server time of the receive.
 	State string
 	Now   time.Time
+	// DeadLetteredFrom is, for a message that a dead-letter move brought
+	// into this queue, the queue it came from, with its receive count there
+	// (DeadLetteredRC) and the server time of the move (DeadLetteredAt).
+	// The move records them in the queue's hash, in a field <id>:dl that
+	// rsmq never reads; Redrive goes back by them, Import writes them.
+	// Empty for other messages, and for messages dead-lettered before chatq
+	// recorded it.
+	DeadLetteredFrom string
+	DeadLetteredRC   int64
+	DeadLetteredAt   time.Time
+}
+
+// setDeadLettered reads the record of a dead-letter move, "<queue> <rc>
+// <ms>" (receive.lua writes it), into m; a malformed one (another
+// writer's) is no record.
+func (m *Message) setDeadLettered(rec string) {
+	f := strings.Fields(rec)
+	if len(f) != 3 || CheckName(f[0]) != nil {
+		return
+	}
+	rc, err1 := strconv.ParseInt(f[1], 10, 64)
+	ms, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || rc < 0 || ms < 0 {
+		return
+	}
+	m.DeadLetteredFrom, m.DeadLetteredRC, m.DeadLetteredAt = f[0], rc, time.UnixMilli(ms)
+}
+
+// deadLettered is m's record of a dead-letter move as receive.lua writes
+// it, "" for none.
+func (m *Message) deadLettered() string {
+	if m.DeadLetteredFrom == "" {
+		return ""
+	}
+	return m.DeadLetteredFrom + " " + strconv.FormatInt(m.DeadLetteredRC, 10) + " " + strconv.FormatInt(m.DeadLetteredAt.UnixMilli(), 10)
 }
 
 // settle sets m's Sent (from its id), State at now, and Receipt when it
@@ -243,7 +280,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		sent := time.Now()
 		want := min(opt.N-len(res.messages), maxBatch)
 		before := len(res.messages)
-		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.channel(dead))
+		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.channel(dead), q)
 		if err != nil {
 			return nil, err
 		}
@@ -578,8 +615,9 @@ func (c *Client) Peek(ctx context.Context, q string, opt PeekOptions) ([]Message
 		now := msTime(str(a[1]))
 		offset += int(num(a[2]))
 		examined += int(num(a[2]))
-		for i := 4; i+4 < len(a) && len(out) < opt.N; i += 5 {
+		for i := 4; i+5 < len(a) && len(out) < opt.N; i += 6 {
 			m := Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4])), Now: now}
+			m.setDeadLettered(str(a[i+5]))
 			if seen[m.ID] || !opt.keeps(&m) {
 				continue
 			}

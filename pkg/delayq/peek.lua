@@ -13,7 +13,8 @@
 -- substring): the call stops after the message that reaches it
 -- ARGV[5..9] the filter (queue.lua's filter)
 -- Returns {"ok", now ms, examined, done (1 at the end of the range), id1,
--- visible-at1, body1, rc1, fr1, ...} (rc and fr "" when absent) or
+-- visible-at1, body1, rc1, fr1, dead-letter record1, ...} (rc, fr and the
+-- record "" when absent) or
 -- {"notfound"}.
 if not attributes(KEYS[2]) then
   return {"notfound"}
@@ -58,7 +59,7 @@ while got < want and examined < budget and read < bytes do
     examined = examined + 1
     rank = rank + 1
     if not young(f, id) then
-      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
+      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
       if state == "inflight" then
         -- the score in the queue is the truth; a stale index entry (a
         -- message another client deleted) is skipped
@@ -73,6 +74,7 @@ while got < want and examined < budget and read < bytes do
           res[#res + 1] = body
           res[#res + 1] = m[1] or ""
           res[#res + 1] = m[2] or ""
+        res[#res + 1] = m[3] or ""
           got = got + 1
         end
       end
