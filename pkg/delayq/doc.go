@@ -59,8 +59,10 @@
 //	                    totaldead (chatq's count of messages moved to the
 //	                    dead-letter queue, Stats.TotalDead); per message
 //	                    <id> (body), <id>:rc (receive count) and <id>:fr
-//	                    (first receive, Unix ms); rsync and rscan (chatq's:
-//	                    whether ns:q:R is complete)
+//	                    (first receive, Unix ms), and in a dead-letter
+//	                    queue <id>:dl (chatq's record of the move: the
+//	                    queue it came from, its rc, when); rsync and rscan
+//	                    (chatq's: whether ns:q:R is complete)
 //	p ns:q:R      ZSET  chatq's index of received messages, id -> visible-at
 //	                    (the score in ns:q), for O(log n) stats; rsmq
 //	                    neither reads nor writes it

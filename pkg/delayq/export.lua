@@ -34,8 +34,12 @@ for i = 1, #fields, 2 do
     examined = examined + 1
     read = read + #body
     if not young(f, id) then
-      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
-      if passes(f, now, score, m[1], m[2]) and found(f, id, body) then
+      local m
+      if f.counts then
+        m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+      end
+      if passes(f, now, score, m and m[1], m and m[2]) and found(f, id, body) then
+        m = m or redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
         res[#res + 1] = id
         res[#res + 1] = score
         res[#res + 1] = body

@@ -59,22 +59,26 @@ while got < want and examined < budget and read < bytes do
     examined = examined + 1
     rank = rank + 1
     if not young(f, id) then
-      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+      local m
+      if f.counts then
+        m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+      end
       if state == "inflight" then
         -- the score in the queue is the truth; a stale index entry (a
         -- message another client deleted) is skipped
         score = redis.call("ZSCORE", KEYS[1], id)
       end
-      if score and passes(f, now, score, m[1], m[2]) then
+      if score and passes(f, now, score, m and m[1], m and m[2]) then
         local body = redis.call("HGET", KEYS[2], id) or ""
         read = read + #body
         if found(f, id, body) then
+          m = m or redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
           res[#res + 1] = id
           res[#res + 1] = score
           res[#res + 1] = body
           res[#res + 1] = m[1] or ""
           res[#res + 1] = m[2] or ""
-        res[#res + 1] = m[3] or ""
+          res[#res + 1] = m[3] or ""
           got = got + 1
         end
       end

@@ -88,6 +88,9 @@ local function filter(i, now, t)
   if f.grep == "" then
     f.grep = nil
   end
+  -- whether passes needs a message's rc and fr (else they are read only
+  -- for the messages kept)
+  f.counts = f.state == "delayed" or f.state == "inflight" or f.minrc > 0 or f.frcut ~= nil
   return f
 end
 
@@ -102,9 +105,9 @@ local function young(f, id)
 end
 
 -- passes reports whether a message with visible-at score, receive count rc
--- and first receive fr (false or nil when absent) passes f's state, count
--- and time in flight (not its age or substring). A score Lua cannot read
--- counts as not due.
+-- and first receive fr (false or nil when absent; needed only when
+-- f.counts) passes f's state, count and time in flight (not its age or
+-- substring). A score Lua cannot read counts as not due.
 local function passes(f, now, score, rc, fr)
   local received = rc or fr
   if f.state ~= "" then
