@@ -331,6 +331,9 @@ type AckResult struct {
 	Retried int      // made visible at the time asked for (Retry)
 	Missing []string // not in the queue
 	Stale   []string // receipts of an earlier delivery: left alone
+	// VisibleAt is when the messages Retry retried become visible (the
+	// server's now plus the delay, at its last call).
+	VisibleAt time.Time
 }
 
 // Ack deletes messages of queue q (RSMQ deleteMessage), in one round trip
@@ -376,6 +379,7 @@ func (c *Client) Retry(ctx context.Context, q string, delay time.Duration, refs 
 		if err != nil || str(a[0]) != "ok" {
 			return a, err
 		}
+		res.VisibleAt = msTime(str(a[1]))
 		return append(a[:1:1], a[2:]...), nil // the statuses after "ok"
 	}, func(status string) bool {
 		if status == "retried" {

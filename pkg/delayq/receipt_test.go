@@ -148,7 +148,7 @@ func TestRetryMany(t *testing.T) {
 			t.Fatalf("retried: %+v %v", g, err)
 		}
 		r, err = c.Retry(ctx, "q", time.Hour, sel[2].ID, sel[3].ID)
-		if err != nil || r.Retried != 2 {
+		if err != nil || r.Retried != 2 || r.VisibleAt.Before(time.Now().Add(50*time.Minute)) {
 			t.Fatalf("retry with a delay: %+v %v", r, err)
 		}
 		if g, err := c.Get(ctx, "q", sel[3].ID); err != nil || g.State != "inflight" || g.VisibleAt.Sub(g.Now) < 59*time.Minute {
