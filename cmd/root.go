@@ -144,17 +144,17 @@ type subcommand struct {
 // subcommands returns the root's commands in the order they are added.
 func subcommands() []subcommand {
 	return []subcommand{
-		{"ping", newPingCmd},
-		{"version", newVersionCmd},
-		{"config", newConfigCmd},
-		{"acl", newACLCmd},
-		{"dev", dev.NewCmd},
-		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
-		{"bench", bench.NewCmd},
+		{"ping", func(f *cmdutil.Factory) *cobra.Command { return newCmdPing(f, nil) }},
+		{"version", func(f *cmdutil.Factory) *cobra.Command { return newCmdVersion(f, nil) }},
+		{"config", func(f *cmdutil.Factory) *cobra.Command { return newCmdConfig(f, nil) }},
+		{"acl", func(f *cmdutil.Factory) *cobra.Command { return newCmdACL(f, nil) }},
+		{"dev", func(f *cmdutil.Factory) *cobra.Command { return dev.NewCmdDev(f, nil) }},
+		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmdDemo(f, Run, nil) }},
+		{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},
 		{"chat", chat.NewCmd},
 		{"queue", queue.NewCmd},
 		{"list", list.NewCmd},
-		{"top", top.NewCmd},
+		{"top", func(f *cmdutil.Factory) *cobra.Command { return top.NewCmdTop(f, nil) }},
 	}
 }
 
