@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -99,7 +99,7 @@ func NewCmdTop(f *cmdutil.Factory, runF func(context.Context, *topOptions) error
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			ns, err := namespace(f, nsFlag)
+			ns, err := conn.Namespace(nsFlag, f.Getenv)
 			if err != nil {
 				return err
 			}
@@ -179,20 +179,4 @@ func printSnapshot(io *iostreams.IOStreams, json bool, s *Snapshot) error {
 		return io.WriteJSON(s)
 	}
 	return writeTables(func(header ...string) tableWriter { return io.NewTable(header...) }, io.OutTTY, io.Out, s)
-}
-
-// namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as
-// for the queue commands.
-func namespace(f *cmdutil.Factory, flag string) (string, error) {
-	ns := flag
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "rsmq"
-	}
-	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return "", cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
-	}
-	return ns, nil
 }
