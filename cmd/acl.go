@@ -166,13 +166,17 @@ var (
 		{"queue get", []string{"Get"}},
 		{"queue poll", []string{"Receive", "Receive (wait)"}},
 		{"queue ack", []string{"Ack"}},
-		{"queue retry", []string{"ChangeVisibility"}},
+		{"queue retry", []string{"Retry"}},
+		{"queue retry --inflight-for, --min-receives", []string{"Export", "Retry"}},
 		{"queue redrive", []string{"Redrive"}},
 		{"queue work", []string{"Work"}},
 		{"queue purge", []string{"Purge"}},
 		{"queue delete", []string{"DeadLetterSources", "Stats", "Delete"}},
 		{"queue export", []string{"Stats", "Export"}},
 		{"queue import", []string{"Stats", "Create", "Import"}},
+		// top's actions on the open queue; its view itself reads INFO and
+		// SCANs, which chatq acl does not grant.
+		{"top: retry, delete, redrive", []string{"Get", "Retry", "Ack", "Redrive"}},
 	}
 	// Info checks an explicit --shard-size against the list's.
 	listCommands = []commandOps{
