@@ -173,3 +173,24 @@ func TestRetryMany(t *testing.T) {
 		}
 	})
 }
+
+// A message imported with a receive count but no first receive gets one
+// at its next receive, so that the receipt that receive hands out acks it.
+func TestReceiptAfterImportWithoutFR(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		c := newClient(t, b)
+		mustCreate(t, c, "q", delayq.Attributes{})
+		id := "0000000000imp0000000000000000001"
+		if r, err := c.Import(ctx, "q", []delayq.Message{{ID: id, Body: "x", VisibleAt: time.UnixMilli(1), RC: 1}}); err != nil || r.Imported != 1 {
+			t.Fatal(r, err)
+		}
+		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour})
+		if err != nil || len(r) != 1 || r[0].RC != 2 || r[0].FR.IsZero() {
+			t.Fatalf("receive: %+v %v", r, err)
+		}
+		if res, err := c.Ack(ctx, "q", r[0].Receipt); err != nil || res.Acked != 1 {
+			t.Fatalf("ack by the receipt: %+v %v", res, err)
+		}
+	})
+}

@@ -148,7 +148,10 @@ while got < want and status == "ok" do
       else
         redis.call("ZADD", KEYS[1], visible, id)
         redis.call("ZADD", KEYS[3], visible, id)
-        if rc == 1 then
+        -- The first receive records it; so does a later one that finds
+        -- none (an import with a count but no time), or the receipt
+        -- handed out would name a time the queue does not hold.
+        if rc == 1 or not m[3] then
           redis.call("HSET", KEYS[2], id .. ":fr", fr)
         end
       end
