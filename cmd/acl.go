@@ -153,6 +153,7 @@ var (
 		{"chat ls", []string{"UserChats"}},
 		{"chat members", []string{"Members"}},
 		{"chat history", []string{"History"}},
+		{"top (chats)", []string{"Chats", "Stats"}},
 	}
 	queueCommands = []commandOps{
 		{"queue create", []string{"Create"}},
@@ -174,8 +175,8 @@ var (
 		{"queue delete", []string{"DeadLetterSources", "Stats", "Delete"}},
 		{"queue export", []string{"Stats", "Export"}},
 		{"queue import", []string{"Stats", "Create", "Import"}},
-		// top's actions on the open queue; its view itself reads INFO and
-		// SCANs, which chatq acl does not grant.
+		{"top (queues)", []string{"Queues", "Stats", "Peek"}},
+		// the actions of top's queue view
 		{"top: retry, delete, redrive", []string{"Get", "Retry", "Ack", "Redrive"}},
 	}
 	// Info checks an explicit --shard-size against the list's.
@@ -186,6 +187,7 @@ var (
 		{"list llen", []string{"LLen", "Info"}},
 		{"list lrange", []string{"LRange", "Info"}},
 		{"list shards", []string{"Layout", "Info"}},
+		{"top (lists)", []string{"Lists", "Info"}},
 	}
 )
 
@@ -200,7 +202,8 @@ type commandOps struct {
 // tests, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
 func needs(prefix string) []need {
 	// Access makes no Redis call: the clients need no server.
-	out := []need{{"ping", false, nil, nil, nil}}
+	// top's server line reads INFO (its PING is the connection's).
+	out := []need{{"ping", false, nil, nil, nil}, {"top (server)", false, []string{"info"}, nil, nil}}
 	out = append(out, fromAccess(chatCommands, table(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
 	// The queue patterns keep "{ns}" for the namespaces (aclArgs puts
 	// each in, behind the prefix).

@@ -63,7 +63,7 @@ func testActions(t *testing.T, b redistest.Backend) {
 	// r on the message a consumer holds, then n: nothing changes.
 	held := selectMessage(t, m, "resize image 0")
 	run(t, m, key(m, "r"))
-	if v := m.render(); !strings.Contains(v, "retry message "+short(held)+" (inflight, held by a consumer, rc 1)") || !strings.Contains(v, "? y/N") {
+	if v := m.render(); !strings.Contains(v, "retry "+short(held)+" (inflight, rc 1, held by a consumer) \"resize image 0\"") || !strings.Contains(v, "? y/N") {
 		t.Fatalf("r did not ask:\n%s", v)
 	}
 	key(m, "n")
@@ -123,7 +123,7 @@ func testActions(t *testing.T, b redistest.Backend) {
 	// d, y on a ready message: deleted.
 	gone := selectMessage(t, m, "resize image 2")
 	run(t, m, key(m, "d"))
-	if v := m.render(); !strings.Contains(v, "delete message "+short(gone)+" (ready, rc 1): \"resize image 2\"? y/N") {
+	if v := m.render(); !strings.Contains(v, "delete "+short(gone)+" (ready, rc 1) \"resize image 2\"? y/N") {
 		t.Fatalf("d did not ask:\n%s", v)
 	}
 	run(t, m, key(m, "y"))

@@ -281,7 +281,7 @@ func (m *model) prepare(kind, q, id string) tea.Cmd {
 			held = ", held by a consumer"
 		}
 		return askMsg{&action{kind: kind, queue: q, ref: cmp.Or(msg.Receipt, msg.ID), question: fmt.Sprintf(
-			"%s message %s (%s%s, rc %d): %q? y/N", kind, short(id), msg.State, held, msg.RC, cut(oneLine(msg.Body), 30))}}
+			"%s %s (%s, rc %d%s) %q? y/N", kind, short(id), msg.State, msg.RC, held, cut(oneLine(msg.Body), 24))}}
 	}
 }
 
@@ -335,10 +335,11 @@ func (m *model) act(a *action) tea.Cmd {
 }
 
 // failure says why an action failed; a refusal by the server's ACL (a
-// read-only user) is named as such.
+// read-only user) is named as such: NOPERM, or inside a script Redis 7's
+// "The user executing the script can't run this command".
 func failure(err error) string {
-	if strings.Contains(err.Error(), "NOPERM") {
-		return "refused: this user may not change the queue (" + oneLine(err.Error()) + ")"
+	if msg := err.Error(); strings.Contains(msg, "NOPERM") || strings.Contains(msg, "user executing the script can't") {
+		return "refused: this user may not change the queue (" + oneLine(msg) + ")"
 	}
 	return oneLine(err.Error())
 }
