@@ -80,23 +80,9 @@ func ackRun(ctx context.Context, opts *ackOptions) error {
 	if r == nil {
 		return queueErr(err)
 	}
-	if opts.JSON {
-		out := queueAckJSON{Acked: r.Acked, Missing: r.Missing, Stale: r.Stale}
-		if out.Missing == nil {
-			out.Missing = []string{}
-		}
-		if out.Stale == nil {
-			out.Stale = []string{}
-		}
-		if err := opts.IO.WriteJSON(out); err != nil {
-			return err
-		}
-	}
-	for _, id := range r.Missing {
-		opts.IO.Infof("not in queue %s: %s", opts.Queue, id)
-	}
-	for _, id := range r.Stale {
-		opts.IO.Infof("stale receipt, not acked: %s", id)
+	out := queueAckJSON{Acked: r.Acked, Missing: orEmpty(r.Missing), Stale: orEmpty(r.Stale)}
+	if err := reportLeft(opts.IO, opts.JSON, out, opts.Queue, "acked", r.Missing, r.Stale); err != nil {
+		return err
 	}
 	if err != nil {
 		return queueErr(err)
@@ -292,22 +278,33 @@ func retrySelection(ctx context.Context, q *delayq.Client, opts *retryOptions) e
 // retryReport prints out as JSON with -o json, and lists on stderr the
 // messages not retried.
 func retryReport(opts *retryOptions, out queueRetryJSON) error {
-	if out.Missing == nil {
-		out.Missing = []string{}
-	}
-	if out.Stale == nil {
-		out.Stale = []string{}
-	}
-	if opts.JSON {
-		if err := opts.IO.WriteJSON(out); err != nil {
+	missing, stale := out.Missing, out.Stale
+	out.Missing, out.Stale = orEmpty(missing), orEmpty(stale)
+	return reportLeft(opts.IO, opts.JSON, out, opts.Queue, "retried", missing, stale)
+}
+
+// reportLeft writes v with -o json, and lists on stderr the ids that were
+// not in the queue and the stale receipts, which were not verb (acked,
+// retried).
+func reportLeft(io *iostreams.IOStreams, json bool, v any, queue, verb string, missing, stale []string) error {
+	if json {
+		if err := io.WriteJSON(v); err != nil {
 			return err
 		}
 	}
-	for _, id := range out.Missing {
-		opts.IO.Infof("not in queue %s: %s", opts.Queue, id)
+	for _, id := range missing {
+		io.Infof("not in queue %s: %s", queue, id)
 	}
-	for _, id := range out.Stale {
-		opts.IO.Infof("stale receipt, not retried: %s", id)
+	for _, id := range stale {
+		io.Infof("stale receipt, not %s: %s", verb, id)
 	}
 	return nil
+}
+
+// orEmpty is s, or an empty list for JSON's [] instead of null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

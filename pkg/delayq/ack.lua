@@ -19,8 +19,7 @@ for i = 1, #ARGV, 3 do
   local status = ""
   if ARGV[i + 1] ~= "" and redis.call("ZSCORE", KEYS[1], id) then
     found = true
-    local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
-    if tonumber(m[1] or "") ~= tonumber(ARGV[i + 1]) or tonumber(m[2] or "") ~= tonumber(ARGV[i + 2]) then
+    if not current(KEYS[2], id, ARGV[i + 1], ARGV[i + 2]) then
       status = "stale"
     end
   end

@@ -40,12 +40,7 @@ for i = 1, #fields, 2 do
       end
       if passes(f, now, score, m and m[1], m and m[2]) and found(f, id, body) then
         m = m or redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
-        res[#res + 1] = id
-        res[#res + 1] = score
-        res[#res + 1] = body
-        res[#res + 1] = m[1] or ""
-        res[#res + 1] = m[2] or ""
-        res[#res + 1] = m[3] or ""
+        add(res, id, score, body, m)
       end
     end
   end

@@ -73,12 +73,7 @@ while got < want and examined < budget and read < bytes do
         read = read + #body
         if found(f, id, body) then
           m = m or redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
-          res[#res + 1] = id
-          res[#res + 1] = score
-          res[#res + 1] = body
-          res[#res + 1] = m[1] or ""
-          res[#res + 1] = m[2] or ""
-          res[#res + 1] = m[3] or ""
+          add(res, id, score, body, m)
           got = got + 1
         end
       end

@@ -129,3 +129,22 @@ end
 local function found(f, id, body)
   return not f.grep or string.find(body, f.grep, 1, true) ~= nil or string.find(id, f.grep, 1, true) ~= nil
 end
+
+-- current reports whether a receipt's receive count rc and first receive
+-- fr still name message id's latest delivery (its fields in hash k): every
+-- receive increments rc, so a later one makes the receipt stale.
+local function current(k, id, rc, fr)
+  local m = redis.call("HMGET", k, id .. ":rc", id .. ":fr")
+  return tonumber(m[1] or "") == tonumber(rc) and tonumber(m[2] or "") == tonumber(fr)
+end
+
+-- add appends a message to a peek or export reply res: id, score, body and
+-- m's rc, fr and dead-letter record ("" when absent).
+local function add(res, id, score, body, m)
+  res[#res + 1] = id
+  res[#res + 1] = score
+  res[#res + 1] = body
+  res[#res + 1] = m[1] or ""
+  res[#res + 1] = m[2] or ""
+  res[#res + 1] = m[3] or ""
+end

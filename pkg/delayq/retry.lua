@@ -32,11 +32,8 @@ for i = 3, #ARGV, 3 do
   local score = redis.call("ZSCORE", KEYS[1], id)
   if not score then
     status = "missing"
-  elseif ARGV[i + 1] ~= "" then
-    local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
-    if tonumber(m[1] or "") ~= tonumber(ARGV[i + 1]) or tonumber(m[2] or "") ~= tonumber(ARGV[i + 2]) then
-      status = "stale"
-    end
+  elseif ARGV[i + 1] ~= "" and not current(KEYS[2], id, ARGV[i + 1], ARGV[i + 2]) then
+    status = "stale"
   end
   res[#res + 1] = status
   old[#old + 1] = score
