@@ -42,7 +42,7 @@ stale receipts are listed on stderr and make the command exit 1; the others
 are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.`,
 		Example: `  chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv.1.1795268834364
-  chatq queue poll jobs -n 10 -o json | jq -r '.[].receipt' | xargs chatq queue ack jobs`,
+  chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs`,
 		Args: cmdutil.MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Refs = args[0], args[1:]
@@ -139,7 +139,7 @@ JSON: {"retried":N,"missing":[...],"stale":[...],"visible_at":MS}, with
 		Example: `  chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv --delay 10m
   chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m   # inside queue work
-  chatq queue peek jobs --state inflight -n 1000 -o json | jq -r '.[].receipt' | xargs chatq queue retry jobs
+  chatq queue peek jobs --state inflight -n 1000 --jq '.[].receipt' | xargs chatq queue retry jobs
   chatq queue peek jobs --inflight-for 30m && chatq queue retry jobs --inflight-for 30m`,
 		Args: cmdutil.MinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -171,7 +171,7 @@ func (o *retryOptions) validate() error {
 	switch {
 	case len(o.Refs) > 0 && selecting:
 		return cmdutil.WithHint(cmdutil.UsageErrorf("give ids or receipts, or a selection (--inflight-for, --min-receives), not both"),
-			"to retry some of a selection, pipe it: chatq queue peek QUEUE --inflight-for DUR -o json | jq -r '.[].receipt' | xargs chatq queue retry QUEUE")
+			"to retry some of a selection, pipe it: chatq queue peek QUEUE --inflight-for DUR --jq '.[].receipt' | xargs chatq queue retry QUEUE")
 	case len(o.Refs) == 0 && !selecting:
 		return cmdutil.WithHint(cmdutil.UsageErrorf("retry needs ids or receipts, or a selection"),
 			"name messages (chatq queue retry QUEUE ID...), or select those stuck in flight: --inflight-for 10m, --min-receives 5")

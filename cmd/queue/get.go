@@ -38,8 +38,8 @@ dead-letter move brought here shows where it came from, its receive count
 there and when it moved (dead_lettered_from, _rc, _at; in JSON
 "dead_lettered":{"from","rc","at"}); redrive sends it back there.`,
 		Example: `  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2
-  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 -o json | jq -r .message
-  chatq queue get jobs-dead hodb3yo4luDdAvOIizGxHU1g9i27CHH2 -o json | jq .dead_lettered`,
+  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .message
+  chatq queue get jobs-dead hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .dead_lettered`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Ref = args[0], args[1]

@@ -61,7 +61,7 @@ and when it moved).`,
 		Example: `  chatq queue peek jobs
   chatq queue peek jobs -n 100 -o json
   chatq queue peek jobs --state inflight
-  chatq queue peek jobs --state ready --older-than 1h -n 1000 -o json | jq -r '.[].id'
+  chatq queue peek jobs --state ready --older-than 1h -n 1000 --jq '.[].id'
   chatq queue peek jobs --grep '"order":4711' -n 1
   chatq queue peek jobs --grep 'order.?47[0-9]{2}' --regexp -o json
   chatq queue peek jobs --inflight-for 10m --min-receives 3`,

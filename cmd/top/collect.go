@@ -209,10 +209,10 @@ type QueueRow struct {
 	DeadLetter      string `json:"dead_letter"`
 	DeadLetterDepth *int64 `json:"dead_letter_depth"`
 	// OldestReadyMs is how long the first ready message has been due, in
-	// ms (0 when none is ready).
-	OldestReadyMs int64 `json:"oldest_ready_ms"`
-	TotalSent     int64 `json:"totalsent"`
-	TotalRecv     int64 `json:"totalrecv"`
+	// ms; nil (null) when none is ready, as in queue stats.
+	OldestReadyMs *int64 `json:"oldest_ready_ms"`
+	TotalSent     int64  `json:"totalsent"`
+	TotalRecv     int64  `json:"totalrecv"`
 	// PushRate and RecvRate are per second since the previous refresh,
 	// nil before there is one.
 	PushRate *float64 `json:"push_rate"`
@@ -224,6 +224,14 @@ type QueueRow struct {
 	Error       string    `json:"error,omitempty"`
 	// serverNow is the server's time the numbers were read at.
 	serverNow time.Time
+}
+
+// oldestMs is OldestReadyMs, 0 when no message is ready.
+func (r *QueueRow) oldestMs() int64 {
+	if r.OldestReadyMs == nil {
+		return 0
+	}
+	return *r.OldestReadyMs
 }
 
 // ListRow is one sharded list.
@@ -491,7 +499,8 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 	// How long the oldest ready message has been due: stats reads it in
 	// the same O(log n) call.
 	if st.OldestReady != nil {
-		r.OldestReadyMs = st.OldestReadyAge.Milliseconds()
+		ms := st.OldestReadyAge.Milliseconds()
+		r.OldestReadyMs = &ms
 	}
 	if st.DeadLetter != "" {
 		return r, 2, nil // and the HEXISTS of the dead-letter queue
