@@ -288,12 +288,13 @@ func TestSentinelFailover(t *testing.T) {
 	}
 }
 
-// TestACLReadOnly checks `chatq acl --read-only` on the real server: the
-// reading commands work as that user, and every write is refused.
-func TestACLReadOnly(t *testing.T) {
-	if os.Getenv("CHATQ_TEST_ACL") != "1" {
-		t.Skip("CHATQ_TEST_ACL=1 not set")
-	}
+// readOnlyUser makes a user with the line `chatq acl --read-only` prints,
+// under a prefix of its own, on the real server of CHATQ_TEST_REDIS_URL;
+// it returns the URL that logs in as that user, a client of the server's
+// default user, and the prefix. The user and the prefix's keys go when the
+// test ends.
+func readOnlyUser(t *testing.T) (string, *redis.Client, string) {
+	t.Helper()
 	realURL := gate(t, "CHATQ_TEST_REDIS_URL", "CHATQ_REQUIRE_REDIS")
 	opt, err := redis.ParseURL(realURL)
 	if err != nil {
@@ -301,27 +302,22 @@ func TestACLReadOnly(t *testing.T) {
 	}
 	ctx := context.Background()
 	admin := redis.NewClient(opt)
-	defer admin.Close()
 	prefix := keyspace.UniquePrefix("chatqtest:aclro")
 	user, password := "chatqtest-ro-"+randomHex(6), randomHex(16)
-	defer func() {
+	t.Cleanup(func() {
 		admin.Do(ctx, "acl", "deluser", user)
 		if err := keyspace.DeletePrefix(ctx, admin, prefix); err != nil {
 			t.Error("cleanup: ", err)
 		}
-	}()
-	run := func(url string, args ...string) (int, string) {
-		var out, errOut bytes.Buffer
-		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-		code := cmd.Run(ctx, append([]string{"--url", url, "--prefix", prefix}, args...), io, func(string) string { return "" })
-		return code, out.String() + errOut.String()
-	}
-	code, line := run(realURL, "acl", "--user", user, "--read-only")
-	if code != 0 {
-		t.Fatal(line)
+		admin.Close()
+	})
+	var out, errOut bytes.Buffer
+	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	if code := cmd.Run(ctx, []string{"--url", realURL, "--prefix", prefix, "acl", "--user", user, "--read-only"}, io, func(string) string { return "" }); code != 0 {
+		t.Fatal(errOut.String())
 	}
 	var acl []any
-	for _, a := range strings.Fields(line) {
+	for _, a := range strings.Fields(out.String()) {
 		acl = append(acl, a)
 	}
 	if err := admin.Do(ctx, acl...).Err(); err != nil {
@@ -330,24 +326,45 @@ func TestACLReadOnly(t *testing.T) {
 	if err := admin.Do(ctx, "acl", "setuser", user, ">"+password).Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"queue", "create", "jobs"}, {"queue", "push", "jobs", "m"}, {"list", "rpush", "k", "a"},
-		{"chat", "create", "--from", "joe", "--to", "jeff", "hi"},
-	} {
-		if code, msg := run(realURL, args...); code != 0 {
-			t.Fatalf("%v as admin: %s", args, msg)
-		}
-	}
 	u, err := url.Parse(realURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(user, password)
-	ro := u.String()
+	return u.String(), admin, prefix
+}
+
+// TestACLReadOnly checks `chatq acl --read-only` on the real server: the
+// reading commands work as that user, and every write is refused.
+func TestACLReadOnly(t *testing.T) {
+	if os.Getenv("CHATQ_TEST_ACL") != "1" {
+		t.Skip("CHATQ_TEST_ACL=1 not set")
+	}
+	ro, _, prefix := readOnlyUser(t)
+	realURL := gate(t, "CHATQ_TEST_REDIS_URL", "CHATQ_REQUIRE_REDIS")
+	ctx := context.Background()
+	run := func(url string, args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		code := cmd.Run(ctx, append([]string{"--url", url, "--prefix", prefix}, args...), io, func(string) string { return "" })
+		return code, out.String() + errOut.String()
+	}
+	for _, args := range [][]string{
+		{"queue", "create", "jobs"}, {"queue", "push", "jobs", "m"}, {"list", "rpush", "k", "a"},
+		{"chat", "create", "--from", "joe", "--to", "jeff", "hi"},
+		{"queue", "create", "held"}, {"queue", "push", "held", "h"}, {"queue", "poll", "held", "--vt", "1h"},
+	} {
+		if code, msg := run(realURL, args...); code != 0 {
+			t.Fatalf("%v as admin: %s", args, msg)
+		}
+	}
 	for _, args := range [][]string{
 		{"ping"}, {"queue", "ls"}, {"queue", "ls", "-l"}, {"queue", "stats", "jobs"}, {"queue", "peek", "jobs"}, {"queue", "export", "jobs"},
 		{"list", "llen", "k"}, {"list", "lrange", "k", "0", "-1"}, {"list", "shards", "k"},
 		{"chat", "members", "1"}, {"chat", "history", "1"}, {"chat", "ls", "jeff"}, {"chat", "pending", "jeff", "--peek"},
+		{"queue", "peek", "jobs", "--grep", "m"}, {"queue", "peek", "jobs", "--grep", "^m$", "--regexp"},
+		{"queue", "export", "jobs", "--grep", "m"}, {"queue", "peek", "held", "--inflight-for", "1ms"},
+		{"chat", "history", "1", "--grep", "hi"}, {"top", "--once", "--interval", "0"},
 	} {
 		if code, msg := run(ro, args...); code != 0 {
 			t.Errorf("%v as the read-only user: exit %d: %s", args, code, msg)
@@ -355,6 +372,7 @@ func TestACLReadOnly(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"queue", "push", "jobs", "m"}, {"queue", "poll", "jobs"}, {"queue", "create", "other"},
+		{"queue", "retry", "held", "--inflight-for", "1ms"}, {"queue", "redrive", "jobs", "--to", "held"},
 		{"list", "rpush", "k", "b"}, {"list", "lpop", "k"},
 		{"chat", "send", "1", "--from", "joe", "x"}, {"chat", "pending", "jeff"},
 	} {

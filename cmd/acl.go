@@ -153,6 +153,7 @@ var (
 		{"chat ls", []string{"UserChats"}},
 		{"chat members", []string{"Members"}},
 		{"chat history", []string{"History"}},
+		{"top (chats)", []string{"Chats", "Stats"}},
 	}
 	queueCommands = []commandOps{
 		{"queue create", []string{"Create"}},
@@ -166,13 +167,17 @@ var (
 		{"queue get", []string{"Get"}},
 		{"queue poll", []string{"Receive", "Receive (wait)"}},
 		{"queue ack", []string{"Ack"}},
-		{"queue retry", []string{"ChangeVisibility"}},
+		{"queue retry", []string{"Retry"}},
+		{"queue retry --inflight-for, --min-receives", []string{"Export", "Retry"}},
 		{"queue redrive", []string{"Redrive"}},
 		{"queue work", []string{"Work"}},
 		{"queue purge", []string{"Purge"}},
 		{"queue delete", []string{"DeadLetterSources", "Stats", "Delete"}},
 		{"queue export", []string{"Stats", "Export"}},
 		{"queue import", []string{"Stats", "Create", "Import"}},
+		{"top (queues)", []string{"Queues", "Stats", "Peek"}},
+		// the actions of top's queue view
+		{"top: retry, delete, redrive", []string{"Get", "Retry", "Ack", "Redrive"}},
 	}
 	// Info checks an explicit --shard-size against the list's.
 	listCommands = []commandOps{
@@ -182,6 +187,7 @@ var (
 		{"list llen", []string{"LLen", "Info"}},
 		{"list lrange", []string{"LRange", "Info"}},
 		{"list shards", []string{"Layout", "Info"}},
+		{"top (lists)", []string{"Lists", "Info"}},
 	}
 )
 
@@ -196,7 +202,8 @@ type commandOps struct {
 // tests, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
 func needs(prefix string) []need {
 	// Access makes no Redis call: the clients need no server.
-	out := []need{{"ping", false, nil, nil, nil}}
+	// top's server line reads INFO (its PING is the connection's).
+	out := []need{{"ping", false, nil, nil, nil}, {"top (server)", false, []string{"info"}, nil, nil}}
 	out = append(out, fromAccess(chatCommands, table(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
 	// The queue patterns keep "{ns}" for the namespaces (aclArgs puts
 	// each in, behind the prefix).

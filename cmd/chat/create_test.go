@@ -64,7 +64,7 @@ func TestCreateRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				id := strings.TrimSuffix(s.out.String(), "\n")
-				ms, err := chats.History(ctx, id)
+				ms, err := chats.History(ctx, id, chat.HistoryOptions{})
 				if err != nil || len(ms) != 1 || ms[0].Message != "two\nlines\n" || ms[0].Sender != "joe" {
 					t.Fatalf("chat %q holds %+v, %v", id, ms, err)
 				}

@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-// chatOptions are the options of members and history, which read a chat.
+// chatOptions are the options of members and history (with its search),
+// which read a chat.
 type chatOptions struct {
 	IO     *iostreams.IOStreams
 	JSON   bool
@@ -158,17 +161,43 @@ func lsRun(ctx context.Context, o *lsOptions) error {
 	return nil
 }
 
+// historyOptions are chat history's: the chat, and what to search for.
+type historyOptions struct {
+	chatOptions
+	Search search.Flags
+	// grep and re are Search compiled (validate).
+	grep string
+	re   *regexp.Regexp
+}
+
+func (o *historyOptions) validate() error {
+	if err := o.chatOptions.validate(); err != nil {
+		return err
+	}
+	var err error
+	o.grep, o.re, err = o.Search.Compile()
+	return err
+}
+
 // NewCmdHistory returns `chatq chat history`. runF, when set (tests),
 // replaces the run function and gets the options once they are parsed and
 // validated.
-func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *chatOptions) error) *cobra.Command {
+func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *historyOptions) error) *cobra.Command {
+	opts := &historyOptions{}
 	cmd := &cobra.Command{
-		Use:   "history CHAT",
-		Short: "Show the messages a chat still stores",
+		Use:   "history CHAT [--grep PATTERN [--regexp]]",
+		Short: "Show the messages a chat still stores, or those that match",
 		Long: `Show the messages the chat still stores, oldest first: those some member
 has not seen yet (the others are deleted). Reads only. Fails (exit 1) when
 the chat does not exist; no stored messages prints nothing ([] with -o
 json) and exits 0, or 3 with -e.
+
+--grep PATTERN keeps only the messages whose text contains PATTERN (a
+plain, case-sensitive substring of the text as it was sent); with
+--regexp, PATTERN is a regular expression (Go's RE2 syntax). Matching is
+done here, on each chunk as it is read; stderr then says how many
+messages were examined and how many matched. No match is "nothing to
+return" (exit 0, or 3 with -e).
 
 Text: chat id, message id, sender, message per line. JSON:
 [{"id":1,"ts":1795266822.123,"sender":"joe","message":"…"}].
@@ -176,12 +205,14 @@ Text: chat id, message id, sender, message per line. JSON:
 It reads 500 messages per round trip, so a big chat never blocks the
 server. A stored value that is not a message is left out and reported on
 stderr (chat and id).`,
-		Example:           `  chatq chat history 1 -o json`,
+		Example: `  chatq chat history 1 -o json
+  chatq chat history 1 --grep 'order 4711'
+  chatq chat history 1 --grep '(?i)^deploy(ed)? v\d+' --regexp`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := newChatOptions(f, args)
-			if err != nil {
+			opts.chatOptions = chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
+			if err := opts.validate(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -190,15 +221,17 @@ stderr (chat and id).`,
 			return historyRun(cmd.Context(), opts)
 		},
 	}
+	opts.Search.Add(cmd.Flags(), "text")
 	return cmdutil.MarkRead(cmd)
 }
 
-func historyRun(ctx context.Context, o *chatOptions) error {
+func historyRun(ctx context.Context, o *historyOptions) error {
 	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	ms, err := chats.History(ctx, o.Chat)
+	examined := 0
+	ms, err := chats.History(ctx, o.Chat, chat.HistoryOptions{Grep: o.grep, Regexp: o.re, Progress: func(n, _ int) { examined = n }})
 	var skipped *chat.SkippedError
 	if errors.As(err, &skipped) {
 		reportProblems(o.IO, []chat.ChatMessages{{ChatID: o.Chat, Skipped: skipped.Skipped}})
@@ -217,6 +250,9 @@ func historyRun(ctx context.Context, o *chatOptions) error {
 		if err := t.Flush(); err != nil {
 			return err
 		}
+	}
+	if o.Search.Given() {
+		search.Report(o.IO, examined, len(ms))
 	}
 	if len(ms) == 0 {
 		return cmdutil.ErrNothing

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
 
@@ -29,13 +31,14 @@ func TestReadFlags(t *testing.T) {
 		var got string
 		var err error
 		switch tc.args[0] {
-		case "members", "history":
-			newCmd := NewCmdMembers
-			if tc.args[0] == "history" {
-				newCmd = NewCmdHistory
-			}
+		case "members":
 			var o *chatOptions
-			if o, err = parse(t, newCmd, tc.args...); err == nil {
+			if o, err = parse(t, NewCmdMembers, tc.args...); err == nil {
+				got = o.Chat
+			}
+		case "history":
+			var o *historyOptions
+			if o, err = parse(t, NewCmdHistory, tc.args...); err == nil {
 				got = o.Chat
 			}
 		case "ls":
@@ -72,7 +75,9 @@ func TestReadRuns(t *testing.T) {
 				"USER  SEEN  UNREAD\njeff  0     1\njoe   1     0\n", "jeff\t0\t1\njoe\t1\t0\n"},
 			{"ls", func(s *streams) error { return lsRun(ctx, &lsOptions{IO: s.io, Client: client, User: "jeff"}) },
 				"CHAT  UNREAD  SEEN\n" + id + "     1       0\n", id + "\t1\t0\n"},
-			{"history", func(s *streams) error { return historyRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: id}) },
+			{"history", func(s *streams) error {
+				return historyRun(ctx, &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}})
+			},
 				"CHAT  ID  SENDER  MESSAGE\n" + id + "     1   joe     one\\ttab\n", id + "\t1\tjoe\tone\\ttab\n"},
 		} {
 			for _, m := range modes {
@@ -99,7 +104,7 @@ func TestReadRuns(t *testing.T) {
 			t.Errorf("members JSON %q: %+v, %v", s.out, members, err)
 		}
 		s = newStreams(false, "")
-		if err := historyRun(ctx, &chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}); err != nil {
+		if err := historyRun(ctx, &historyOptions{chatOptions: chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}}); err != nil {
 			t.Fatal(err)
 		}
 		var history []chat.Message
@@ -119,6 +124,69 @@ func TestReadRuns(t *testing.T) {
 		}
 		if err := membersRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: "none"}); !errors.Is(err, chat.ErrChatNotFound) {
 			t.Errorf("members of no chat: %v", err)
+		}
+	})
+}
+
+func TestHistorySearchFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		grep  string // the substring; "" with re or none
+		re    string // the regular expression
+		usage bool
+	}{
+		{args: []string{"history", "1"}},
+		{args: []string{"history", "1", "--grep", "order 4711"}, grep: "order 4711"},
+		{args: []string{"history", "1", "--grep", "a.b(", "--regexp=false"}, grep: "a.b("},
+		{args: []string{"history", "1", "--grep", `4711\b`, "--regexp"}, re: `4711\b`},
+		{args: []string{"history", "1", "--grep", "a.b(", "--regexp"}, usage: true},
+		{args: []string{"history", "1", "--regexp"}, usage: true},
+	} {
+		o, err := parse(t, NewCmdHistory, tc.args...)
+		switch {
+		case tc.usage:
+			if !isUsage(err) {
+				t.Errorf("%q: %v, want a usage error", tc.args, err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case o.grep != tc.grep || (o.re == nil) != (tc.re == "") || o.re != nil && o.re.String() != tc.re:
+			t.Errorf("%q: grep %q, re %v; want %q, %q", tc.args, o.grep, o.re, tc.grep, tc.re)
+		}
+	}
+}
+
+func TestHistorySearchRun(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		client, chats := clientOn(b)
+		id := mustCreate(t, chats, "", "joe", []string{"jeff"}, "order 4711 shipped")
+		for _, m := range []string{"lunch?", "order 4712"} {
+			if _, err := chats.Send(ctx, id, "joe", m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := newStreams(false, "")
+		o := &historyOptions{chatOptions: chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}, Search: search.Flags{Pattern: "order"}, grep: "order"}
+		if err := historyRun(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		var got []chat.Message
+		if err := json.Unmarshal(s.out.Bytes(), &got); err != nil || len(got) != 2 || got[0].ID != 1 || got[1].ID != 3 {
+			t.Errorf("history --grep order: %s %v", s.out, err)
+		}
+		if s.err.String() != "chatq: examined 3 messages, 2 matched\n" {
+			t.Errorf("stderr %q", s.err)
+		}
+		s = newStreams(false, "")
+		o = &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}, Search: search.Flags{Pattern: "^order 4711", Regexp: true}, re: regexp.MustCompile("^order 4711")}
+		if err := historyRun(ctx, o); err != nil || s.out.String() != id+"\t1\tjoe\torder 4711 shipped\n" {
+			t.Errorf("history --regexp: %q %v", s.out, err)
+		}
+		s = newStreams(false, "")
+		o = &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}, Search: search.Flags{Pattern: "nope"}, grep: "nope"}
+		if err := historyRun(ctx, o); !errors.Is(err, cmdutil.ErrNothing) || s.out.Len() != 0 || s.err.String() != "chatq: examined 3 messages, 0 matched\n" {
+			t.Errorf("history, no match: %v, %q %q", err, s.out, s.err)
 		}
 	})
 }

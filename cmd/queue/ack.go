@@ -1,12 +1,15 @@
 package queue
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -77,23 +80,9 @@ func ackRun(ctx context.Context, opts *ackOptions) error {
 	if r == nil {
 		return queueErr(err)
 	}
-	if opts.JSON {
-		out := queueAckJSON{Acked: r.Acked, Missing: r.Missing, Stale: r.Stale}
-		if out.Missing == nil {
-			out.Missing = []string{}
-		}
-		if out.Stale == nil {
-			out.Stale = []string{}
-		}
-		if err := opts.IO.WriteJSON(out); err != nil {
-			return err
-		}
-	}
-	for _, id := range r.Missing {
-		opts.IO.Infof("not in queue %s: %s", opts.Queue, id)
-	}
-	for _, id := range r.Stale {
-		opts.IO.Infof("stale receipt, not acked: %s", id)
+	out := queueAckJSON{Acked: r.Acked, Missing: orEmpty(r.Missing), Stale: orEmpty(r.Stale)}
+	if err := reportLeft(opts.IO, opts.JSON, out, opts.Queue, "acked", r.Missing, r.Stale); err != nil {
+		return err
 	}
 	if err != nil {
 		return queueErr(err)
@@ -107,8 +96,12 @@ type retryOptions struct {
 	JSON   bool
 	Client func() (*delayq.Client, error)
 	Queue  string
-	Ref    string // an id or a receipt
+	Refs   []string // ids or receipts; none with a selection
 	Delay  time.Duration
+	// Select picks the messages in flight to retry (--min-receives,
+	// --inflight-for) when no ids are given; N is the most retried (0: all).
+	Select filterFlags
+	N      int
 }
 
 // NewCmdRetry returns `chatq queue retry`. runF, when set (tests), replaces
@@ -117,20 +110,41 @@ type retryOptions struct {
 func NewCmdRetry(f *cmdutil.Factory, runF func(context.Context, *retryOptions) error) *cobra.Command {
 	opts := &retryOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "retry QUEUE ID|RECEIPT [--delay DUR]",
-		Short: "Make a message due again now or after a delay (RSMQ changeMessageVisibility)",
-		Long: `Make a message due again, now or after --delay, instead of waiting for its
-visibility timeout to end. Its receive count is kept.
+		Use:   "retry QUEUE (ID|RECEIPT... | --inflight-for DUR | --min-receives N) [--delay DUR] [-n N]",
+		Short: "Make messages due again now or after a delay (RSMQ changeMessageVisibility); release stuck ones",
+		Long: `Make messages due again, now or after --delay, instead of waiting for their
+visibility timeout to end. Their receive counts are kept.
 
-Name it by its id (RSMQ's changeMessageVisibility: whoever holds it) or by
-the receipt of your delivery (ID.RC.FR, as poll prints it): a stale receipt
-(the message was received again since) changes nothing and exits 1.`,
+Name each by its id (RSMQ's changeMessageVisibility: whoever holds it) or
+by the receipt of a delivery (ID.RC.FR, as poll, peek and get print it): a
+stale receipt (the message was received again since) changes nothing. Any
+number of ids and receipts, 100 per server call. Ids not in the queue and
+stale receipts are listed on stderr and make the command exit 1; the others
+are retried all the same.
+
+Or select the messages in flight to release (what a dead worker holds):
+--inflight-for DUR, those first received longer ago than DUR; --min-receives
+N, those received at least N times; both: those that pass both; -n N, at
+most N of them. 'chatq queue peek QUEUE' with the same flags shows them
+first. chatq walks the queue in pages (as export does, each call bounded),
+retrying each page's messages by their receipts as it goes: a message
+received again or acked since its page was read is left as it is (counted
+as stale or missing, not an error). stderr says how many were examined.
+A message held by a running 'chatq queue work' gets its lease renewed by
+that worker at its next heartbeat (the retry is undone) unless another
+consumer receives it first; then the old job is killed at that heartbeat.
+
+JSON: {"retried":N,"missing":[...],"stale":[...],"visible_at":MS}, with
+"id" for a single id given, and "examined" for a selection.`,
 		Example: `  chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv --delay 10m
-  chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m   # inside queue work`,
-		Args: cmdutil.ExactArgs(2),
+  chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m   # inside queue work
+  chatq queue peek jobs --state inflight -n 1000 --jq '.[].receipt' | xargs chatq queue retry jobs
+  chatq queue peek jobs --inflight-for 30m && chatq queue retry jobs --inflight-for 30m`,
+		Args: cmdutil.MinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Queue, opts.Ref = args[0], args[1]
+			opts.Queue, opts.Refs = args[0], args[1:]
+			opts.Select.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if err := opts.validate(); err != nil {
 				return err
@@ -142,21 +156,43 @@ the receipt of your delivery (ID.RC.FR, as poll prints it): a stale receipt
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Delay, "delay", 0, "due after this delay")
+	opts.Select.addSelect(cmd.Flags())
+	cmd.Flags().IntVarP(&opts.N, "count", "n", 0, "with a selection, retry at most N messages (0: all it selects)")
 	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE")
 }
 
-// validate checks --delay and the queue name; ChangeVisibility checks the
-// id or receipt before any call.
+// validate checks --delay, the choice of ids or a selection, and the queue
+// name; Retry checks the ids and receipts before any call.
 func (o *retryOptions) validate() error {
 	if err := delayq.CheckDuration("--delay", o.Delay, time.Millisecond); err != nil {
+		return err
+	}
+	selecting := o.Select.selecting()
+	switch {
+	case len(o.Refs) > 0 && selecting:
+		return cmdutil.WithHint(cmdutil.UsageErrorf("give ids or receipts, or a selection (--inflight-for, --min-receives), not both"),
+			"to retry some of a selection, pipe it: chatq queue peek QUEUE --inflight-for DUR --jq '.[].receipt' | xargs chatq queue retry QUEUE")
+	case len(o.Refs) == 0 && !selecting:
+		return cmdutil.WithHint(cmdutil.UsageErrorf("retry needs ids or receipts, or a selection"),
+			"name messages (chatq queue retry QUEUE ID...), or select those stuck in flight: --inflight-for 10m, --min-receives 5")
+	case o.N < 0:
+		return cmdutil.UsageErrorf("invalid -n %d: must not be negative", o.N)
+	case o.N > 0 && !selecting:
+		return cmdutil.UsageErrorf("-n limits a selection (--inflight-for, --min-receives); with ids, give fewer ids")
+	}
+	if err := o.Select.validate(); err != nil {
 		return err
 	}
 	return delayq.CheckName(o.Queue)
 }
 
 type queueRetryJSON struct {
-	ID        string `json:"id"`
-	VisibleAt int64  `json:"visible_at"`
+	ID        string   `json:"id,omitempty"` // the one id given
+	VisibleAt int64    `json:"visible_at"`
+	Retried   int      `json:"retried"`
+	Missing   []string `json:"missing"`
+	Stale     []string `json:"stale"`
+	Examined  *int     `json:"examined,omitempty"` // with a selection
 }
 
 func retryRun(ctx context.Context, opts *retryOptions) error {
@@ -164,15 +200,111 @@ func retryRun(ctx context.Context, opts *retryOptions) error {
 	if err != nil {
 		return err
 	}
-	at, err := q.ChangeVisibility(ctx, opts.Queue, opts.Ref, opts.Delay)
+	if len(opts.Refs) == 0 {
+		return retrySelection(ctx, q, opts)
+	}
+	// With some not retried r says which and err why (not in the queue,
+	// or stale).
+	r, err := q.Retry(ctx, opts.Queue, opts.Delay, opts.Refs...)
+	if r == nil {
+		return queueErr(err)
+	}
+	out := queueRetryJSON{VisibleAt: r.VisibleAt.UnixMilli(), Retried: r.Retried, Missing: r.Missing, Stale: r.Stale}
+	if len(opts.Refs) == 1 {
+		// A receipt is ID.RC.FR (checked by Retry).
+		out.ID, _, _ = strings.Cut(opts.Refs[0], ".")
+	}
+	if err := retryReport(opts, out); err != nil {
+		return err
+	}
 	if err != nil {
 		return queueErr(err)
 	}
-	if opts.JSON {
-		// A receipt is ID.RC.FR (checked by ChangeVisibility).
-		id, _, _ := strings.Cut(opts.Ref, ".")
-		return opts.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
+	if len(opts.Refs) == 1 {
+		infoTTY(opts.IO, opts.JSON, "%s due at %s", opts.Refs[0], stamp(r.VisibleAt))
+	} else {
+		infoTTY(opts.IO, opts.JSON, "retried %s, due at %s", plural(int64(r.Retried), "message"), stamp(r.VisibleAt))
 	}
-	infoTTY(opts.IO, opts.JSON, "%s due at %s", opts.Ref, stamp(at))
 	return nil
+}
+
+// retrySelection retries the messages in flight that opts.Select picks:
+// an export's walk (every message present throughout is examined once),
+// each page retried by its receipts as it comes.
+func retrySelection(ctx context.Context, q *delayq.Client, opts *retryOptions) error {
+	po := opts.Select.options()
+	po.State, po.N = "inflight", opts.N
+	examined := 0
+	po.Progress = func(n, _ int) { examined = n }
+	total := &delayq.AckResult{}
+	_, err := q.Export(ctx, opts.Queue, po, func(page []delayq.Message) error {
+		refs := make([]string, 0, len(page))
+		for _, m := range page {
+			refs = append(refs, cmp.Or(m.Receipt, m.ID))
+		}
+		r, err := q.Retry(ctx, opts.Queue, opts.Delay, refs...)
+		if r != nil {
+			total.Retried += r.Retried
+			total.Missing = append(total.Missing, r.Missing...)
+			total.Stale = append(total.Stale, r.Stale...)
+			total.VisibleAt = r.VisibleAt
+		}
+		// Missing or stale: acked or received again since the page was
+		// read, so no longer stuck.
+		if errors.Is(err, delayq.ErrMessageNotFound) || errors.Is(err, delayq.ErrStaleReceipt) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		if total.Retried > 0 {
+			opts.IO.Infof("retried %s before the error", plural(int64(total.Retried), "message"))
+		}
+		return queueErr(err)
+	}
+	out := queueRetryJSON{VisibleAt: total.VisibleAt.UnixMilli(), Retried: total.Retried, Missing: total.Missing, Stale: total.Stale, Examined: &examined}
+	if err := retryReport(opts, out); err != nil {
+		return err
+	}
+	selected := total.Retried + len(total.Missing) + len(total.Stale)
+	search.Report(opts.IO, examined, selected)
+	if selected == 0 {
+		return cmdutil.ErrNothing
+	}
+	infoTTY(opts.IO, opts.JSON, "retried %s, due at %s", plural(int64(total.Retried), "message"), stamp(total.VisibleAt))
+	return nil
+}
+
+// retryReport prints out as JSON with -o json, and lists on stderr the
+// messages not retried.
+func retryReport(opts *retryOptions, out queueRetryJSON) error {
+	missing, stale := out.Missing, out.Stale
+	out.Missing, out.Stale = orEmpty(missing), orEmpty(stale)
+	return reportLeft(opts.IO, opts.JSON, out, opts.Queue, "retried", missing, stale)
+}
+
+// reportLeft writes v with -o json, and lists on stderr the ids that were
+// not in the queue and the stale receipts, which were not verb (acked,
+// retried).
+func reportLeft(io *iostreams.IOStreams, json bool, v any, queue, verb string, missing, stale []string) error {
+	if json {
+		if err := io.WriteJSON(v); err != nil {
+			return err
+		}
+	}
+	for _, id := range missing {
+		io.Infof("not in queue %s: %s", queue, id)
+	}
+	for _, id := range stale {
+		io.Infof("stale receipt, not %s: %s", verb, id)
+	}
+	return nil
+}
+
+// orEmpty is s, or an empty list for JSON's [] instead of null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

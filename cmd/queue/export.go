@@ -8,6 +8,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -18,6 +19,7 @@ type exportOptions struct {
 	Client func() (*delayq.Client, error)
 	Queue  string
 	File   string // -f; "" or - is stdout
+	Filter filterFlags
 }
 
 // NewCmdExport returns `chatq queue export`. runF, when set (tests),
@@ -26,7 +28,7 @@ type exportOptions struct {
 func NewCmdExport(f *cmdutil.Factory, runF func(context.Context, *exportOptions) error) *cobra.Command {
 	opts := &exportOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "export QUEUE [-f FILE]",
+		Use:   "export QUEUE [-f FILE] [--state S] [--older-than DUR] [--grep PATTERN [--regexp]] [--min-receives N] [--inflight-for DUR]",
 		Short: "Write a queue's attributes and messages as JSON Lines, for a backup or a move",
 		Long: `Write queue QUEUE as JSON Lines to stdout, or to FILE with -f (written
 beside it under a temporary name and renamed when complete):
@@ -40,9 +42,18 @@ The first line holds the queue's attributes (as stats -o json names them);
 then one line per message: its id, body, state (ready, delayed or
 inflight), due time (visible-at, Unix ms), receive count, first receive
 (Unix ms or null) and push time (from the id). A body that is not UTF-8
-(stored by another client) also has message_base64, its exact bytes. The
+(stored by another client) also has message_base64, its exact bytes. A
+message a dead-letter move brought here has "dead_lettered":{"from","rc",
+"at"} (where it came from, its receive count there, when it moved). The
 last line counts the messages, so that chatq queue import can tell a
-truncated file. chatq queue import reads it all back.
+truncated file. chatq queue import reads it all back, records included.
+
+The filters of queue peek select what is written: --state, --older-than,
+--grep PATTERN (a substring of the body or id, matched by the server, so
+only matches cross the network; with --regexp a regular expression,
+matched here), --min-receives and --inflight-for. With --grep,
+--min-receives or --inflight-for, stderr says how many messages were
+examined and how many were written.
 
 It only reads (a read-only user can export), in pages of at most about
 250 messages and 1 MiB per server call, and holds one page in memory, so
@@ -56,10 +67,13 @@ when the queue changed during the export. For an exact point-in-time copy,
 stop the queue's consumers and producers first.`,
 		Example: `  chatq queue export jobs > jobs.jsonl
   chatq queue export jobs -f jobs.jsonl && chatq queue import jobs-copy -f jobs.jsonl
-  chatq queue export jobs --jq 'select(.state == "ready") | .message'`,
+  chatq queue export jobs --jq 'select(.state == "ready") | .message'
+  chatq queue export jobs --grep '"customer":"c42"' -f c42.jsonl
+  chatq queue export jobs-dead --jq 'select(.dead_lettered.from == "payments") | .id'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]
+			opts.Filter.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if err := opts.validate(); err != nil {
 				return err
@@ -71,10 +85,18 @@ stop the queue's consumers and producers first.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "write to FILE instead of stdout")
+	opts.Filter.addState(cmd)
+	opts.Filter.Search.Add(cmd.Flags(), "body or id")
+	opts.Filter.addSelect(cmd.Flags())
 	return cmdutil.MarkRead(cmd)
 }
 
-func (o *exportOptions) validate() error { return delayq.CheckName(o.Queue) }
+func (o *exportOptions) validate() error {
+	if err := o.Filter.validate(); err != nil {
+		return err
+	}
+	return delayq.CheckName(o.Queue)
+}
 
 // exportFormat names the format of the first line; import refuses another.
 const exportFormat = "chatq-queue-export"
@@ -112,6 +134,9 @@ type exportMessage struct {
 	RC            int64  `json:"rc"`
 	FR            any    `json:"fr"`
 	Sent          int64  `json:"sent"`
+	// DeadLettered is the record of the dead-letter move that brought it
+	// here, if any.
+	DeadLettered *deadLetteredJSON `json:"dead_lettered,omitempty"`
 }
 
 // exportEnd is the last line.
@@ -126,6 +151,7 @@ type queueExportJSON struct {
 	File     string `json:"file"`
 	Messages int    `json:"messages"`
 	Changed  bool   `json:"changed"`
+	Examined *int   `json:"examined,omitempty"` // with a filter: the messages read
 }
 
 func exportRun(ctx context.Context, opts *exportOptions) error {
@@ -163,15 +189,20 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 		return err
 	}
 	prog := opts.IO.NewProgress("exporting", int(st.Messages))
-	n, err := q.Export(ctx, opts.Queue, func(page []delayq.Message) error {
+	po := opts.Filter.options()
+	examined := 0
+	po.Progress = func(n, _ int) {
+		prog.Add(n - examined)
+		examined = n
+	}
+	n, err := q.Export(ctx, opts.Queue, po, func(page []delayq.Message) error {
 		for _, p := range page {
 			msg, b64 := bodyJSON(p.Body)
 			if err := iostreams.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: p.State,
-				Due: p.VisibleAt.UnixMilli(), RC: p.RC, FR: ms(p.FR), Sent: p.Sent.UnixMilli()}); err != nil {
+				Due: p.VisibleAt.UnixMilli(), RC: p.RC, FR: ms(p.FR), Sent: p.Sent.UnixMilli(), DeadLettered: toDeadLettered(p)}); err != nil {
 				return err
 			}
 		}
-		prog.Add(len(page))
 		return nil
 	})
 	prog.Done()
@@ -206,9 +237,16 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 		opts.IO.Infof("note: the queue changed during the export (%d pushes, %d receives): messages pushed or deleted meanwhile may or may not be in it; stop consumers and producers for an exact copy",
 			after.TotalSent-st.TotalSent, after.TotalRecv-st.TotalRecv)
 	}
+	if opts.Filter.selecting() {
+		search.Report(opts.IO, examined, n)
+	}
 	if opts.File != "" && opts.File != "-" {
 		if opts.JSON {
-			return opts.IO.WriteJSON(queueExportJSON{Queue: opts.Queue, File: opts.File, Messages: n, Changed: changed})
+			out := queueExportJSON{Queue: opts.Queue, File: opts.File, Messages: n, Changed: changed}
+			if opts.Filter.selecting() || opts.Filter.State != "" || opts.Filter.OlderThan != nil {
+				out.Examined = &examined
+			}
+			return opts.IO.WriteJSON(out)
 		}
 		infoTTY(opts.IO, opts.JSON, "exported %s of queue %s to %s", plural(int64(n), "message"), opts.Queue, opts.File)
 	}

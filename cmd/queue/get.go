@@ -31,9 +31,15 @@ visible, read at one instant of the server's time. Nothing changes.
 
 ID may also be a receipt (ID.RC.FR). A message that is not in the queue
 (acked, popped, dead-lettered, or never there) exits 1; a malformed id
-exits 2. JSON: the fields of peek -o json for one message.`,
+exits 2. JSON: the fields of peek -o json for one message.
+
+A received message shows its receipt (its latest delivery's). A message a
+dead-letter move brought here shows where it came from, its receive count
+there and when it moved (dead_lettered_from, _rc, _at; in JSON
+"dead_lettered":{"from","rc","at"}); redrive sends it back there.`,
 		Example: `  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2
-  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .message`,
+  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .message
+  chatq queue get jobs-dead hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .dead_lettered`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Ref = args[0], args[1]
@@ -67,7 +73,7 @@ func getRun(ctx context.Context, opts *getOptions) error {
 		return queueErr(err)
 	}
 	if opts.JSON {
-		return opts.IO.WriteJSON(peekJSON{messageJSON: toMessageJSON(*m), VisibleAt: m.VisibleAt.UnixMilli(), State: m.State})
+		return opts.IO.WriteJSON(toPeekJSON(*m))
 	}
 	t := opts.IO.NewTable("FIELD", "VALUE")
 	t.Row("id", m.ID)
@@ -77,6 +83,14 @@ func getRun(ctx context.Context, opts *getOptions) error {
 	t.Row("sent", stamp(m.Sent))
 	t.Row("visible_at", stamp(m.VisibleAt))
 	t.Row("now", stamp(m.Now))
+	if m.Receipt != "" {
+		t.Row("receipt", m.Receipt)
+	}
+	if m.DeadLetteredFrom != "" {
+		t.Row("dead_lettered_from", m.DeadLetteredFrom)
+		t.Row("dead_lettered_rc", m.DeadLetteredRC)
+		t.Row("dead_lettered_at", stamp(m.DeadLetteredAt))
+	}
 	t.Row("message", m.Body)
 	return t.Flush()
 }

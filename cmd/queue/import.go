@@ -37,9 +37,11 @@ func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *importOptions)
 		Short: "Read an export back into a queue, keeping ids, due times and receive counts",
 		Long: `Read what chatq queue export wrote (JSON Lines, from FILE with -f, else from
 stdin) into QUEUE. Each message keeps its id, body, due time, receive
-count and first receive, so a restored message is due when it would have
-been and a received one stays in flight until its visibility timeout ends;
-the queue's totalsent grows by the messages imported (totalrecv stays).
+count, first receive and, in a dead-letter queue, the record of where it
+came from (dead_lettered), so a restored message is due when it would have
+been, a received one stays in flight until its visibility timeout ends,
+and a dead letter still redrives to its queue; the queue's totalsent grows
+by the messages imported (totalrecv stays).
 
 A missing QUEUE is created from the export's first line (vt, delay,
 maxsize, and the dead-letter policy when that queue exists). An existing
@@ -58,8 +60,8 @@ with its number and how many messages were imported before it. A lost
 reply exits 4: run the same command again.
 
 Lines need only id, message (or message_base64) and due (or visible_at,
-as peek -o json prints it); rc and fr are optional, other fields are
-ignored, so chatq queue peek --jq '.[]' imports too.
+as peek -o json prints it); rc, fr and dead_lettered are optional, other
+fields are ignored, so chatq queue peek --jq '.[]' imports too.
 
 On a terminal it says on stderr what it imported, as export does; piped it
 prints nothing, and -o json prints {"imported","already_present",…}.`,
@@ -108,6 +110,11 @@ type importLine struct {
 	VisibleAt     *json.Number     `json:"visible_at"`
 	RC            *json.Number     `json:"rc"`
 	FR            *json.Number     `json:"fr"`
+	DeadLettered  *struct {
+		From string       `json:"from"`
+		RC   *json.Number `json:"rc"`
+		At   *json.Number `json:"at"`
+	} `json:"dead_lettered"`
 }
 
 type queueImportJSON struct {
@@ -360,6 +367,21 @@ func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
 			return m, err
 		}
 		m.FR = time.UnixMilli(fr)
+	}
+	if dl := l.DeadLettered; dl != nil {
+		// The record of a dead-letter move: kept, so that a redrive of the
+		// restored queue still knows the way back.
+		if dl.RC == nil || dl.At == nil {
+			return m, fmt.Errorf("message %s: dead_lettered wants from, rc and at", m.ID)
+		}
+		if m.DeadLetteredRC, err = msNumber("dead_lettered.rc", dl.RC); err != nil {
+			return m, err
+		}
+		at, err := msNumber("dead_lettered.at", dl.At)
+		if err != nil {
+			return m, err
+		}
+		m.DeadLetteredFrom, m.DeadLetteredAt = dl.From, time.UnixMilli(at)
 	}
 	if err := delayq.CheckImport([]delayq.Message{m}); err != nil {
 		return m, err

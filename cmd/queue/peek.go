@@ -2,23 +2,21 @@ package queue
 
 import (
 	"context"
-	"slices"
-	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
 type peekOptions struct {
-	IO        *iostreams.IOStreams
-	JSON      bool
-	Client    func() (*delayq.Client, error)
-	Queue     string
-	N         int
-	State     string
-	OlderThan *time.Duration // --older-than, if given
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	N      int
+	Filter filterFlags
 }
 
 // NewCmdPeek returns `chatq queue peek`. runF, when set (tests), replaces
@@ -26,10 +24,9 @@ type peekOptions struct {
 // validated.
 func NewCmdPeek(f *cmdutil.Factory, runF func(context.Context, *peekOptions) error) *cobra.Command {
 	opts := &peekOptions{IO: f.IO}
-	var olderThan time.Duration
 	cmd := &cobra.Command{
-		Use:   "peek QUEUE [-n N] [--state ready|delayed|inflight] [--older-than DUR]",
-		Short: "Show messages without receiving them, by due time",
+		Use:   "peek QUEUE [-n N] [--state ready|delayed|inflight] [--older-than DUR] [--grep PATTERN [--regexp]] [--min-receives N] [--inflight-for DUR]",
+		Short: "Show messages without receiving them, by due time; search and select them",
 		Long: `Show the first N messages by the time they become visible, with their state
 (ready, delayed or inflight) and receive count, without receiving them:
 nothing changes.
@@ -40,14 +37,38 @@ from chatq's index of received messages). --older-than keeps the messages
 sent longer ago than DUR (the send time is in the id). Both together keep
 the messages that pass both. A filter that matches few messages reads the
 queue in many calls, each examining at most 1,000 messages, until N are
-found or the queue ends; each page is read at its own instant.`,
+found or the queue ends; each page is read at its own instant.
+
+Search: --grep PATTERN keeps the messages whose body or id contains
+PATTERN, byte for byte (no pattern syntax; case-sensitive). The server
+matches it inside each call, so only matches cross the network. With
+--regexp, PATTERN is a regular expression (Go's RE2 syntax), matched here
+over pages of 250 messages (Lua has no regular expressions). Each call
+reads at most about 1 MiB of bodies.
+
+Stuck messages: --inflight-for DUR keeps the messages in flight whose first
+receive was longer ago than DUR (RSMQ records the first receive, not the
+latest: for a message received once, how long a consumer has held it);
+--min-receives N the messages received at least N times. 'chatq queue
+retry QUEUE' with the same flags releases what this shows.
+
+With --grep, --min-receives or --inflight-for, stderr says how many
+messages were examined and how many matched. JSON: an array of poll's
+fields plus "visible_at", "state", "receipt" (a received message's latest
+delivery, for ack or retry by receipt) and "dead_lettered" ({"from","rc",
+"at"}: where a dead-lettered message came from, its receive count there
+and when it moved).`,
 		Example: `  chatq queue peek jobs
   chatq queue peek jobs -n 100 -o json
   chatq queue peek jobs --state inflight
-  chatq queue peek jobs --state ready --older-than 1h -n 1000 --jq '.[].id'`,
+  chatq queue peek jobs --state ready --older-than 1h -n 1000 --jq '.[].id'
+  chatq queue peek jobs --grep '"order":4711' -n 1
+  chatq queue peek jobs --grep 'order.?47[0-9]{2}' --regexp -o json
+  chatq queue peek jobs --inflight-for 10m --min-receives 3`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Queue, opts.OlderThan = args[0], given(cmd.Flags(), "older-than", olderThan)
+			opts.Queue = args[0]
+			opts.Filter.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if err := opts.validate(); err != nil {
 				return err
@@ -59,41 +80,38 @@ found or the queue ends; each page is read at its own instant.`,
 		},
 	}
 	cmd.Flags().IntVarP(&opts.N, "count", "n", 10, "show up to N messages")
-	cmd.Flags().StringVar(&opts.State, "state", "", "only messages in this state: ready, delayed or inflight")
-	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "only messages sent longer ago than this (e.g. 10m, 2h)")
-	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(peekStates, cobra.ShellCompDirectiveNoFileComp))
+	opts.Filter.addState(cmd)
+	opts.Filter.Search.Add(cmd.Flags(), "body or id")
+	opts.Filter.addSelect(cmd.Flags())
 	return cmdutil.MarkRead(cmd)
 }
 
-// peekStates are the values of delayq.PeekOptions.State.
-var peekStates = []string{"ready", "delayed", "inflight"}
-
 type peekJSON struct {
 	messageJSON
-	VisibleAt int64  `json:"visible_at"`
-	State     string `json:"state"`
+	VisibleAt    int64             `json:"visible_at"`
+	State        string            `json:"state"`
+	DeadLettered *deadLetteredJSON `json:"dead_lettered,omitempty"`
+}
+
+func toPeekJSON(m delayq.Message) peekJSON {
+	return peekJSON{messageJSON: toMessageJSON(m), VisibleAt: m.VisibleAt.UnixMilli(), State: m.State, DeadLettered: toDeadLettered(m)}
 }
 
 func (o *peekOptions) validate() error {
 	if o.N < 1 {
 		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1", o.N)
 	}
-	if o.State != "" && !slices.Contains(peekStates, o.State) {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --state %q", o.State),
-			"want ready (due now), delayed (not due, never received) or inflight (held by a consumer)")
-	}
-	if o.OlderThan != nil && *o.OlderThan <= 0 {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --older-than %s: must be positive", *o.OlderThan),
-			"give an age such as 90s, 10m or 24h")
+	if err := o.Filter.validate(); err != nil {
+		return err
 	}
 	return delayq.CheckName(o.Queue)
 }
 
 func peekRun(ctx context.Context, opts *peekOptions) error {
-	po := delayq.PeekOptions{N: opts.N, State: opts.State}
-	if opts.OlderThan != nil {
-		po.OlderThan = *opts.OlderThan
-	}
+	po := opts.Filter.options()
+	po.N = opts.N
+	examined := 0
+	po.Progress = func(n, _ int) { examined = n }
 	q, err := opts.Client()
 	if err != nil {
 		return err
@@ -105,7 +123,7 @@ func peekRun(ctx context.Context, opts *peekOptions) error {
 	if opts.JSON {
 		out := make([]peekJSON, 0, len(ps))
 		for _, p := range ps {
-			out = append(out, peekJSON{messageJSON: toMessageJSON(p), VisibleAt: p.VisibleAt.UnixMilli(), State: p.State})
+			out = append(out, toPeekJSON(p))
 		}
 		if err := opts.IO.WriteJSON(out); err != nil {
 			return err
@@ -118,6 +136,9 @@ func peekRun(ctx context.Context, opts *peekOptions) error {
 		if err := t.Flush(); err != nil {
 			return err
 		}
+	}
+	if opts.Filter.selecting() {
+		search.Report(opts.IO, examined, len(ps))
 	}
 	if len(ps) == 0 {
 		return cmdutil.ErrNothing

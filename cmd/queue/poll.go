@@ -104,7 +104,8 @@ func (o *pollOptions) validate() error {
 }
 
 // messageJSON is RSMQ's received message: fr and sent in Unix ms; plus,
-// for a received message, the receipt naming its delivery (peek has none).
+// for a received message, the receipt naming its delivery (peek and get:
+// its latest delivery's).
 // MessageBase64 carries a body that is not valid UTF-8 (written by another
 // client: chatq refuses to push one) byte for byte; message then has
 // U+FFFD in place of the invalid bytes.

@@ -11,6 +11,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
 
@@ -86,13 +87,22 @@ func TestPeekFlags(t *testing.T) {
 	tests := []flagCase[peekOptions]{
 		{args: []string{"jobs"}, want: peekOptions{Queue: "jobs", N: 10}},
 		{args: []string{"jobs", "-n", "100", "--state", "inflight", "--older-than", "1h"},
-			want: peekOptions{Queue: "jobs", N: 100, State: "inflight", OlderThan: &hour}},
+			want: peekOptions{Queue: "jobs", N: 100, Filter: filterFlags{State: "inflight", OlderThan: &hour}}},
+		{args: []string{"jobs", "--grep", "order 4711", "--min-receives", "3", "--inflight-for", "1h"},
+			want: peekOptions{Queue: "jobs", N: 10, Filter: filterFlags{Search: search.Flags{Pattern: "order 4711"}, MinReceives: 3, InFlightFor: &hour}}},
+		{args: []string{"jobs", "--grep", "47[0-9]+", "--regexp", "--state", "inflight", "--inflight-for", "1h"},
+			want: peekOptions{Queue: "jobs", N: 10, Filter: filterFlags{State: "inflight", Search: search.Flags{Pattern: "47[0-9]+", Regexp: true}, InFlightFor: &hour}}},
 		{args: []string{"jobs", "-n", "-1"}, wantErr: "invalid -n -1"},
 		{args: []string{"jobs", "--state", "done"}, wantErr: `invalid --state "done"`},
 		{args: []string{"jobs", "--older-than", "0"}, wantErr: "invalid --older-than 0s: must be positive"},
+		{args: []string{"jobs", "--grep", "47(", "--regexp"}, wantErr: "error parsing regexp"},
+		{args: []string{"jobs", "--regexp"}, wantErr: "--regexp needs --grep PATTERN"},
+		{args: []string{"jobs", "--min-receives", "-1"}, wantErr: "invalid --min-receives -1"},
+		{args: []string{"jobs", "--inflight-for", "0s"}, wantErr: "invalid --inflight-for 0s: must be positive"},
+		{args: []string{"jobs", "--inflight-for", "1m", "--state", "ready"}, wantErr: "--inflight-for selects messages in flight, not ready ones"},
 		{args: []string{"jo bs"}, wantErr: "queue name"},
 	}
-	checkFlags(t, NewCmdPeek, func(o *peekOptions) { o.IO, o.Client = nil, nil }, tests)
+	checkFlags(t, NewCmdPeek, func(o *peekOptions) { o.IO, o.Client, o.Filter.olderThan, o.Filter.inflightFor = nil, nil, 0, 0 }, tests)
 }
 
 func TestPeekRun(t *testing.T) {
@@ -123,7 +133,7 @@ func TestPeekRun(t *testing.T) {
 			t.Fatalf("JSON: %+v", got)
 		}
 		ios, out, _ = testIO(false, "")
-		err := peekRun(ctx, &peekOptions{IO: ios, Client: testClient(b), Queue: "jobs", N: 10, State: "inflight"})
+		err := peekRun(ctx, &peekOptions{IO: ios, Client: testClient(b), Queue: "jobs", N: 10, Filter: filterFlags{State: "inflight"}})
 		if !errors.Is(err, cmdutil.ErrNothing) || out.Len() != 0 {
 			t.Fatalf("none in flight: %v %q", err, out)
 		}

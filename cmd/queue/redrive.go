@@ -1,9 +1,12 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -35,9 +38,14 @@ func NewCmdRedrive(f *cmdutil.Factory, runF func(context.Context, *redriveOption
 each keeps its id and body, starts with no receive count, and is due at
 once in the destination. Prints how many moved.
 
-Without --to the destination is the queue whose dead-letter queue is DLQ
-(set with --max-receives N --dead-letter DLQ); with none or several such
-queues, name it with --to.
+Without --to each message goes back to the queue it came from: chatq
+records it when it dead-letters a message (see 'chatq queue get DLQ ID').
+A message without that record (dead-lettered before chatq recorded it, or
+pushed into DLQ), or whose queue is gone, goes to the queue whose
+dead-letter queue is DLQ (set with --max-receives N --dead-letter DLQ);
+when there are none or several such queues it stays, is reported, and the
+command exits 1 (2 when nothing could move): name the destination with
+--to, which sends every message there.
 
 Each server call moves up to 100 messages atomically: a message is in
 exactly one of the two queues at every moment, whatever consumers of
@@ -50,8 +58,10 @@ two exit 1). Running it again is always safe: it moves only what is still
 in DLQ.
 
 JSON: {"from","to","moved","skipped_inflight","conflicts":[ids],
-"too_long":[ids],"limit"}. Not available on Redis Cluster (the two queues
-are in different slots, as for dead-letter policies).`,
+"too_long":[ids],"limit","moved_to":{QUEUE:N},"no_destination"} ("to" is
+--to or the queue whose dead-letter queue DLQ is, "" when none or
+several). Not available on Redis Cluster (the two queues are in different
+slots, as for dead-letter policies).`,
 		Example: `  chatq queue redrive jobs-dead
   chatq queue redrive jobs-dead --to jobs -n 100
   chatq queue redrive jobs-dead -o json`,
@@ -82,6 +92,10 @@ type queueRedriveJSON struct {
 	Conflicts       []string `json:"conflicts"`
 	TooLong         []string `json:"too_long"`
 	Limit           int      `json:"limit"`
+	// MovedTo counts the messages moved per destination; NoDestination
+	// those left because none is known.
+	MovedTo       map[string]int `json:"moved_to"`
+	NoDestination int            `json:"no_destination"`
 }
 
 func (o *redriveOptions) validate() error {
@@ -147,25 +161,33 @@ func redriveRun(ctx context.Context, opts *redriveOptions) error {
 	} else {
 		fmt.Fprintln(opts.IO.Out, res.Moved)
 	}
-	infoTTY(opts.IO, opts.JSON, "moved %s from %s to %s", plural(int64(res.Moved), "message"), opts.DLQ, res.To)
+	infoTTY(opts.IO, opts.JSON, "moved %s from %s%s", plural(int64(res.Moved), "message"), opts.DLQ, destinations(res))
 	if res.InFlight > 0 {
 		opts.IO.Infof("left %s in flight in %s (a consumer holds them; a later redrive takes them)", plural(int64(res.InFlight), "message"), opts.DLQ)
 	}
+	to := cmp.Or(res.To, "its destination")
 	if len(res.Exists) > 0 {
-		opts.IO.Infof("left %s in %s whose id %s already has: %s", plural(int64(len(res.Exists)), "message"), opts.DLQ, res.To, strings.Join(res.Exists, " "))
+		opts.IO.Infof("left %s in %s whose id %s already has: %s", plural(int64(len(res.Exists)), "message"), opts.DLQ, to, strings.Join(res.Exists, " "))
 	}
 	if len(res.TooLong) > 0 {
-		opts.IO.Infof("left %s in %s over %s's maxsize: %s", plural(int64(len(res.TooLong)), "message"), opts.DLQ, res.To, strings.Join(res.TooLong, " "))
+		opts.IO.Infof("left %s in %s over %s's maxsize: %s", plural(int64(len(res.TooLong)), "message"), opts.DLQ, to, strings.Join(res.TooLong, " "))
 	}
-	if left := len(res.Exists) + len(res.TooLong); left > 0 {
+	if res.NoDestination > 0 {
+		opts.IO.Infof("left %s in %s with no destination: no record of the queue they came from (or it is gone), and %s",
+			plural(int64(res.NoDestination), "message"), opts.DLQ, sourcesSay(opts.DLQ, res.Sources))
+	}
+	if left := len(res.Exists) + len(res.TooLong) + res.NoDestination; left > 0 {
 		var fix []string
 		if len(res.Exists) > 0 {
-			fix = append(fix, fmt.Sprintf("for an id in both, compare `chatq queue get %s ID` with `chatq queue get %s ID` and ack the copy you do not want", res.To, opts.DLQ))
+			fix = append(fix, fmt.Sprintf("for an id in both, compare `chatq queue get %s ID` with `chatq queue get %s ID` and ack the copy you do not want", to, opts.DLQ))
 		}
 		if len(res.TooLong) > 0 {
-			fix = append(fix, fmt.Sprintf("for a long body, raise the limit with `chatq queue set %s --maxsize N` (up to 65536, or -1 for unlimited)", res.To))
+			fix = append(fix, fmt.Sprintf("for a long body, raise the limit with `chatq queue set %s --maxsize N` (up to 65536, or -1 for unlimited)", to))
 		}
-		return cmdutil.WithHint(fmt.Errorf("%s left in %s that cannot move to %s", plural(int64(left), "message"), opts.DLQ, res.To),
+		if res.NoDestination > 0 {
+			fix = append(fix, fmt.Sprintf("for the others, name the destination: `chatq queue redrive %s --to QUEUE`", opts.DLQ))
+		}
+		return cmdutil.WithHint(fmt.Errorf("%s left in %s that cannot move", plural(int64(left), "message"), opts.DLQ),
 			strings.Join(fix, "; ")+"; then redrive again")
 	}
 	switch {
@@ -175,9 +197,41 @@ func redriveRun(ctx context.Context, opts *redriveOptions) error {
 	return nil
 }
 
+// destinations says where a redrive moved its messages: " to jobs", or
+// " (2 to jobs, 1 to mail)".
+func destinations(res *delayq.Redriven) string {
+	switch len(res.MovedTo) {
+	case 0:
+		if res.To == "" {
+			return ""
+		}
+		return " to " + res.To
+	case 1:
+		for q := range res.MovedTo {
+			return " to " + q
+		}
+	}
+	var parts []string
+	for _, q := range slices.Sorted(maps.Keys(res.MovedTo)) {
+		parts = append(parts, fmt.Sprintf("%d to %s", res.MovedTo[q], q))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// sourcesSay says why a dead-letter queue has no default destination.
+func sourcesSay(dlq string, srcs []string) string {
+	if len(srcs) == 0 {
+		return fmt.Sprintf("no queue has %s as its dead-letter queue", dlq)
+	}
+	return fmt.Sprintf("%d queues have %s as their dead-letter queue (%s)", len(srcs), dlq, strings.Join(srcs, ", "))
+}
+
 func redriveJSON(dlq string, res *delayq.Redriven) queueRedriveJSON {
 	out := queueRedriveJSON{From: dlq, To: res.To, Moved: res.Moved, SkippedInFlight: res.InFlight,
-		Conflicts: res.Exists, TooLong: res.TooLong, Limit: res.Limit}
+		Conflicts: res.Exists, TooLong: res.TooLong, Limit: res.Limit, MovedTo: res.MovedTo, NoDestination: res.NoDestination}
+	if out.MovedTo == nil {
+		out.MovedTo = map[string]int{}
+	}
 	if out.Conflicts == nil {
 		out.Conflicts = []string{}
 	}
@@ -193,17 +247,20 @@ func partialRedrive(ctx context.Context, opts *redriveOptions, res *delayq.Redri
 	if opts.JSON {
 		_ = opts.IO.WriteJSON(redriveJSON(opts.DLQ, res))
 	}
-	again := fmt.Sprintf("`chatq queue redrive %s --to %s`", opts.DLQ, res.To)
+	again := fmt.Sprintf("`chatq queue redrive %s`", opts.DLQ)
+	if opts.To != "" {
+		again = fmt.Sprintf("`chatq queue redrive %s --to %s`", opts.DLQ, opts.To)
+	}
 	if ctx.Err() != nil {
-		opts.IO.Infof("moved %s to %s before the interrupt; the rest is still in %s: continue with %s",
-			plural(int64(res.Moved), "message"), res.To, opts.DLQ, again)
+		opts.IO.Infof("moved %s%s before the interrupt; the rest is still in %s: continue with %s",
+			plural(int64(res.Moved), "message"), destinations(res), opts.DLQ, again)
 		return err
 	}
-	hint := fmt.Sprintf("%s moved to %s before the error; the rest is still in %s: continue with %s",
-		plural(int64(res.Moved), "message"), res.To, opts.DLQ, again)
+	hint := fmt.Sprintf("%s moved%s before the error; the rest is still in %s: continue with %s",
+		plural(int64(res.Moved), "message"), destinations(res), opts.DLQ, again)
 	if conn.ReplyLost(err) {
-		hint = fmt.Sprintf("%s moved to %s before the last call, whose reply was lost: it may have moved up to 100 more (each message is in one queue or the other, never both); check with `chatq queue stats %s`, and continue with %s, which moves only what is still in %s",
-			plural(int64(res.Moved), "message"), res.To, opts.DLQ, again, opts.DLQ)
+		hint = fmt.Sprintf("%s moved%s before the last call, whose reply was lost: it may have moved up to 100 more (each message is in one queue or the other, never both); check with `chatq queue stats %s`, and continue with %s, which moves only what is still in %s",
+			plural(int64(res.Moved), "message"), destinations(res), opts.DLQ, again, opts.DLQ)
 	}
 	return cmdutil.WithHint(queueErr(fmt.Errorf("after moving %d messages: %w", res.Moved, err)), hint)
 }

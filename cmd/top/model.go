@@ -1,12 +1,17 @@
 package top
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 )
 
 // model is the live view: the last snapshot, what is selected, the filter
@@ -33,6 +38,32 @@ type model struct {
 	again    bool   // refresh again as soon as it ends
 	tickGen  int
 	quitting bool
+
+	// The open queue's actions: retry or delete the selected message,
+	// redrive the queue (a dead-letter queue), each asked on screen first.
+	acts       *delayq.Client // the package code the queue commands call (nil: no actions)
+	msgSel     string         // the selected message's id
+	ask        *action        // asked, waiting for y
+	acting     bool           // an action (or the read before asking) runs
+	outcome    string         // what the last action did, or why not
+	outcomeBad bool
+}
+
+// action is a change to the open queue, asked before it is made.
+type action struct {
+	kind     string // "retry", "delete" or "redrive"
+	queue    string
+	ref      string // the message's latest receipt, or its id when never received
+	question string
+}
+
+// askMsg is a message read again before its action is asked; doneMsg
+// what an action did (or why it could not).
+type askMsg struct{ a *action }
+
+type doneMsg struct {
+	text string
+	bad  bool
 }
 
 type snapMsg struct {
@@ -98,6 +129,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.err = nil
 			m.snap = msg.snap
 			m.keepSelection()
+			m.keepMessage()
 		}
 		if m.again {
 			m.again = false
@@ -106,6 +138,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.schedule()
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case askMsg:
+		m.acting, m.ask = false, msg.a
+		return m, nil
+	case doneMsg:
+		m.acting, m.outcome, m.outcomeBad = false, msg.text, msg.bad
+		return m, m.refresh()
 	}
 	return m, nil
 }
@@ -114,6 +152,16 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if k.String() == "ctrl+c" {
 		m.quitting = true
 		return tea.Quit
+	}
+	if m.ask != nil {
+		a := m.ask
+		m.ask = nil
+		if k.String() == "y" || k.String() == "Y" {
+			m.acting, m.outcome = true, ""
+			return m.act(a)
+		}
+		m.outcome, m.outcomeBad = "cancelled: nothing changed", false
+		return nil
 	}
 	if m.editing {
 		switch k.String() {
@@ -139,8 +187,22 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	case "up", "k":
 		m.move(-1)
+		m.moveMessage(-1)
 	case "down", "j":
 		m.move(1)
+		m.moveMessage(1)
+	case "r", "d":
+		if m.open != "" && m.acts != nil && !m.acting && m.msgSel != "" {
+			kind := map[string]string{"r": "retry", "d": "delete"}[k.String()]
+			m.acting, m.outcome = true, ""
+			return m.prepare(kind, m.open, m.msgSel)
+		}
+	case "R":
+		if m.open != "" && m.acts != nil && !m.acting {
+			m.outcome = ""
+			m.ask = &action{kind: "redrive", queue: m.open, question: fmt.Sprintf(
+				"redrive %s: move its messages back to the queues they were dead-lettered from? y/N", m.open)}
+		}
 	case "home", "g":
 		m.move(-1 << 30)
 	case "end", "G":
@@ -152,7 +214,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "esc", "backspace", "left", "h":
 		if m.open != "" {
-			m.open = ""
+			m.open, m.msgSel, m.outcome = "", "", ""
 		} else if m.filter != "" && k.String() == "esc" {
 			m.filter, m.input = "", ""
 			return m.refresh()
@@ -172,6 +234,119 @@ func (m *model) move(d int) {
 	i = max(0, min(i, len(m.snap.Queues)-1))
 	m.selName = m.snap.Queues[i].Name
 }
+
+// moveMessage moves the open queue's message selection by d rows.
+func (m *model) moveMessage(d int) {
+	if m.snap == nil || m.open == "" || m.snap.PeekQueue != m.open || len(m.snap.Peek) == 0 {
+		return
+	}
+	i := m.selectedMessage() + d
+	i = max(0, min(i, len(m.snap.Peek)-1))
+	m.msgSel = m.snap.Peek[i].ID
+}
+
+// keepMessage keeps the selected message of the open queue, or takes the
+// first one when it went away (acked, received, moved).
+func (m *model) keepMessage() {
+	if m.open == "" || m.snap.PeekQueue != m.open || len(m.snap.Peek) == 0 {
+		m.msgSel = ""
+		return
+	}
+	m.msgSel = m.snap.Peek[m.selectedMessage()].ID
+}
+
+// selectedMessage is the index of the selected message in the open
+// queue's rows (the first when it went away).
+func (m *model) selectedMessage() int {
+	for i, p := range m.snap.Peek {
+		if p.ID == m.msgSel {
+			return i
+		}
+	}
+	return 0
+}
+
+// prepare reads the message again (Get: its state and latest receipt now)
+// and then asks: the action acts on that delivery only, so a receive in
+// between makes it change nothing (a stale receipt), as for the commands.
+func (m *model) prepare(kind, q, id string) tea.Cmd {
+	ctx, acts := m.ctx, m.acts
+	return func() tea.Msg {
+		msg, err := acts.Get(ctx, q, id)
+		if err != nil {
+			return doneMsg{fmt.Sprintf("%s %s: %s", kind, short(id), failure(err)), true}
+		}
+		held := ""
+		if msg.State == "inflight" {
+			held = ", held by a consumer"
+		}
+		return askMsg{&action{kind: kind, queue: q, ref: cmp.Or(msg.Receipt, msg.ID), question: fmt.Sprintf(
+			"%s %s (%s, rc %d%s) %q? y/N", kind, short(id), msg.State, msg.RC, held, cut(oneLine(msg.Body), 24))}}
+	}
+}
+
+// act makes the change a asked for, through the same package calls as
+// chatq queue retry, ack and redrive, and says what it did.
+func (m *model) act(a *action) tea.Cmd {
+	ctx, acts := m.ctx, m.acts
+	return func() tea.Msg {
+		id, _, _ := strings.Cut(a.ref, ".")
+		switch a.kind {
+		case "retry", "delete":
+			var r *delayq.AckResult
+			var err error
+			if a.kind == "retry" {
+				r, err = acts.Retry(ctx, a.queue, 0, a.ref)
+			} else {
+				r, err = acts.Ack(ctx, a.queue, a.ref)
+			}
+			switch {
+			case r != nil && r.Retried == 1:
+				return doneMsg{"retried " + short(id) + ": due now", false}
+			case r != nil && r.Acked == 1:
+				return doneMsg{"deleted " + short(id), false}
+			case errors.Is(err, delayq.ErrStaleReceipt):
+				return doneMsg{fmt.Sprintf("%s %s: nothing changed, it was received again since (stale receipt)", a.kind, short(id)), true}
+			case errors.Is(err, delayq.ErrMessageNotFound):
+				return doneMsg{fmt.Sprintf("%s %s: nothing changed, it is no longer in the queue", a.kind, short(id)), true}
+			}
+			return doneMsg{fmt.Sprintf("%s %s: %s", a.kind, short(id), failure(err)), true}
+		}
+		res, err := acts.Redrive(ctx, a.queue, delayq.RedriveOptions{})
+		if err != nil && (res == nil || res.Moved == 0) {
+			return doneMsg{"redrive " + a.queue + ": " + failure(err), true}
+		}
+		text := fmt.Sprintf("redrive %s: moved %d", a.queue, res.Moved)
+		for _, q := range slices.Sorted(maps.Keys(res.MovedTo)) {
+			text += fmt.Sprintf(" · %d to %s", res.MovedTo[q], q)
+		}
+		left := map[string]int{"in flight": res.InFlight, "with no destination": res.NoDestination,
+			"whose id the destination has": len(res.Exists), "over the destination's maxsize": len(res.TooLong)}
+		for _, why := range slices.Sorted(maps.Keys(left)) {
+			if left[why] > 0 {
+				text += fmt.Sprintf(" · left %d %s", left[why], why)
+			}
+		}
+		if err != nil {
+			return doneMsg{text + " · then: " + failure(err), true}
+		}
+		return doneMsg{text, res.NoDestination+len(res.Exists)+len(res.TooLong) > 0}
+	}
+}
+
+// failure says why an action failed; a refusal by the server's ACL (a
+// read-only user) is named as such: NOPERM, or inside a script Redis 7's
+// "The user executing the script can't run this command".
+func failure(err error) string {
+	if msg := err.Error(); strings.Contains(msg, "NOPERM") || strings.Contains(msg, "user executing the script can't") {
+		return "refused: this user may not change the queue (" + oneLine(msg) + ")"
+	}
+	return oneLine(err.Error())
+}
+
+// short is the start of a message id: its time, enough to tell it apart on
+// screen.
+func short(id string) string { return cut(id, 12) }
 
 // selected is the index of the selected queue in the snapshot.
 func (m *model) selected() int {
@@ -350,7 +525,7 @@ func listColumns(rows []ListRow) []column {
 // minute, and its first messages by due time with their states (peek).
 func (m *model) queueView() []string {
 	lines := []string{m.status()}
-	foot := m.footer("esc back · q quit · first messages by due time")
+	foot := m.footer("↑↓ · r retry · d delete · R redrive · esc back · q quit")
 	s := m.snap
 	if s == nil {
 		return append(lines, foot)
@@ -391,9 +566,28 @@ func (m *model) queueView() []string {
 		lines = append(lines, "  no messages")
 	}
 	if s.PeekQueue == q.Name {
-		for _, p := range s.Peek {
-			lines = append(lines, "  "+row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.serverNow), count(p.RC), oneLine(p.Body)}))
+		sel := -1
+		if len(s.Peek) > 0 {
+			sel = m.selectedMessage()
 		}
+		for i, p := range s.Peek {
+			text := row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.serverNow), count(p.RC), oneLine(p.Body)})
+			if i == sel {
+				lines = append(lines, m.st.selected.Render(fit("> "+text, m.width)))
+			} else {
+				lines = append(lines, "  "+text)
+			}
+		}
+	}
+	switch {
+	case m.ask != nil:
+		lines = append(lines, m.st.warn.Render(cut(m.ask.question, m.width)))
+	case m.acting:
+		lines = append(lines, m.st.dim.Render("working…"))
+	case m.outcome != "" && m.outcomeBad:
+		lines = append(lines, m.st.bad.Render(cut(m.outcome, m.width)))
+	case m.outcome != "":
+		lines = append(lines, cut(m.outcome, m.width))
 	}
 	return append(lines, foot)
 }

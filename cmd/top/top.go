@@ -15,6 +15,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,16 @@ const topLong = `A live view of everything chatq keeps under the prefix, refresh
 
 Keys: up/down or j/k select a queue, enter opens it (its first messages by
 due time with their states, as queue peek), esc goes back, / filters by
-name, q or ctrl-c leaves. Colours are off with NO_COLOR. When the server
+name, q or ctrl-c leaves.
+
+In a queue's view, up/down select a message; r retries it (due now), d
+deletes it (an ack), R redrives the queue, when it is a dead-letter queue,
+back to the queues its messages came from. Each asks y/N on screen first
+and then shows what it did, through the calls of chatq queue retry, ack and
+redrive: r and d read the message again when pressed and act on that
+delivery only (by its receipt), so a message received again before the y
+is left alone and the view says so. A user who may not write (chatq acl
+--read-only) sees the action refused, with the server's reason. Colours are off with NO_COLOR. When the server
 goes away (a restart, a failover) the view says "reconnecting" and resumes
 when it answers.
 
@@ -117,6 +127,8 @@ func NewCmdTop(f *cmdutil.Factory, runF func(context.Context, *topOptions) error
 	fl.IntVar(&opts.Limits.Queues, "max-queues", DefaultLimits.Queues, "examine at most N queues per refresh")
 	fl.IntVar(&opts.Limits.Lists, "max-lists", DefaultLimits.Lists, "examine at most N sharded lists per refresh")
 	fl.IntVar(&opts.Limits.Chats, "max-chats", DefaultLimits.Chats, "examine at most N chats per refresh, in turn")
+	// It reads; its view's actions write only when asked on screen, and say
+	// there what became of them (no exit code carries them).
 	return cmdutil.MarkRead(cmd)
 }
 
@@ -157,6 +169,9 @@ func topRun(ctx context.Context, opts *topOptions) error {
 	}
 
 	m := newModel(ctx, col, opts.Interval, newStyles(opts.NoColor), first)
+	// The queue view's actions call what chatq queue retry, ack and
+	// redrive call, on the same namespace.
+	m.acts = delayq.New(c, delayq.Options{Namespace: opts.Namespace, Prefix: opts.Prefix, HashTag: opts.Cluster})
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(opts.IO.In), tea.WithOutput(opts.IO.Out)}
 	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))

@@ -240,6 +240,19 @@ func TestBounded(t *testing.T) {
 		}
 		return []string{got[0].ID}
 	}
+	// pollHundred receives up to 100 messages for an hour and returns
+	// their receipts, for queue retry (which makes them due again).
+	pollHundred := func(h *harness) []string {
+		var got []struct{ Receipt string }
+		if err := json.Unmarshal([]byte(h.must("", "-o", "json", "queue", "poll", "big", "-n", "100", "--vt", "1h")), &got); err != nil || len(got) == 0 {
+			h.t.Fatalf("poll: %d %v", len(got), err)
+		}
+		var out []string
+		for _, m := range got {
+			out = append(out, m.Receipt)
+		}
+		return out
+	}
 	steps := []step{
 		{name: "queue stats", args: []string{"queue", "stats", "big"}},
 		{name: "queue peek", args: []string{"queue", "peek", "big"}},
@@ -260,6 +273,13 @@ func TestBounded(t *testing.T) {
 		{name: "queue peek --state delayed", args: []string{"queue", "peek", "big", "--state", "delayed", "-n", "100"}},
 		{name: "queue peek --state inflight", args: []string{"queue", "peek", "big", "--state", "inflight", "-n", "100"}},
 		{name: "queue peek --older-than 1h (matches none: walks the queue)", args: []string{"queue", "peek", "big", "--older-than", "1h"}},
+		{name: "queue peek --grep (matches none: walks the queue)", args: []string{"queue", "peek", "big", "--grep", "no such text"}},
+		{name: "queue peek --grep --regexp (matches none: walks the queue)", args: []string{"queue", "peek", "big", "--grep", "no such [t]ext", "--regexp"}},
+		{name: "queue export --grep (matches none)", args: []string{"queue", "export", "big", "--grep", "no such text"}},
+		{name: "queue peek --inflight-for 1h (matches none)", args: []string{"queue", "peek", "big", "--inflight-for", "1h"}},
+		{name: "queue peek --min-receives 1 -n 100", args: []string{"queue", "peek", "big", "--min-receives", "1", "-n", "100"}},
+		{name: "queue retry (100 receipts)", args: []string{"queue", "retry", "big"}, prep: pollHundred},
+		{name: "queue retry --min-receives 1 -n 100 (a selection)", args: []string{"queue", "retry", "big", "--min-receives", "1", "-n", "100", "--delay", "1h"}},
 		{name: "queue redrive -n 1000 (destination from the registry)", args: []string{"queue", "redrive", "dlq", "-n", "1000"}},
 		{name: "queue redrive --to (the rest, past the in-flight ones)", args: []string{"queue", "redrive", "dlq", "--to", "big"}},
 		{name: "queue completion", args: []string{"__complete", "queue", "stats", ""}},
@@ -274,6 +294,7 @@ func TestBounded(t *testing.T) {
 		{name: "list blpop", args: []string{"list", "blpop", "big"}},
 		{name: "list completion", args: []string{"__complete", "list", "llen", ""}},
 		{name: "chat history", args: []string{"chat", "history", "big"}},
+		{name: "chat history --grep (matches none)", args: []string{"chat", "history", "big", "--grep", "no such text"}},
 		{name: "chat members", args: []string{"chat", "members", "big"}},
 		{name: "chat ls", args: []string{"chat", "ls", "jeff"}},
 		{name: "chat send", args: []string{"chat", "send", "big", "--from", "jenny", "hello"}},

@@ -146,7 +146,7 @@ func TestChatBounded(t *testing.T) {
 		}
 	}
 	step("history", true, func() error {
-		h, err := s.History(ctx, "big")
+		h, err := s.History(ctx, "big", chat.HistoryOptions{})
 		if err == nil && len(h) != n {
 			err = fmt.Errorf("%d messages, want %d", len(h), n)
 		}

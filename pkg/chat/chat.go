@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -463,15 +464,37 @@ func (e *SkippedError) Error() string {
 	return msg
 }
 
+// HistoryOptions choose what History returns: every stored message, or
+// those that match all the filters given.
+type HistoryOptions struct {
+	// Grep, if set, keeps only messages whose text contains it.
+	Grep string
+	// Regexp, if set, keeps only messages whose text it matches.
+	Regexp *regexp.Regexp
+	// Progress, if set, is called after each round trip with the messages
+	// examined so far and how many of them were kept.
+	Progress func(examined, kept int)
+}
+
+// keeps reports whether m passes o's filters.
+func (o *HistoryOptions) keeps(m *Message) bool {
+	return strings.Contains(m.Message, o.Grep) && (o.Regexp == nil || o.Regexp.MatchString(m.Message))
+}
+
 // History returns the messages the chat still stores (those not yet seen
-// by every member), oldest first, reading a bounded chunk per round trip.
-// It fails with ErrChatNotFound. Stored values that are not messages are
-// left out and listed in a *SkippedError, returned with the messages.
-func (s *Client) History(ctx context.Context, chatID string) ([]Message, error) {
+// by every member), oldest first, reading a bounded chunk per round trip,
+// or only those that match opt's filters (matched here, chunk by chunk, on
+// the decoded text: a stored message is JSON, whose escapes a match on the
+// server would see). It fails with ErrChatNotFound. Stored values that are
+// not messages are left out and listed in a *SkippedError, returned with
+// the messages.
+func (s *Client) History(ctx context.Context, chatID string, opt HistoryOptions) ([]Message, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
-	var rows []row
+	var out []Message
+	var skipped []Skipped
+	examined := 0
 	from := "-inf"
 	for {
 		var exists *redis.IntCmd
@@ -491,21 +514,35 @@ func (s *Client) History(ctx context.Context, chatID string) ([]Message, error) 
 			return nil, fmt.Errorf("chat %s: %w", chatID, ErrChatNotFound)
 		}
 		zs := raw.Val()
+		rows := make([]row, 0, len(zs))
 		for _, z := range zs {
 			score := strconv.FormatFloat(z.Score, 'f', -1, 64)
 			m, _ := z.Member.(string)
 			rows = append(rows, row{score: score, id: z.Score, raw: m})
+		}
+		c := decodeRows(chatID, rows)
+		for _, m := range c.Messages {
+			if opt.keeps(&m) {
+				out = append(out, m)
+			}
+		}
+		skipped = append(skipped, c.Skipped...)
+		examined += len(rows)
+		if opt.Progress != nil {
+			opt.Progress(examined, len(out))
 		}
 		if len(zs) < s.chunk {
 			break
 		}
 		from = "(" + rows[len(rows)-1].score
 	}
-	c := decodeRows(chatID, rows)
-	if len(c.Skipped) > 0 {
-		return c.Messages, &SkippedError{ChatID: chatID, Skipped: c.Skipped}
+	if out == nil {
+		out = []Message{}
 	}
-	return c.Messages, nil
+	if len(skipped) > 0 {
+		return out, &SkippedError{ChatID: chatID, Skipped: skipped}
+	}
+	return out, nil
 }
 
 // lessChatID orders chat ids numerically when both are numbers, else as

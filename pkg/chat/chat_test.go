@@ -136,7 +136,7 @@ func TestBookScenario(t *testing.T) {
 			t.Fatalf("jeff %q, jenny %q, want %q", summary(jeff), summary(jenny), want)
 		}
 		// joe has not fetched: everything is still stored.
-		if n := len(must(s.History(ctx, "1"))(t)); n != 4 {
+		if n := len(must(s.History(ctx, "1", chat.HistoryOptions{}))(t)); n != 4 {
 			t.Fatalf("history has %d messages before joe fetched, want 4", n)
 		}
 		if again := must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t); len(again) != 0 {
@@ -220,7 +220,7 @@ func TestFailuresWriteNothing(t *testing.T) {
 		check(err, chat.ErrChatNotFound)
 		_, err = s.Members(ctx, "nope")
 		check(err, chat.ErrChatNotFound)
-		_, err = s.History(ctx, "nope")
+		_, err = s.History(ctx, "nope", chat.HistoryOptions{})
 		check(err, chat.ErrChatNotFound)
 		_, err = s.Leave(ctx, "nope", "sam")
 		check(err, chat.ErrChatNotFound)
@@ -249,7 +249,7 @@ func TestFailuresWriteNothing(t *testing.T) {
 		if after := keysUnder(t, b.Client, b.Prefix); after != before {
 			t.Fatalf("keys changed:\n%s\n%s", before, after)
 		}
-		if h := must(s.History(ctx, "7"))(t); len(h) != 1 || h[0].Message != "hi" {
+		if h := must(s.History(ctx, "7", chat.HistoryOptions{}))(t); len(h) != 1 || h[0].Message != "hi" {
 			t.Fatalf("history = %v", h)
 		}
 		if m := must(s.Members(ctx, "7"))(t); fmt.Sprint(m) != "[{jeff 0 1} {joe 0 1}]" {
@@ -318,7 +318,7 @@ func TestLeave(t *testing.T) {
 		if m := must(s.Members(ctx, "1"))(t); fmt.Sprint(m) != "[{jeff 2 0} {joe 2 0}]" {
 			t.Fatalf("members = %v", m)
 		}
-		if n := len(must(s.History(ctx, "1"))(t)); n != 0 {
+		if n := len(must(s.History(ctx, "1", chat.HistoryOptions{}))(t)); n != 0 {
 			t.Fatalf("%d messages kept that every remaining member saw", n)
 		}
 		if b.Client.Exists(ctx, b.Prefix+"seen:{jenny}").Val() != 0 {
@@ -751,7 +751,7 @@ func TestSmallChunks(t *testing.T) {
 			must(s.Send(ctx, "c", "joe", fmt.Sprint("m", i)))(t)
 			want = append(want, fmt.Sprintf("c:%d/joe/m%d", i, i))
 		}
-		if h := must(s.History(ctx, "c"))(t); len(h) != 10 || h[9].ID != 10 {
+		if h := must(s.History(ctx, "c", chat.HistoryOptions{}))(t); len(h) != 10 || h[9].ID != 10 {
 			t.Fatalf("history = %v", h)
 		}
 		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}))(t)); got != strings.Join(want, " ") {

@@ -68,7 +68,7 @@
 //     cluster one ZADD after it). A lost reply to the marking leaves the
 //     messages returned with the error: delivery is at-least-once.
 //   - Members: 1 round trip per 500 members. History: 1 per ChunkSize
-//     messages. UserChats: 2. Stats: 1 for any number of chats. Chats,
+//     messages, its filters (HistoryOptions) matched in Go on each chunk. UserChats: 2. Stats: 1 for any number of chats. Chats,
 //     Users: one SCAN per call.
 //
 // chat:{ID} holds the authoritative seen ids, and the mark script moves

@@ -60,7 +60,7 @@ func TestBadMessageHidesNothing(t *testing.T) {
 			t.Fatalf("after the bad one = %q", got)
 		}
 		// History lists the good ones and says which are not messages.
-		h, err := s.History(ctx, "1")
+		h, err := s.History(ctx, "1", chat.HistoryOptions{})
 		var se *chat.SkippedError
 		if !errors.As(err, &se) || len(se.Skipped) != 1 || se.Skipped[0].ID != 2 || len(h) != 3 {
 			t.Fatalf("history = %v, %v", h, err)
@@ -370,7 +370,10 @@ func TestCorruptKeys(t *testing.T) {
 				return &got, err
 			}},
 			{"members", func() (*[]chat.ChatMessages, error) { _, err := s.Members(ctx, "1"); return nil, err }},
-			{"history", func() (*[]chat.ChatMessages, error) { _, err := s.History(ctx, "1"); return nil, err }},
+			{"history", func() (*[]chat.ChatMessages, error) {
+				_, err := s.History(ctx, "1", chat.HistoryOptions{})
+				return nil, err
+			}},
 			{"ls", func() (*[]chat.ChatMessages, error) { _, err := s.UserChats(ctx, "jeff"); return nil, err }},
 		}
 		rounds := 25

@@ -42,6 +42,7 @@ var access = []struct {
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},
 	{"Ack", true, false, "hdel hmget type zrem zscore"},
 	{"ChangeVisibility", true, true, "hexists hmget publish time type zadd zcard zscore"},
+	{"Retry", true, true, "hexists hmget publish time type zadd zcard zscore"},
 	{"Peek", false, false, "hget hmget time zcount zrange zscore"},
 	{"Get", false, false, "hmget time zscore"},
 	{"Redrive", true, true, "hdel hexists hget hincrby hmget hset publish sscan time type zadd zcard zcount zrange zrank zrem zscore"},

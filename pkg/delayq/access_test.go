@@ -36,6 +36,7 @@ var accessOps = map[string]struct {
 	"Receive (wait)":    {[]string{"receive.lua", "retry.lua"}, "subscribe"},
 	"Ack":               {[]string{"ack.lua"}, ""},
 	"ChangeVisibility":  {[]string{"retry.lua"}, ""},
+	"Retry":             {[]string{"retry.lua"}, ""},
 	"Peek":              {[]string{"peek.lua"}, ""},
 	"Get":               {[]string{"get.lua"}, ""},
 	"Redrive":           {[]string{"redrive.lua"}, "sscan hget"},
@@ -220,7 +221,8 @@ func TestAccessClientCommands(t *testing.T) {
 			m, err = c.Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour})
 			return err
 		})
-		do("ChangeVisibility", func() error { _, err := c.ChangeVisibility(ctx, "q", m[0].Receipt, 0); return err })
+		do("ChangeVisibility", func() error { _, err := c.ChangeVisibility(ctx, "q", m[0].Receipt, time.Hour); return err })
+		do("Retry", func() error { _, err := c.Retry(ctx, "q", 0, m[0].Receipt); return err })
 		do("Receive", func() error { _, err := c.Receive(ctx, "q", delayq.ReceiveOptions{}); return err }) // moves it
 		do("Receive (wait)", func() error {
 			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: 50 * time.Millisecond})
@@ -228,7 +230,7 @@ func TestAccessClientCommands(t *testing.T) {
 		})
 		do("Redrive", func() error { _, err := c.Redrive(ctx, "dead", delayq.RedriveOptions{}); return err })
 		do("Export", func() error {
-			_, err := c.Export(ctx, "q", func(ms []delayq.Message) error { m = ms; return nil })
+			_, err := c.Export(ctx, "q", delayq.PeekOptions{}, func(ms []delayq.Message) error { m = ms; return nil })
 			return err
 		})
 		do("Import", func() error { _, err := c.Import(ctx, "dead", m); return err })

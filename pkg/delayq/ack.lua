@@ -19,8 +19,7 @@ for i = 1, #ARGV, 3 do
   local status = ""
   if ARGV[i + 1] ~= "" and redis.call("ZSCORE", KEYS[1], id) then
     found = true
-    local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
-    if tonumber(m[1] or "") ~= tonumber(ARGV[i + 1]) or tonumber(m[2] or "") ~= tonumber(ARGV[i + 2]) then
+    if not current(KEYS[2], id, ARGV[i + 1], ARGV[i + 2]) then
       status = "stale"
     end
   end
@@ -47,6 +46,9 @@ for i = 1, #ARGV, 3 do
     local z = redis.call("ZREM", KEYS[1], id)
     local h = redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
     local r = redis.call("ZREM", KEYS[3], id)
+    -- The record of a dead-letter move goes with the message (alone, it
+    -- is no message: it does not make an ack of a missing id count).
+    redis.call("HDEL", KEYS[2], id .. ":dl")
     if z == 0 and h == 0 and r == 0 and not done[id] then
       res[k] = "missing"
     else

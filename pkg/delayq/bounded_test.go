@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,8 +126,8 @@ func TestServerTimeBounded(t *testing.T) {
 				_, err := c.Push(ctx, "q", "x", delayq.PushOptions{Delay: time.Minute})
 				return err
 			})
-			measure("poll -n 10", func() error {
-				r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 10, VT: time.Hour})
+			measure("poll -n 100", func() error {
+				r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 100, VT: time.Hour})
 				for _, m := range r {
 					ids = append(ids, m.ID)
 				}
@@ -145,12 +146,50 @@ func TestServerTimeBounded(t *testing.T) {
 				ids = ids[:len(ids)-5]
 				return err
 			})
+			measure("retry (90 ids)", func() error {
+				r, err := c.Retry(ctx, "q", time.Minute, ids[len(ids)-90:]...)
+				if err == nil && r.Retried != 90 {
+					err = fmt.Errorf("retried %+v", r)
+				}
+				return err
+			})
 			measure("peek -n 10", func() error { _, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 10}); return err })
+			// A search that matches nothing examines the whole queue, one
+			// bounded call after another: 10 calls are measured.
+			searchPart := func(opt delayq.PeekOptions, export bool) error {
+				sctx, stop := context.WithCancel(ctx)
+				defer stop()
+				calls := 0
+				opt.Progress = func(int, int) {
+					if calls++; calls == 10 {
+						stop()
+					}
+				}
+				var err error
+				if export {
+					_, err = c.Export(sctx, "q", opt, func([]delayq.Message) error { return nil })
+				} else {
+					opt.N = 10
+					_, err = c.Peek(sctx, "q", opt)
+				}
+				if calls >= 10 && errors.Is(err, context.Canceled) {
+					return nil
+				}
+				return err
+			}
+			measure("peek --grep (10 calls)", func() error { return searchPart(delayq.PeekOptions{Grep: "no such text"}, false) })
+			measure("peek --grep --regexp (10 calls)", func() error {
+				return searchPart(delayq.PeekOptions{Regexp: regexp.MustCompile("no such text")}, false)
+			})
+			measure("export --grep (10 calls)", func() error { return searchPart(delayq.PeekOptions{Grep: "no such text"}, true) })
+			measure("peek --inflight-for (10 calls)", func() error {
+				return searchPart(delayq.PeekOptions{InFlightFor: 24 * time.Hour}, false)
+			})
 			measure("peek -n 2000", func() error { _, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 2000}); return err })
 			measure("ls", func() error { _, err := listQueues(ctx, c); return err })
 			measure("export (10 pages)", func() error {
 				pages := 0
-				_, err := c.Export(ctx, "q", func([]delayq.Message) error {
+				_, err := c.Export(ctx, "q", delayq.PeekOptions{}, func([]delayq.Message) error {
 					if pages++; pages == 10 {
 						return errStopExport
 					}

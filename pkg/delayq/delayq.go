@@ -180,6 +180,10 @@ const reindexBudget = time.Millisecond
 // entry and an HMGET inside the script, and bodies may be up to 64 KiB.
 const peekPage = 50
 
+// searchPage is how many candidates one peek call returns when the client
+// matches them (a regular expression): as many as an export page.
+const searchPage = 250
+
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
 

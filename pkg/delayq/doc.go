@@ -59,8 +59,10 @@
 //	                    totaldead (chatq's count of messages moved to the
 //	                    dead-letter queue, Stats.TotalDead); per message
 //	                    <id> (body), <id>:rc (receive count) and <id>:fr
-//	                    (first receive, Unix ms); rsync and rscan (chatq's:
-//	                    whether ns:q:R is complete)
+//	                    (first receive, Unix ms), and in a dead-letter
+//	                    queue <id>:dl (chatq's record of the move: the
+//	                    queue it came from, its rc, when); rsync and rscan
+//	                    (chatq's: whether ns:q:R is complete)
 //	p ns:q:R      ZSET  chatq's index of received messages, id -> visible-at
 //	                    (the score in ns:q), for O(log n) stats; rsmq
 //	                    neither reads nor writes it
@@ -96,13 +98,16 @@
 //	                        changeMessageVisibility): a retry or a lease
 //	                        renewal; with a receipt, only while it names
 //	                        the latest delivery
+//	Retry      retry.lua    the same for up to 100 messages per call
 //	Stats      stats.lua    attributes and ready/delayed/in-flight counts,
 //	                        the oldest ready message, O(log n), read only
 //	                        (and one HEXISTS of the dead-letter queue)
 //	StatsEach  stats.lua    Stats of many queues, 20 per pipeline
 //	Peek       peek.lua     read up to 50 messages per call without
-//	                        receiving them; filtered by state or age,
-//	                        examining up to 1,000 per call
+//	                        receiving them; filtered (state, age, a
+//	                        substring matched in the script, receive
+//	                        count, time in flight), examining up to 1,000
+//	                        entries and about 1 MiB of bodies per call
 //	Get        get.lua      one message by id with its state, O(log n),
 //	                        read only
 //	Redrive    redrive.lua  move up to 100 messages of a dead-letter queue
@@ -112,7 +117,8 @@
 //	Export     export.lua   one page of a backup: HSCAN of 250 hash fields
 //	                        with each message's score, rc and fr; read only
 //	                        (every message present for the whole walk
-//	                        passed at least once)
+//	                        passed at least once); Peek's filters, the
+//	                        substring matched in the script
 //	Import     import.lua   up to 100 messages under their own ids, due
 //	                        times, rc and fr; ids already there are skipped
 //	                        (same body) or conflicts (another body)
@@ -147,10 +153,22 @@
 // once with a fresh receive count (ReceiveOptions.Moved is told).
 //
 // Each received message carries a receipt naming that delivery,
-// "<id>.<rc>.<fr>" (see Message.Receipt): Ack and ChangeVisibility given a
-// receipt change the message only while no later receive has taken it
-// (else ErrStaleReceipt), given a bare id they act as RSMQ's. Work renews
-// the lease of each running handler and acks by receipt.
+// "<id>.<rc>.<fr>" (see Message.Receipt): Ack, Retry and ChangeVisibility
+// given a receipt change the message only while no later receive has taken
+// it (else ErrStaleReceipt), given a bare id they act as RSMQ's. Peek, Get
+// and Export give a received message's latest receipt, so that what a peek
+// selected (PeekOptions.InFlightFor, MinReceives) can be retried by receipt
+// without touching a message received again since. Work renews the lease
+// of each running handler and acks by receipt.
+//
+// # Searching
+//
+// PeekOptions.Grep is matched inside peek.lua and export.lua (string.find,
+// plain: no pattern syntax), so only matches cross the network;
+// PeekOptions.Regexp is matched in Go, over pages of at most 250 candidates
+// and about 1 MiB of bodies (Redis's Lua has no regular expressions, and
+// Lua patterns are not them). Either way each call is bounded, and
+// PeekOptions.Progress reports how many messages were examined.
 //
 // # Cancellation
 //

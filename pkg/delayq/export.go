@@ -30,44 +30,60 @@ const exportCount = 250
 // 1,000 bodies of 64 KiB.
 const exportPageBytes = 1 << 20
 
-// Export walks queue q's messages in pages, passes each page to fn, in no
-// particular order, each message with its State at its page's server time
-// Now (and VisibleAt, RC, FR), and returns how many messages it passed. It
-// is read only and holds at most one page in memory: a page is one script
-// call of at most about 250 messages and about 1 MiB of bodies, atomic on
-// its own.
+// Export walks queue q's messages in pages, passes each page of those
+// that pass opt's filters (see PeekOptions; all messages when none is
+// given) to fn, in no particular order, each message with its State at its
+// page's server time Now (and VisibleAt, RC, FR), and returns how many
+// messages it passed: at most opt.N when it is positive. It is read only
+// and holds at most one page in memory: a page is one script call of at
+// most about 250 messages and about 1 MiB of bodies, atomic on its own;
+// opt.Grep is matched inside that call, opt.Regexp here.
 //
 // It walks the queue's attribute hash with HSCAN, so a message present
 // for the whole export is passed at least once, whatever receives, retries
-// and acks do to the others meanwhile; it is passed twice only when the
-// hash shrank during the walk (Redis shrinks a hash that lost about 90% of
-// its fields), and an importer that skips identical ids (Import) absorbs
-// that. Messages pushed or deleted during the export may or may not be
-// passed.
-func (c *Client) Export(ctx context.Context, q string, fn func([]Message) error) (int, error) {
+// and acks do to the others meanwhile (fn may retry or ack the messages it
+// is passed); it is passed twice only when the hash shrank during the walk
+// (Redis shrinks a hash that lost about 90% of its fields), and an
+// importer that skips identical ids (Import) absorbs that. Messages pushed
+// or deleted during the export may or may not be passed.
+func (c *Client) Export(ctx context.Context, q string, opt PeekOptions, fn func([]Message) error) (int, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
-	passed := 0
+	if opt.N < 0 {
+		return 0, fmt.Errorf("count %d: must not be negative: %w", opt.N, errInvalidValue)
+	}
+	filter, err := opt.filter()
+	if err != nil {
+		return 0, err
+	}
+	passed, examined := 0, 0
 	cursor, count := "0", exportCount
 	for {
-		a, err := run(ctx, c.rdb, exportScript, c.keys(q)[:2], cursor, count)
+		args := append([]any{cursor, count}, filter...)
+		a, err := run(ctx, c.rdb, exportScript, c.keys(q)[:2], args...)
 		if err != nil {
 			return passed, err
 		}
-		if str(a[0]) == "notfound" || len(a) < 3 {
+		if str(a[0]) == "notfound" || len(a) < 5 {
 			return passed, notFound(q)
 		}
 		cursor = str(a[1])
 		now := msTime(str(a[2]))
-		page := make([]Message, 0, (len(a)-3)/5)
-		bytes := 0
-		for i := 3; i+4 < len(a); i += 5 {
+		seen, bytes := int(num(a[3])), int(num(a[4]))
+		examined += seen
+		page := make([]Message, 0, (len(a)-5)/6)
+		for i := 5; i+5 < len(a); i += 6 {
 			m := Message{ID: str(a[i]), VisibleAt: scoreTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4])), Now: now}
-			m.Sent = sentAt(m.ID)
-			m.State = stateOf(now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero())
-			bytes += len(m.Body)
+			m.setDeadLettered(str(a[i+5]))
+			if !opt.keeps(&m) {
+				continue
+			}
+			m.settle(now)
 			page = append(page, m)
+		}
+		if opt.N > 0 && passed+len(page) > opt.N {
+			page = page[:opt.N-passed]
 		}
 		if len(page) > 0 {
 			if err := fn(page); err != nil {
@@ -75,13 +91,16 @@ func (c *Client) Export(ctx context.Context, q string, fn func([]Message) error)
 			}
 			passed += len(page)
 		}
-		if cursor == "0" {
+		if opt.Progress != nil {
+			opt.Progress(examined, passed)
+		}
+		if cursor == "0" || opt.N > 0 && passed >= opt.N {
 			return passed, nil
 		}
-		// Aim at exportPageBytes per page: fewer messages after big bodies,
-		// back up to exportCount after small ones.
-		if len(page) > 0 {
-			per := max(bytes/len(page), 1)
+		// Aim at exportPageBytes read per page: fewer messages after big
+		// bodies, back up to exportCount after small ones.
+		if seen > 0 {
+			per := max(bytes/seen, 1)
 			count = min(max(exportPageBytes/per, 1), exportCount)
 		}
 	}
@@ -111,7 +130,8 @@ type ImportResult struct {
 
 // CheckImport checks messages for Import without any I/O, as Import does
 // first: at most 100, each with an id of RSMQ's format (32 characters from
-// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice.
+// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice,
+// a dead-letter record with a queue name (DeadLetteredFrom) or none.
 // Bodies are not checked against maxsize (the queue's maxsize is the
 // server's to tell).
 func CheckImport(msgs []Message) error {
@@ -136,13 +156,35 @@ func CheckImport(msgs []Message) error {
 		if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
 			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
 		}
+		if err := checkDeadLettered(&m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDeadLettered checks m's record of a dead-letter move for Import:
+// none, or a queue name, a receive count and a time not negative.
+func checkDeadLettered(m *Message) error {
+	if m.DeadLetteredFrom == "" {
+		if m.DeadLetteredRC != 0 || !m.DeadLetteredAt.IsZero() {
+			return fmt.Errorf("message %s: a dead-letter receive count or time without the queue it came from: %w", m.ID, errInvalidValue)
+		}
+		return nil
+	}
+	if err := CheckName(m.DeadLetteredFrom); err != nil {
+		return fmt.Errorf("message %s: dead-lettered from: %w", m.ID, err)
+	}
+	if m.DeadLetteredRC < 0 || m.DeadLetteredAt.UnixMilli() < 0 {
+		return fmt.Errorf("message %s: dead-letter receive count %d or time %d: must not be negative: %w", m.ID, m.DeadLetteredRC, m.DeadLetteredAt.UnixMilli(), errInvalidValue)
 	}
 	return nil
 }
 
 // Import stores up to 100 messages in queue q under their own ids (ID,
-// Body, VisibleAt, RC and FR of each; the other fields are ignored), with
-// their due times, receive counts and first receives, in one
+// Body, VisibleAt, RC, FR and the DeadLettered fields of each; the other
+// fields are ignored), with their due times, receive counts, first
+// receives and records of a dead-letter move, in one
 // atomic script call (all or nothing). An id that already holds the same
 // body is left alone (ImportResult.Present), so importing the same
 // messages again changes nothing; an id that holds another body is a
@@ -162,7 +204,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	args := make([]any, 0, 1+6*len(msgs))
+	args := make([]any, 0, 1+7*len(msgs))
 	args = append(args, c.channel(q))
 	for _, m := range msgs {
 		rc, fr := "", ""
@@ -172,7 +214,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 		if !m.FR.IsZero() {
 			fr = strconv.FormatInt(m.FR.UnixMilli(), 10)
 		}
-		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, len16(m.Body), m.Body)
+		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, len16(m.Body), m.Body, m.deadLettered())
 	}
 	a, err := run(ctx, c.rdb, importScript, c.keys(q), args...)
 	if err != nil {

@@ -20,7 +20,7 @@ func exportAll(t *testing.T, c *delayq.Client, q string) (map[string]delayq.Mess
 	t.Helper()
 	got := map[string]delayq.Message{}
 	pages := 0
-	n, err := c.Export(context.Background(), q, func(page []delayq.Message) error {
+	n, err := c.Export(context.Background(), q, delayq.PeekOptions{}, func(page []delayq.Message) error {
 		pages++
 		for _, p := range page {
 			if _, dup := got[p.ID]; dup {
@@ -42,7 +42,8 @@ func exportAll(t *testing.T, c *delayq.Client, q string) (map[string]delayq.Mess
 func toImport(ps map[string]delayq.Message) []delayq.Message {
 	var out []delayq.Message
 	for _, p := range ps {
-		out = append(out, delayq.Message{ID: p.ID, Body: p.Body, VisibleAt: p.VisibleAt, RC: p.RC, FR: p.FR})
+		out = append(out, delayq.Message{ID: p.ID, Body: p.Body, VisibleAt: p.VisibleAt, RC: p.RC, FR: p.FR,
+			DeadLetteredFrom: p.DeadLetteredFrom, DeadLetteredRC: p.DeadLetteredRC, DeadLetteredAt: p.DeadLetteredAt})
 	}
 	return out
 }
@@ -238,7 +239,7 @@ func TestExportLive(t *testing.T) {
 		}
 	})
 	pages := 0
-	_, err = c.Export(ctx, "live", func(page []delayq.Message) error {
+	_, err = c.Export(ctx, "live", delayq.PeekOptions{}, func(page []delayq.Message) error {
 		if pages++; pages == 1 {
 			close(start)
 		}

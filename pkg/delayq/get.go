@@ -39,8 +39,11 @@ func (c *Client) Get(ctx context.Context, q, idOrReceipt string) (*Message, erro
 		return nil, fmt.Errorf("message %s in queue %q: its body is gone (a half-deleted message; the next receive drops it): %w", id, q, ErrMessageNotFound)
 	}
 	m := &Message{ID: id, Now: msTime(str(a[1])), VisibleAt: msTime(str(a[2])), Body: str(a[3]), RC: num(a[4]), FR: msTime(str(a[5]))}
-	m.Sent = sentAt(id)
-	m.State = stateOf(m.Now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero() || num(a[6]) == 1)
+	m.setDeadLettered(str(a[7]))
+	m.settle(m.Now)
+	if num(a[6]) == 1 && m.State == delayed {
+		m.State = inFlight // in the index: received (by chatq), not due
+	}
 	return m, nil
 }
 

@@ -4,8 +4,9 @@
 -- received messages: every message with an <id>:rc is there, with its
 -- visible-at)
 -- ARGV[1] realtime channel <ns>:rt:<q>
--- ARGV[2..] six per message: id, visible-at ms, rc ("" for never received),
--- fr ms ("" for none), body length in UTF-16 code units, body
+-- ARGV[2..] seven per message: id, visible-at ms, rc ("" for never
+-- received), fr ms ("" for none), body length in UTF-16 code units, body,
+-- record of a dead-letter move ("<queue> <rc> <ms>", or "" for none)
 -- Returns {"ok", notified, s1, s2, ...}, one status per message: "imported",
 -- "present" (the id holds this very body: left as it is) or "conflict" (the
 -- id holds another body: left as it is); or {"notfound"}; or {"toolong", i,
@@ -34,8 +35,8 @@ end
 local notify = allowed({"PUBLISH", ARGV[1], "1"})
 local maxsize = tonumber(a[3])
 local status = {}
-for i = 2, #ARGV, 6 do
-  local k = (i - 2) / 6 + 1
+for i = 2, #ARGV, 7 do
+  local k = (i - 2) / 7 + 1
   if maxsize ~= -1 and tonumber(ARGV[i + 4]) > maxsize then
     return {"toolong", k, a[3]}
   end
@@ -54,8 +55,8 @@ for i = 2, #ARGV, 6 do
 end
 local imported = 0
 local ready = false
-for i = 2, #ARGV, 6 do
-  local k = (i - 2) / 6 + 1
+for i = 2, #ARGV, 7 do
+  local k = (i - 2) / 7 + 1
   if status[k] == "imported" then
     local id, due, rc, fr = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     redis.call("ZADD", KEYS[1], due, id)
@@ -76,6 +77,11 @@ for i = 2, #ARGV, 6 do
       -- Leftovers of an earlier message of this id would make it look received.
       redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr")
       redis.call("ZREM", KEYS[3], id)
+    end
+    if ARGV[i + 6] ~= "" then
+      redis.call("HSET", KEYS[2], id .. ":dl", ARGV[i + 6])
+    else
+      redis.call("HDEL", KEYS[2], id .. ":dl")
     end
     imported = imported + 1
   end

@@ -2,7 +2,11 @@ package delayq
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -88,9 +92,10 @@ type Message struct {
 	Sent      time.Time // when it was pushed (from the id)
 	VisibleAt time.Time // when it is or becomes due (zero when popped)
 	// Receipt names this delivery of a received message (see
-	// ErrStaleReceipt): Ack and ChangeVisibility given it change the
+	// ErrStaleReceipt): Ack, Retry and ChangeVisibility given it change the
 	// message only while no later receive has taken it. Format:
-	// "<id>.<rc>.<fr ms>".
+	// "<id>.<rc>.<fr ms>". Peek, Get and Export give the receipt of the
+	// latest delivery of a message that was received.
 	Receipt string
 	// State is where a message read by Peek, Get or Export stood at server
 	// time Now: "ready" (due), "delayed" (not due, never received) or
@@ -98,6 +103,51 @@ type Message struct {
 	// is the server time of the receive.
 	State string
 	Now   time.Time
+	// DeadLetteredFrom is, for a message that a dead-letter move brought
+	// into this queue, the queue it came from, with its receive count there
+	// (DeadLetteredRC) and the server time of the move (DeadLetteredAt).
+	// The move records them in the queue's hash, in a field <id>:dl that
+	// rsmq never reads; Redrive goes back by them, Import writes them.
+	// Empty for other messages, and for messages dead-lettered before chatq
+	// recorded it.
+	DeadLetteredFrom string
+	DeadLetteredRC   int64
+	DeadLetteredAt   time.Time
+}
+
+// setDeadLettered reads the record of a dead-letter move, "<queue> <rc>
+// <ms>" (receive.lua writes it), into m; a malformed one (another
+// writer's) is no record.
+func (m *Message) setDeadLettered(rec string) {
+	f := strings.Fields(rec)
+	if len(f) != 3 || CheckName(f[0]) != nil {
+		return
+	}
+	rc, err1 := strconv.ParseInt(f[1], 10, 64)
+	ms, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || rc < 0 || ms < 0 {
+		return
+	}
+	m.DeadLetteredFrom, m.DeadLetteredRC, m.DeadLetteredAt = f[0], rc, time.UnixMilli(ms)
+}
+
+// deadLettered is m's record of a dead-letter move as receive.lua writes
+// it, "" for none.
+func (m *Message) deadLettered() string {
+	if m.DeadLetteredFrom == "" {
+		return ""
+	}
+	return m.DeadLetteredFrom + " " + strconv.FormatInt(m.DeadLetteredRC, 10) + " " + strconv.FormatInt(m.DeadLetteredAt.UnixMilli(), 10)
+}
+
+// settle sets m's Sent (from its id), State at now, and Receipt when it
+// was received.
+func (m *Message) settle(now time.Time) {
+	m.Sent = sentAt(m.ID)
+	m.State = stateOf(now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero())
+	if m.RC > 0 && !m.FR.IsZero() {
+		m.Receipt = receipt(m.ID, m.RC, m.FR)
+	}
 }
 
 // The states of Message.State and PeekOptions.State.
@@ -230,7 +280,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		sent := time.Now()
 		want := min(opt.N-len(res.messages), maxBatch)
 		before := len(res.messages)
-		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.channel(dead))
+		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.channel(dead), q)
 		if err != nil {
 			return nil, err
 		}
@@ -275,11 +325,15 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 	return res, nil
 }
 
-// AckResult is what became of each id or receipt given to Ack.
+// AckResult is what became of each id or receipt given to Ack or Retry.
 type AckResult struct {
-	Acked   int      // deleted
+	Acked   int      // deleted (Ack)
+	Retried int      // made visible at the time asked for (Retry)
 	Missing []string // not in the queue
 	Stale   []string // receipts of an earlier delivery: left alone
+	// VisibleAt is when the messages Retry retried become visible (the
+	// server's now plus the delay, at its last call).
+	VisibleAt time.Time
 }
 
 // Ack deletes messages of queue q (RSMQ deleteMessage), in one round trip
@@ -291,8 +345,64 @@ type AckResult struct {
 // acked all the same. Any other error is a failure of the whole call (bad
 // input, a missing queue, Redis) with a nil result.
 func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult, error) {
-	if err := CheckName(q); err != nil {
+	res := &AckResult{}
+	err := c.batches(ctx, q, refs, func(args []any) ([]any, error) {
+		return run(ctx, c.rdb, ackScript, c.keys(q), args...)
+	}, func(status string) bool {
+		if status == "acked" {
+			res.Acked++
+		}
+		return status == "acked"
+	}, res)
+	if err != nil && !errors.Is(err, ErrMessageNotFound) && !errors.Is(err, ErrStaleReceipt) {
 		return nil, err
+	}
+	return res, err
+}
+
+// Retry makes messages of queue q, each named by a bare id or by a receipt
+// (Message.Receipt), visible again delay from the server's now (whole
+// milliseconds; 0 for now), as ChangeVisibility does for one, in one round
+// trip per 100; an id or receipt given twice counts once. A receipt changes
+// its message only while it names the latest delivery, so a receipt read
+// by Peek (or Receive) and retried after someone received the message
+// again changes nothing. The receive count is kept. The result and the
+// error say what became of each, as Ack's do, except that an error after
+// some calls (a lost connection) comes with what the calls before it did.
+func (c *Client) Retry(ctx context.Context, q string, delay time.Duration, refs ...string) (*AckResult, error) {
+	if err := CheckDuration("delay", delay, time.Millisecond); err != nil {
+		return nil, err
+	}
+	res := &AckResult{}
+	err := c.batches(ctx, q, refs, func(args []any) ([]any, error) {
+		a, err := run(ctx, c.rdb, retryScript, c.keys(q), append([]any{delay.Milliseconds(), c.channel(q)}, args...)...)
+		if err != nil || str(a[0]) != "ok" {
+			return a, err
+		}
+		res.VisibleAt = msTime(str(a[1]))
+		return append(a[:1:1], a[2:]...), nil // the statuses after "ok"
+	}, func(status string) bool {
+		if status == "retried" {
+			res.Retried++
+		}
+		return status == "retried"
+	}, res)
+	if err != nil && res.Retried+len(res.Missing)+len(res.Stale) == 0 {
+		return nil, err // nothing was done
+	}
+	return res, err
+}
+
+// batches runs call for refs in batches of maxBatch (each as triples id,
+// rc, fr; a ref given twice once), after checking q and every ref; call
+// returns {"ok", status, ...} or {"notfound"}. done counts a status that
+// acted and reports whether it did; the others are "missing" or "stale"
+// and go into res. When some did not act the error is ErrMessageNotFound
+// if any was missing, else ErrStaleReceipt. Any other error is a failure
+// of the whole call (bad input, a missing queue, Redis).
+func (c *Client) batches(ctx context.Context, q string, refs []string, call func(args []any) ([]any, error), done func(status string) bool, res *AckResult) error {
+	if err := CheckName(q); err != nil {
+		return err
 	}
 	var given []string
 	var args []any
@@ -300,7 +410,7 @@ func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult,
 	for _, s := range refs {
 		r, err := parseRef(s)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !seen[s] {
 			seen[s] = true
@@ -308,23 +418,23 @@ func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult,
 			args = append(args, r.args()...)
 		}
 	}
-	res := &AckResult{}
-	// At most maxBatch per script call (3 arguments each), so that acking
-	// many ids never holds the server for long.
+	acted := 0
+	// At most maxBatch per script call (3 arguments each), so that acting
+	// on many ids never holds the server for long.
 	for start := 0; start < len(given); start += maxBatch {
 		end := min(start+maxBatch, len(given))
-		a, err := run(ctx, c.rdb, ackScript, c.keys(q), args[3*start:3*end]...)
+		a, err := call(args[3*start : 3*end])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if str(a[0]) == "notfound" {
-			return nil, notFound(q)
+			return notFound(q)
 		}
 		for i, v := range a[1:] {
-			switch str(v) {
-			case "acked":
-				res.Acked++
-			case "stale":
+			switch status := str(v); {
+			case done(status):
+				acted++
+			case status == "stale":
 				res.Stale = append(res.Stale, given[start+i])
 			default:
 				res.Missing = append(res.Missing, given[start+i])
@@ -334,11 +444,11 @@ func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult,
 	left := len(res.Missing) + len(res.Stale)
 	switch {
 	case len(res.Missing) > 0:
-		return res, fmt.Errorf("%d of %d messages: %w", left, left+res.Acked, ErrMessageNotFound)
+		return fmt.Errorf("%d of %d messages: %w", left, left+acted, ErrMessageNotFound)
 	case len(res.Stale) > 0:
-		return res, fmt.Errorf("%d of %d messages: %w", left, left+res.Acked, ErrStaleReceipt)
+		return fmt.Errorf("%d of %d messages: %w", left, left+acted, ErrStaleReceipt)
 	}
-	return res, nil
+	return nil
 }
 
 // ChangeVisibility sets when a message of queue q, named by its id or a
@@ -364,14 +474,16 @@ func (c *Client) ChangeVisibility(ctx context.Context, q, idOrReceipt string, vt
 	if err := CheckDuration("vt", vt, time.Millisecond); err != nil {
 		return time.Time{}, err
 	}
-	a, err := run(ctx, c.rdb, retryScript, c.keys(q), r.id, r.rc, r.fr, vt.Milliseconds(), c.channel(q))
+	a, err := run(ctx, c.rdb, retryScript, c.keys(q), vt.Milliseconds(), c.channel(q), r.id, r.rc, r.fr)
 	if err != nil {
 		return time.Time{}, err
 	}
 	switch str(a[0]) {
 	case "notfound":
 		return time.Time{}, notFound(q)
-	case "nomessage":
+	}
+	switch str(a[2]) {
+	case "missing":
 		return time.Time{}, fmt.Errorf("message %s in queue %q: %w", r.id, q, ErrMessageNotFound)
 	case "stale":
 		return time.Time{}, fmt.Errorf("receipt %s in queue %q: %w", idOrReceipt, q, ErrStaleReceipt)
@@ -379,29 +491,98 @@ func (c *Client) ChangeVisibility(ctx context.Context, q, idOrReceipt string, vt
 	return msTime(str(a[1])), nil
 }
 
-// PeekOptions choose what Peek returns.
+// PeekOptions choose what Peek returns and what Export passes: all the
+// filters given must hold.
 type PeekOptions struct {
-	N int // at most this many messages (required)
+	// N is the most messages returned (required by Peek); for Export the
+	// most passed, 0 for all.
+	N int
 	// State, if set, keeps only messages in that state: "ready" (due now),
 	// "delayed" (not due, never received) or "inflight" (received, not
-	// due; read from chatq's index of received messages, so a message only
-	// an rsmq client received is missed until the index is rebuilt).
+	// due; Peek reads them from chatq's index of received messages, so a
+	// message only an rsmq client received is missed until the index is
+	// rebuilt).
 	State string
 	// OlderThan, if positive, keeps only messages sent (the time in the
 	// id) more than this long before the server's now.
 	OlderThan time.Duration
+	// Grep, if set, keeps only messages whose body or id contains it, byte
+	// for byte. The server matches it (inside the script, no pattern
+	// syntax), so only matches cross the network.
+	Grep string
+	// Regexp, if set, keeps only messages whose body or id it matches. It
+	// is matched here, over pages of the messages that pass the other
+	// filters (Redis's Lua has no regular expressions), so those cross the
+	// network.
+	Regexp *regexp.Regexp
+	// MinReceives, if positive, keeps only messages received at least this
+	// many times.
+	MinReceives int
+	// InFlightFor, if positive, keeps only messages in flight (it implies
+	// State "inflight") whose first receive was more than this long before
+	// the server's now. RSMQ records when a message was first received
+	// (FR), not when last: for a message received once this is how long it
+	// has been in flight; one received again counts from its first receive.
+	InFlightFor time.Duration
+	// Progress, if set, is called after each server call with the messages
+	// examined so far and how many of them were kept.
+	Progress func(examined, kept int)
+}
+
+// filter checks o and returns the filter arguments of peek.lua and
+// export.lua (queue.lua's filter).
+func (o *PeekOptions) filter() ([]any, error) {
+	switch o.State {
+	case "", ready, delayed, inFlight:
+	default:
+		return nil, fmt.Errorf("state %q: want ready, delayed or inflight: %w", o.State, errInvalidValue)
+	}
+	switch {
+	case o.OlderThan < 0:
+		return nil, fmt.Errorf("age %s: must not be negative: %w", o.OlderThan, errInvalidValue)
+	case o.MinReceives < 0:
+		return nil, fmt.Errorf("receive count %d: must not be negative: %w", o.MinReceives, errInvalidValue)
+	case o.InFlightFor < 0:
+		return nil, fmt.Errorf("time in flight %s: must not be negative: %w", o.InFlightFor, errInvalidValue)
+	case o.InFlightFor > 0 && o.State != "" && o.State != inFlight:
+		return nil, fmt.Errorf("a time in flight selects messages in flight, not %s ones: %w", o.State, errInvalidValue)
+	case !utf8.ValidString(o.Grep):
+		return nil, fmt.Errorf("search text is not valid UTF-8: %w", errInvalidValue)
+	}
+	state, age, minrc, held := o.State, "", "", ""
+	if o.OlderThan > 0 {
+		age = fmt.Sprint(o.OlderThan.Microseconds())
+	}
+	if o.MinReceives > 0 {
+		minrc = fmt.Sprint(o.MinReceives)
+	}
+	if o.InFlightFor > 0 {
+		state, held = inFlight, fmt.Sprint(o.InFlightFor.Milliseconds())
+	}
+	return []any{state, age, o.Grep, minrc, held}, nil
+}
+
+// keeps reports whether m matches o.Regexp (or there is none).
+func (o *PeekOptions) keeps(m *Message) bool {
+	return o.Regexp == nil || o.Regexp.MatchString(m.Body) || o.Regexp.MatchString(m.ID)
 }
 
 // peekExamine is the most entries one filtered peek call examines.
 const peekExamine = 1000
 
+// pageBytes is the most body bytes one peek or export call aims to read
+// (to return, or to search): the call stops after the message that reaches
+// it, so that pages of 64 KiB bodies stay small.
+const pageBytes = 1 << 20
+
 // Peek returns up to opt.N messages of queue q by visible-at time, without
-// receiving them, optionally filtered by state and age, each with its
-// State. Read only, in pages: each call returns at most 50 messages and,
-// filtered, examines at most 1,000 entries (a filter that matches few
-// messages makes many calls, each bounded). Each page is read at its own
-// instant of server time (Message.Now), so a message that moves between
-// pages may be missed; none is returned twice.
+// receiving them, optionally filtered (see PeekOptions), each with its
+// State. Read only, in pages: each call returns at most 50 messages (250
+// candidates for Regexp) and about 1 MiB of bodies and, filtered, examines
+// at most 1,000 entries (a filter that matches few messages makes many
+// calls, each bounded). Each page is read at its own instant of server
+// time (Message.Now), so a message that moves between pages may be
+// missed; none is returned twice.
 func (c *Client) Peek(ctx context.Context, q string, opt PeekOptions) ([]Message, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
@@ -409,28 +590,26 @@ func (c *Client) Peek(ctx context.Context, q string, opt PeekOptions) ([]Message
 	if opt.N <= 0 {
 		return nil, fmt.Errorf("count %d: must be positive: %w", opt.N, errInvalidValue)
 	}
-	switch opt.State {
-	case "", ready, delayed, inFlight:
-	default:
-		return nil, fmt.Errorf("state %q: want ready, delayed or inflight: %w", opt.State, errInvalidValue)
+	filter, err := opt.filter()
+	if err != nil {
+		return nil, err
 	}
-	if opt.OlderThan < 0 {
-		return nil, fmt.Errorf("age %s: must not be negative: %w", opt.OlderThan, errInvalidValue)
-	}
-	age := ""
-	if opt.OlderThan > 0 {
-		age = fmt.Sprint(opt.OlderThan.Microseconds())
-	}
-	filtered := opt.State != "" || age != ""
+	state := str(filter[0])
+	filtered := state != "" || opt.OlderThan > 0 || opt.Grep != "" || opt.MinReceives > 0 || opt.Regexp != nil
 	var out []Message
 	seen := map[string]bool{}
+	examined, kept := 0, 0
 	for offset := 0; len(out) < opt.N; {
 		want := min(opt.N-len(out), peekPage)
+		if opt.Regexp != nil {
+			want = searchPage // candidates, matched here
+		}
 		examine := want
 		if filtered {
 			examine = peekExamine
 		}
-		a, err := run(ctx, c.rdb, peekScript, c.keys(q), offset, want, opt.State, examine, age)
+		args := append([]any{offset, want, examine, pageBytes}, filter...)
+		a, err := run(ctx, c.rdb, peekScript, c.keys(q), args...)
 		if err != nil {
 			return nil, err
 		}
@@ -439,18 +618,23 @@ func (c *Client) Peek(ctx context.Context, q string, opt PeekOptions) ([]Message
 		}
 		now := msTime(str(a[1]))
 		offset += int(num(a[2]))
-		for i := 4; i+4 < len(a); i += 5 {
+		examined += int(num(a[2]))
+		for i := 4; i+5 < len(a) && len(out) < opt.N; i += 6 {
 			m := Message{ID: str(a[i]), VisibleAt: msTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4])), Now: now}
-			if seen[m.ID] {
+			m.setDeadLettered(str(a[i+5]))
+			if seen[m.ID] || !opt.keeps(&m) {
 				continue
 			}
 			seen[m.ID] = true
-			m.Sent = sentAt(m.ID)
-			m.State = stateOf(now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero())
-			if opt.State == inFlight {
+			m.settle(now)
+			if state == inFlight {
 				m.State = inFlight // from the index: received, not due
 			}
 			out = append(out, m)
+			kept++
+		}
+		if opt.Progress != nil {
+			opt.Progress(examined, kept)
 		}
 		if num(a[3]) == 1 || num(a[2]) == 0 {
 			break

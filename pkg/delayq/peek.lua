@@ -1,32 +1,30 @@
 -- peek: one page of messages by visible-at time, without receiving them,
--- optionally only those in one state or sent before a time. Read only;
--- the caller pages through with bounded counts.
+-- optionally only those that pass a filter (queue.lua's filter: a state,
+-- an age, a substring, a least receive count, a time in flight). Read
+-- only; the caller pages through with bounded counts.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
--- ARGV[1] first rank within the walked range (below)
+-- ARGV[1] first rank within the walked range: the queue's ZSET without a
+-- state, its due part for "ready", its not-yet-due part for "delayed"
+-- (skipping received messages), the index of received messages' not-yet-due
+-- part for "inflight"
 -- ARGV[2] the most messages returned
--- ARGV[3] "" (every message: the queue's ZSET), "ready" (its due part),
--- "delayed" (its not-yet-due part, skipping received messages) or
--- "inflight" (the index of received messages, its not-yet-due part)
--- ARGV[4] the most entries examined
--- ARGV[5] "" or an age in microseconds: only messages sent (per the id's
--- leading base-36 microseconds) more than that before now
+-- ARGV[3] the most entries examined
+-- ARGV[4] the most body bytes read (returned, or searched for the
+-- substring): the call stops after the message that reaches it
+-- ARGV[5..9] the filter (queue.lua's filter)
 -- Returns {"ok", now ms, examined, done (1 at the end of the range), id1,
--- visible-at1, body1, rc1, fr1, ...} (rc and fr "" when absent) or
+-- visible-at1, body1, rc1, fr1, dead-letter record1, ...} (rc, fr and the
+-- record "" when absent) or
 -- {"notfound"}.
 if not attributes(KEYS[2]) then
   return {"notfound"}
 end
 local now, nowstr, t = clock()
-local state = ARGV[3]
 local want = tonumber(ARGV[2])
-local budget = tonumber(ARGV[4])
--- The cutoff in microseconds: ids start with the push time's microseconds
--- in base 36 (10 digits until 2085), read with tonumber (exact
--- below 2^53; string comparison would follow the server's locale).
-local cutoff
-if ARGV[5] ~= "" then
-  cutoff = tonumber(t[1]) * 1000000 + tonumber(t[2]) - tonumber(ARGV[5])
-end
+local budget = tonumber(ARGV[3])
+local bytes = tonumber(ARGV[4])
+local f = filter(5, now, t)
+local state = f.state
 local key = KEYS[1]
 local rank = tonumber(ARGV[1])
 local stop = nil -- last rank of the range, nil for the end
@@ -39,8 +37,8 @@ elseif state == "inflight" then
   rank = rank + redis.call("ZCOUNT", KEYS[3], "-inf", nowstr)
 end
 local res = {"ok", nowstr, 0, 0}
-local got, examined, done = 0, 0, 0
-while got < want and examined < budget do
+local got, examined, done, read = 0, 0, 0, 0
+while got < want and examined < budget and read < bytes do
   local last = rank + math.min(100, budget - examined) - 1
   if stop and last > stop then
     last = stop
@@ -54,34 +52,30 @@ while got < want and examined < budget do
     break
   end
   for i = 1, #page, 2 do
-    if got >= want then
+    if got >= want or read >= bytes then
       break
     end
     local id, score = page[i], page[i + 1]
     examined = examined + 1
     rank = rank + 1
-    local sent = cutoff and tonumber(string.sub(id, 1, 10), 36)
-    if not cutoff or sent and sent < cutoff then
-      local m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
-      local keep = true
-      if state == "delayed" then
-        -- received (a count or a first receive): not delayed
-        if m[1] or m[2] then
-          keep = false
-        end
-      elseif state == "inflight" then
+    if not young(f, id) then
+      local m
+      if f.counts then
+        m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+      end
+      if state == "inflight" then
         -- the score in the queue is the truth; a stale index entry (a
         -- message another client deleted) is skipped
         score = redis.call("ZSCORE", KEYS[1], id)
-        keep = score ~= false and score ~= nil and (tonumber(score) or math.huge) > now
       end
-      if keep then
-        res[#res + 1] = id
-        res[#res + 1] = score
-        res[#res + 1] = redis.call("HGET", KEYS[2], id) or ""
-        res[#res + 1] = m[1] or ""
-        res[#res + 1] = m[2] or ""
-        got = got + 1
+      if score and passes(f, now, score, m and m[1], m and m[2]) then
+        local body = redis.call("HGET", KEYS[2], id) or ""
+        read = read + #body
+        if found(f, id, body) then
+          m = m or redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+          add(res, id, score, body, m)
+          got = got + 1
+        end
       end
     end
   end

@@ -65,3 +65,86 @@ local function allowed(...)
   return true
 end
 
+
+-- filter reads the message filter of a peek or an export from ARGV[i] on:
+-- a state ("" for any; "ready", "delayed" or "inflight"), an age in
+-- microseconds ("" or: sent, per the id's leading base-36 microseconds,
+-- more than that before now), a substring ("" for any; looked for in the
+-- body and the id, plainly: no Lua pattern), the least receive count ("" or
+-- a number), and a time in flight in ms ("" or: received, not due, and
+-- first received at least that long before now). t is TIME's reply and now
+-- its ms. The state, age and count cost no call; the caller fetches rc and
+-- fr for them, and the body for the substring.
+local function filter(i, now, t)
+  local f = {state = ARGV[i], grep = ARGV[i + 2], minrc = tonumber(ARGV[i + 3]) or 0}
+  if ARGV[i + 1] ~= "" then
+    -- tonumber of the base-36 digits is exact below 2^53; a string
+    -- comparison would follow the server's locale.
+    f.cutoff = tonumber(t[1]) * 1000000 + tonumber(t[2]) - tonumber(ARGV[i + 1])
+  end
+  if ARGV[i + 4] ~= "" then
+    f.frcut = now - tonumber(ARGV[i + 4])
+  end
+  if f.grep == "" then
+    f.grep = nil
+  end
+  -- whether passes needs a message's rc and fr (else they are read only
+  -- for the messages kept)
+  f.counts = f.state == "delayed" or f.state == "inflight" or f.minrc > 0 or f.frcut ~= nil
+  return f
+end
+
+-- young reports whether message id fails f's age: sent too recently (or
+-- an id without a time).
+local function young(f, id)
+  if not f.cutoff then
+    return false
+  end
+  local sent = tonumber(string.sub(id, 1, 10), 36)
+  return not sent or sent >= f.cutoff
+end
+
+-- passes reports whether a message with visible-at score, receive count rc
+-- and first receive fr (false or nil when absent; needed only when
+-- f.counts) passes f's state, count and time in flight (not its age or
+-- substring). A score Lua cannot read counts as not due.
+local function passes(f, now, score, rc, fr)
+  local received = rc or fr
+  if f.state ~= "" then
+    local due = (tonumber(score) or math.huge) <= now
+    if f.state == "ready" and not due or f.state == "delayed" and (due or received) or f.state == "inflight" and (due or not received) then
+      return false
+    end
+  end
+  if f.minrc > 0 and (tonumber(rc or "0") or 0) < f.minrc then
+    return false
+  end
+  if f.frcut and not (fr and (tonumber(fr) or math.huge) <= f.frcut) then
+    return false
+  end
+  return true
+end
+
+-- found reports whether f's substring is in the body or the id.
+local function found(f, id, body)
+  return not f.grep or string.find(body, f.grep, 1, true) ~= nil or string.find(id, f.grep, 1, true) ~= nil
+end
+
+-- current reports whether a receipt's receive count rc and first receive
+-- fr still name message id's latest delivery (its fields in hash k): every
+-- receive increments rc, so a later one makes the receipt stale.
+local function current(k, id, rc, fr)
+  local m = redis.call("HMGET", k, id .. ":rc", id .. ":fr")
+  return tonumber(m[1] or "") == tonumber(rc) and tonumber(m[2] or "") == tonumber(fr)
+end
+
+-- add appends a message to a peek or export reply res: id, score, body and
+-- m's rc, fr and dead-letter record ("" when absent).
+local function add(res, id, score, body, m)
+  res[#res + 1] = id
+  res[#res + 1] = score
+  res[#res + 1] = body
+  res[#res + 1] = m[1] or ""
+  res[#res + 1] = m[2] or ""
+  res[#res + 1] = m[3] or ""
+end

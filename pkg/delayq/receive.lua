@@ -9,6 +9,8 @@
 -- ARGV[3] "1" to pop (delete on receive), "0" to hide for the vt
 -- ARGV[4] the dead-letter queue's name that KEYS[4..5] belong to, or ""
 -- ARGV[5] the dead-letter queue's realtime channel
+-- ARGV[6] this queue's name, recorded with each message moved to the
+-- dead-letter queue
 -- Returns {status, now ms, next visible-at ms or "" (none left, or not
 -- read: all N were claimed), dead-letter name,
 -- moved, visible-at ms of the claimed, microseconds of the server time,
@@ -99,7 +101,7 @@ while got < want and status == "ok" do
     if not m[1] then
       -- An id without a body cannot be delivered: drop it.
       redis.call("ZREM", KEYS[1], id)
-      redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr")
+      redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
       redis.call("ZREM", KEYS[3], id)
     elseif maxrc > 0 and dlq ~= "" and rc >= maxrc then
       if ARGV[4] ~= dlq then
@@ -108,12 +110,14 @@ while got < want and status == "ok" do
       end
       -- Received maxreceives times already: this receive would exceed the
       -- limit, so the message moves to the dead-letter queue instead, under
-      -- the same id, visible there now.
+      -- the same id, visible there now, with a record of where it came
+      -- from, its receive count here and when ("<queue> <rc> <ms>", in a
+      -- field rsmq never reads; redrive goes back by it).
       redis.call("ZADD", KEYS[4], nowstr, id)
-      redis.call("HSET", KEYS[5], id, m[1])
+      redis.call("HSET", KEYS[5], id, m[1], id .. ":dl", ARGV[6] .. " " .. rc .. " " .. nowstr)
       redis.call("HINCRBY", KEYS[5], "totalsent", 1)
       redis.call("ZREM", KEYS[1], id)
-      redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+      redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr", id .. ":dl")
       redis.call("ZREM", KEYS[3], id)
       -- Best-effort, as push's: a user without the channel must not fail
       -- a receive whose writes are done.
@@ -139,12 +143,15 @@ while got < want and status == "ok" do
       end
       if pop then
         redis.call("ZREM", KEYS[1], id)
-        redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
+        redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr", id .. ":dl")
         redis.call("ZREM", KEYS[3], id)
       else
         redis.call("ZADD", KEYS[1], visible, id)
         redis.call("ZADD", KEYS[3], visible, id)
-        if rc == 1 then
+        -- The first receive records it; so does a later one that finds
+        -- none (an import with a count but no time), or the receipt
+        -- handed out would name a time the queue does not hold.
+        if rc == 1 or not m[3] then
           redis.call("HSET", KEYS[2], id .. ":fr", fr)
         end
       end

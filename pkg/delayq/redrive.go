@@ -3,7 +3,10 @@ package delayq
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -34,10 +37,14 @@ type RedriveOptions struct {
 
 // Redriven is what a redrive did.
 type Redriven struct {
-	To string // the destination
-	// Moved messages are in the destination now, due at once, with their
-	// ids and bodies and no receive count.
-	Moved int
+	// To is the destination given (RedriveOptions.To), or else the one
+	// queue whose dead-letter queue this is ("" when none or several are):
+	// where the messages that record no origin go.
+	To string
+	// Moved messages are in a destination now, due at once, with their ids
+	// and bodies and no receive count; MovedTo counts them per destination.
+	Moved   int
+	MovedTo map[string]int
 	// InFlight counts messages left in the dead-letter queue because a
 	// consumer holds them (received, visibility timeout not over): a later
 	// redrive takes them.
@@ -46,27 +53,38 @@ type Redriven struct {
 	// same id; TooLong ids whose body is over the destination's maxsize.
 	Exists  []string
 	TooLong []string
+	// NoDestination counts messages left because no destination is known
+	// for them: To was not given, no single queue has the dead-letter queue
+	// as its own, and they record no origin (dead-lettered before chatq
+	// recorded one, or by another client) or one that no longer exists.
+	NoDestination int
 	// Limit is the most this redrive would move (N, or the dead-letter
 	// queue's size at the start).
 	Limit int
-	// Sources are, when To was not given and no queue or several have
-	// the dead-letter queue as theirs (the error then matches ErrInvalid:
-	// the caller must name the destination), those queues.
+	// Sources are, when To was not given and no queue or several have the
+	// dead-letter queue as theirs, those queues. When then no message had
+	// a destination the error matches ErrInvalid: the caller must name one.
 	Sources []string
 }
 
-// Redrive moves the messages of dead-letter queue dlq back to a queue
-// (opt.To, or the queue whose dead-letter queue it is), oldest (lowest
+// Redrive moves the messages of dead-letter queue dlq back, oldest (lowest
 // visible-at) first, keeping ids and bodies: in the destination each is a
 // fresh message, due now, with no receive count; its totalsent counts it,
-// and its realtime channel is published on. Each script call moves at most
-// 100 messages and examines at most 500 entries, atomically: a message is
-// in exactly one of the two queues at every moment, whatever consumers of
-// either queue do meanwhile. Messages in flight in dlq (a consumer holds
-// them), ids the destination already has and bodies over its maxsize stay
-// in dlq and are reported. On an error after some calls, the result says
-// what the calls before it did. Refused with hash tags (Redis Cluster): the
-// two queues are in different slots.
+// and its realtime channel is published on. The destination is opt.To
+// for every message when given; otherwise the queue a message was
+// dead-lettered from, as the move recorded it (Message.DeadLetteredFrom),
+// while that queue exists, and else the one queue whose dead-letter queue
+// dlq is (a message dead-lettered before chatq recorded its origin goes
+// there, as it always did). It walks dlq once for that queue and once more
+// for each other origin found (and once more for messages whose origin is
+// gone). Each script call moves at most 100 messages and examines at most
+// 500 entries, atomically: a message is in exactly one of the two queues at
+// every moment, whatever consumers of either queue do meanwhile. Messages
+// in flight in dlq (a consumer holds them), ids the destination already has,
+// bodies over its maxsize and messages with no destination stay in dlq and
+// are reported. On an error after some calls, the result says what the
+// calls before it did. Refused with hash tags (Redis Cluster): the two
+// queues are in different slots.
 func (c *Client) Redrive(ctx context.Context, dlq string, opt RedriveOptions) (*Redriven, error) {
 	if err := CheckName(dlq); err != nil {
 		return nil, err
@@ -85,51 +103,141 @@ func (c *Client) Redrive(ctx context.Context, dlq string, opt RedriveOptions) (*
 	if opt.N < 0 {
 		return nil, fmt.Errorf("count %d: must not be negative: %w", opt.N, errInvalidValue)
 	}
-	to := opt.To
-	if to == "" {
-		srcs, err := c.DeadLetterSources(ctx, dlq)
-		if err != nil {
-			return nil, err
+	w := &redriveWalk{c: c, dlq: dlq, opt: opt, res: &Redriven{To: opt.To, Limit: opt.N, MovedTo: map[string]int{}}, gone: map[string]bool{}}
+	res := w.res
+	if opt.To != "" {
+		_, err := w.walk(ctx, opt.To, "to")
+		if errors.Is(err, errDestGone) {
+			err = fmt.Errorf("destination %w", notFound(opt.To))
 		}
-		switch len(srcs) {
-		case 0:
-			return &Redriven{}, invalidError(fmt.Sprintf("no queue has %q as its dead-letter queue", dlq))
-		case 1:
-		default:
-			return &Redriven{Sources: srcs}, invalidError(fmt.Sprintf("%d queues have %q as their dead-letter queue: %s", len(srcs), dlq, strings.Join(srcs, ", ")))
-		}
-		to = srcs[0]
+		return res, err
 	}
-	res := &Redriven{To: to, Limit: opt.N}
-	keys := append(c.keys(dlq), c.keys(to)...)
+	srcs, err := c.DeadLetterSources(ctx, dlq)
+	if err != nil {
+		return nil, err
+	}
+	if len(srcs) == 1 {
+		res.To = srcs[0]
+	} else {
+		res.Sources = srcs
+	}
+	// The one source's walk (with none, a walk that only looks) moves the
+	// messages without an origin, and learns the other origins.
+	todo, err := w.walk(ctx, res.To, "fallback")
+	switch {
+	case errors.Is(err, ErrQueueNotFound) && res.To == "":
+		return res, noSource(dlq, srcs)
+	case errors.Is(err, errDestGone):
+		return res, fmt.Errorf("destination %w", notFound(res.To))
+	case err != nil:
+		return res, err
+	}
+	done := map[string]bool{res.To: true}
+	for len(todo) > 0 {
+		origin := todo[0]
+		todo = todo[1:]
+		if done[origin] {
+			continue
+		}
+		done[origin] = true
+		more, err := w.walk(ctx, origin, "origin")
+		switch {
+		case errors.Is(err, errDestGone):
+			w.gone[origin] = true
+		case err != nil:
+			return res, err
+		}
+		todo = append(todo, more...)
+	}
+	if len(w.gone) > 0 {
+		// Messages whose origin is gone go where those without one went.
+		if _, err := w.walk(ctx, res.To, "gone"); err != nil {
+			return res, err
+		}
+	}
+	// Without a source, a dead-letter queue none of whose messages had a
+	// destination is refused as it always was: nothing changed.
+	if res.To == "" && res.Moved+res.InFlight+len(res.Exists)+len(res.TooLong) == 0 {
+		return res, noSource(dlq, srcs)
+	}
+	return res, nil
+}
+
+// noSource is the error of a redrive that found no destination: no queue
+// or several have dlq as their dead-letter queue (srcs).
+func noSource(dlq string, srcs []string) error {
+	if len(srcs) == 0 {
+		return invalidError(fmt.Sprintf("no queue has %q as its dead-letter queue", dlq))
+	}
+	return invalidError(fmt.Sprintf("%d queues have %q as their dead-letter queue: %s", len(srcs), dlq, strings.Join(srcs, ", ")))
+}
+
+// errDestGone is a redrive walk's destination that does not exist.
+var errDestGone = errors.New("destination gone")
+
+// redriveWalk is one redrive: its walks of the dead-letter queue share the
+// result, the limit and the origins found gone.
+type redriveWalk struct {
+	c          *Client
+	dlq        string
+	opt        RedriveOptions
+	res        *Redriven
+	gone       map[string]bool // origins that no longer exist
+	limitKnown bool
+}
+
+// walk walks the dead-letter queue from its start with redrive.lua,
+// moving to dest ("" for none: it only looks) the messages mode chooses
+// (see redrive.lua), until the walk ends or the limit is reached. It
+// returns the other origins it saw, and errDestGone when dest does not
+// exist.
+func (w *redriveWalk) walk(ctx context.Context, dest, mode string) ([]string, error) {
+	c, res := w.c, w.res
+	keys := c.keys(w.dlq)
+	channel := ""
+	if dest != "" {
+		keys = append(keys, c.keys(dest)...)
+		channel = c.channel(dest)
+	}
+	gone := slices.Sorted(maps.Keys(w.gone))
+	var others []string
 	cscore, cid := "", ""
-	for first := true; ; first = false {
+	for {
 		want := maxBatch
-		if !first {
+		if w.limitKnown || w.opt.N > 0 {
 			want = min(want, res.Limit-res.Moved)
-		} else if opt.N > 0 {
-			want = min(want, opt.N)
 		}
 		if want <= 0 {
-			return res, nil
+			return others, nil
 		}
-		a, err := run(ctx, c.rdb, redriveScript, keys, want, redriveExamine, cscore, cid, c.channel(to))
+		a, err := run(ctx, c.rdb, redriveScript, keys, want, redriveExamine, cscore, cid, channel, dest, mode, strings.Join(gone, " "), w.dlq)
 		if err != nil {
-			return res, err
+			return others, err
 		}
 		if str(a[0]) == "notfound" {
 			if str(a[1]) == "dlq" {
-				return res, notFound(dlq)
+				return others, notFound(w.dlq)
 			}
-			return res, fmt.Errorf("destination %w", notFound(to))
+			return others, errDestGone
 		}
-		res.Moved += int(num(a[1]))
+		moved := int(num(a[1]))
+		res.Moved += moved
+		if moved > 0 {
+			res.MovedTo[dest] += moved
+		}
 		res.InFlight += int(num(a[2]))
 		cscore, cid = str(a[3]), str(a[4])
-		if first && opt.N == 0 {
+		if !w.limitKnown && w.opt.N == 0 {
 			res.Limit = int(num(a[6]))
 		}
-		for i := 8; i+1 < len(a); i += 2 {
+		w.limitKnown = true
+		res.NoDestination += int(num(a[8]) + num(a[9]))
+		i := 11
+		for k := int(num(a[10])); k > 0 && i < len(a); k-- {
+			others = append(others, str(a[i]))
+			i++
+		}
+		for ; i+1 < len(a); i += 2 {
 			switch str(a[i]) {
 			case "exists":
 				res.Exists = append(res.Exists, str(a[i+1]))
@@ -137,11 +245,11 @@ func (c *Client) Redrive(ctx context.Context, dlq string, opt RedriveOptions) (*
 				res.TooLong = append(res.TooLong, str(a[i+1]))
 			}
 		}
-		if opt.Progress != nil {
-			opt.Progress(res.Moved, res.Limit)
+		if w.opt.Progress != nil {
+			w.opt.Progress(res.Moved, res.Limit)
 		}
 		if num(a[5]) == 1 || res.Moved >= res.Limit {
-			return res, nil
+			return others, nil
 		}
 	}
 }

@@ -3,44 +3,66 @@
 -- and the message is due now in the destination (a dead-letter move in
 -- reverse). A message is in exactly one of the two queues at every moment.
 -- KEYS[1] <ns>:<dlq>, KEYS[2] <ns>:<dlq>:Q, KEYS[3] <ns>:<dlq>:R
--- KEYS[4] <ns>:<q>, KEYS[5] <ns>:<q>:Q, KEYS[6] <ns>:<q>:R (destination)
+-- KEYS[4] <ns>:<q>, KEYS[5] <ns>:<q>:Q, KEYS[6] <ns>:<q>:R (destination);
+-- absent for a walk that only looks (no destination: nothing is written)
 -- ARGV[1] N, at most this many moved (the caller keeps it at 100 or less)
 -- ARGV[2] at most this many dead-letter queue entries examined
 -- ARGV[3], ARGV[4] the cursor: visible-at ms and id of the last entry an
--- earlier call of the same redrive left in the dead-letter queue, or "" ""
+-- earlier call of the same walk left in the dead-letter queue, or "" ""
 -- to start at its first entry
 -- ARGV[5] the destination's realtime channel
+-- ARGV[6] the destination's name ("" with no destination)
+-- ARGV[7] which messages go there: "to" every one; "origin" those whose
+-- recorded origin (the <id>:dl field a dead-letter move writes: "<queue>
+-- <rc> <ms>") is the destination; "fallback" those too, and those with no
+-- usable origin (none recorded, or one of ARGV[8]); "gone" only those whose
+-- origin is one of ARGV[8]
+-- ARGV[8] origins that no longer exist, separated by spaces
+-- ARGV[9] the dead-letter queue's name (an origin that names it is none)
 -- The walk is in (visible-at, id) order, the ZSET's. Left in place, each
--- moving the cursor past it: messages in flight (visible-at after now, and
--- received: in the index or with an <id>:rc or <id>:fr field; someone works
--- on them), ids that exist in the destination, bodies over the
--- destination's maxsize, and ids without a body (not a message).
+-- moving the cursor past it: messages that go elsewhere, messages in flight
+-- (visible-at after now, and received: in the index or with an <id>:rc or
+-- <id>:fr field; someone works on them), ids that exist in the destination,
+-- bodies over the destination's maxsize, and ids without a body (not a
+-- message).
 -- Returns {"ok", moved, in flight skipped, cursor visible-at, cursor id,
 -- done (1 when the walk reached the end), entries in the dead-letter queue
--- before this call, now ms, kind1, id1, ...} where each kind is "exists"
--- or "toolong"; or {"notfound", "dlq" | "dest"}.
+-- before this call, now ms, left without a destination and no origin
+-- recorded, left without a destination and a gone origin, k, k other
+-- origins seen (distinct), kind1, id1, ...} where each kind is "exists" or
+-- "toolong"; or {"notfound", "dlq" | "dest"}. In flight, exists and too
+-- long count only messages that go to the destination.
 if not attributes(KEYS[2]) then
   return {"notfound", "dlq"}
 end
-local q = attributes(KEYS[5], "totalsent")
-if not q then
-  return {"notfound", "dest"}
-end
--- Everything that could fail halfway is checked before the first write.
-if KEYS[1] == KEYS[4] then
-  return redis.error_reply("ERR " .. KEYS[1] .. ": a queue cannot be redriven into itself: nothing written")
-end
-for _, k in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[6]}) do
-  local e = wrongtype(k, "zset", "zset", ": nothing written")
-  if e then
-    return e
+local dest = ARGV[6]
+local maxsize = -1
+if dest ~= "" then
+  local q = attributes(KEYS[5], "totalsent")
+  if not q then
+    return {"notfound", "dest"}
   end
+  -- Everything that could fail halfway is checked before the first write.
+  if KEYS[1] == KEYS[4] then
+    return redis.error_reply("ERR " .. KEYS[1] .. ": a queue cannot be redriven into itself: nothing written")
+  end
+  for _, k in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[6]}) do
+    local e = wrongtype(k, "zset", "zset", ": nothing written")
+    if e then
+      return e
+    end
+  end
+  local sent = q[4] or "0"
+  if not whole(sent, 15) or not whole(q[3], 12, true) then
+    return redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " or maxsize " .. q[3] .. " is not a number: nothing written")
+  end
+  maxsize = tonumber(q[3])
 end
-local sent = q[4] or "0"
-if not whole(sent, 15) or not whole(q[3], 12, true) then
-  return redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " or maxsize " .. q[3] .. " is not a number: nothing written")
+local mode = ARGV[7]
+local gone = {}
+for name in string.gmatch(ARGV[8], "%S+") do
+  gone[name] = true
 end
-local maxsize = tonumber(q[3])
 local now, nowstr = clock()
 local want = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2])
@@ -84,7 +106,41 @@ local function notafter(a, b)
   return #a <= #b
 end
 
+-- route is where the message whose <id>:dl field is dl goes: the
+-- destination (true), elsewhere (false, and the name of the origin it goes
+-- to, if any), or nowhere ("none" or "gone": no destination for it).
+local function route(dl)
+  if mode == "to" then
+    return true
+  end
+  local origin = dl and string.match(dl, "^([%w_%-]+) ")
+  if origin == ARGV[9] then
+    origin = nil -- the dead-letter queue itself: not an origin
+  end
+  if origin and gone[origin] then
+    if mode == "gone" then
+      return dest ~= "", nil, "gone"
+    end
+    return false
+  end
+  if mode == "gone" then
+    return false
+  end
+  if origin then
+    return origin == dest, origin
+  end
+  if mode == "fallback" then
+    if dest ~= "" then
+      return true
+    end
+    return false, nil, "none"
+  end
+  return false
+end
+
 local moved, inflight, examined, done = 0, 0, 0, 0
+local nolegacy, nogone = 0, 0
+local others, seenorigin = {}, {}
 local out = {}
 -- The moves are collected during the walk and written at the end, a few
 -- variadic commands for the whole call (one command per message per key
@@ -108,34 +164,51 @@ while moved < want and examined < budget do
       -- left by an earlier call: already counted
     else
       seen = false
-      local busy = false
-      -- (a score Lua cannot read, 1e+300 in gopher-lua, counts as not due)
-      if (tonumber(score) or math.huge) > now then
-        local rf = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
-        busy = rf[1] or rf[2] or redis.call("ZSCORE", KEYS[3], id)
+      local dl = false
+      if mode ~= "to" then
+        dl = redis.call("HGET", KEYS[2], id .. ":dl")
       end
-      local body
-      if not busy then
-        body = redis.call("HGET", KEYS[2], id)
+      local here, origin, nowhere = route(dl)
+      if nowhere == "none" then
+        nolegacy = nolegacy + 1
+      elseif nowhere == "gone" and dest == "" then
+        nogone = nogone + 1
       end
-      if busy then
-        inflight = inflight + 1
-      elseif not body then
-        -- an id without a body is not a message (receive drops it): left
-      elseif redis.call("ZSCORE", KEYS[4], id) or redis.call("HEXISTS", KEYS[5], id) == 1 then
-        out[#out + 1] = "exists"
-        out[#out + 1] = id
-      elseif maxsize ~= -1 and #body > maxsize and len16(body) > maxsize then
-        out[#out + 1] = "toolong"
-        out[#out + 1] = id
-      else
-        stay = false
-        moved = moved + 1
-        ids[moved] = id
-        bodies[#bodies + 1] = id
-        bodies[#bodies + 1] = body
-        counts[#counts + 1] = id .. ":rc"
-        counts[#counts + 1] = id .. ":fr"
+      if origin and not here and not seenorigin[origin] then
+        seenorigin[origin] = true
+        others[#others + 1] = origin
+      end
+      if here then
+        local busy = false
+        -- (a score Lua cannot read, 1e+300 in gopher-lua, counts as not due)
+        if (tonumber(score) or math.huge) > now then
+          local rf = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
+          busy = rf[1] or rf[2] or redis.call("ZSCORE", KEYS[3], id)
+        end
+        local body
+        if not busy then
+          body = redis.call("HGET", KEYS[2], id)
+        end
+        if busy then
+          inflight = inflight + 1
+        elseif not body then
+          -- an id without a body is not a message (receive drops it): left
+        elseif redis.call("ZSCORE", KEYS[4], id) or redis.call("HEXISTS", KEYS[5], id) == 1 then
+          out[#out + 1] = "exists"
+          out[#out + 1] = id
+        elseif maxsize ~= -1 and #body > maxsize and len16(body) > maxsize then
+          out[#out + 1] = "toolong"
+          out[#out + 1] = id
+        else
+          stay = false
+          moved = moved + 1
+          ids[moved] = id
+          bodies[#bodies + 1] = id
+          bodies[#bodies + 1] = body
+          counts[#counts + 1] = id .. ":rc"
+          counts[#counts + 1] = id .. ":fr"
+          counts[#counts + 1] = id .. ":dl"
+        end
       end
     end
     if stay then
@@ -145,7 +218,8 @@ while moved < want and examined < budget do
 end
 if moved > 0 then
   -- Into the destination, as fresh messages due now: no receive count (an
-  -- orphan <id>:rc there would be taken for one), so not in its index.
+  -- orphan <id>:rc there would be taken for one), so not in its index, and
+  -- no record of a dead-letter move.
   local z = {}
   for k, id in ipairs(ids) do
     z[2 * k - 1] = nowstr
@@ -156,8 +230,8 @@ if moved > 0 then
   redis.call("HDEL", KEYS[5], unpack(counts))
   redis.call("ZREM", KEYS[6], unpack(ids))
   redis.call("HINCRBY", KEYS[5], "totalsent", moved)
-  -- Out of the dead-letter queue, with their receive counts and index
-  -- entries.
+  -- Out of the dead-letter queue, with their receive counts, records of
+  -- their move and index entries.
   redis.call("ZREM", KEYS[1], unpack(ids))
   redis.call("HDEL", KEYS[2], unpack(ids))
   redis.call("HDEL", KEYS[2], unpack(counts))
@@ -168,7 +242,10 @@ if moved > 0 then
   -- redrive whose writes are done.
   redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
 end
-local res = {"ok", moved, inflight, cscore, cid, done, before, nowstr}
+local res = {"ok", moved, inflight, cscore, cid, done, before, nowstr, nolegacy, nogone, #others}
+for _, v in ipairs(others) do
+  res[#res + 1] = v
+end
 for _, v in ipairs(out) do
   res[#res + 1] = v
 end

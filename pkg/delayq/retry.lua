@@ -1,12 +1,18 @@
--- retry: set when a message becomes visible again (RSMQ
--- changeMessageVisibility, with the time read here): ChangeVisibility, for
--- a retry as for a lease renewal. With a receipt it changes the message
--- only while the receipt names its latest delivery.
+-- retry: set when messages become visible again (RSMQ
+-- changeMessageVisibility, for many at once, with the time read here):
+-- Retry and ChangeVisibility, for a retry as for a lease renewal. Each
+-- message is named by a bare id or by a receipt (id, receive count and
+-- first receive time of one delivery); by a receipt it changes only while
+-- the receipt names the message's latest delivery.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
 -- received messages)
--- ARGV[1] id, ARGV[2] rc and ARGV[3] fr of the receipt ("" for a bare id),
--- ARGV[4] ms from now, ARGV[5] realtime channel
--- Returns {"ok", visible-at ms}, {"nomessage"}, {"stale"} or {"notfound"}.
+-- ARGV[1] ms from now, ARGV[2] realtime channel
+-- ARGV[3..] triples id, rc, fr; rc and fr are "" for a bare id
+-- Returns {"notfound"} when the queue does not exist, else {"ok",
+-- visible-at ms, s1, s2, ...}, one status per triple: "retried",
+-- "missing" (not in the queue) or "stale" (the receipt names an earlier
+-- delivery: the message was received again since, and stays as it is).
+-- Every message is checked before the first write.
 if not attributes(KEYS[2]) then
   return {"notfound"}
 end
@@ -15,31 +21,44 @@ local e = wrongtype(KEYS[3], "zset", "zset", ": nothing written")
 if e then
   return e
 end
-local old = redis.call("ZSCORE", KEYS[1], ARGV[1])
-if not old then
-  return {"nomessage"}
-end
-if ARGV[2] ~= "" then
-  local m = redis.call("HMGET", KEYS[2], ARGV[1] .. ":rc", ARGV[1] .. ":fr")
-  if tonumber(m[1] or "") ~= tonumber(ARGV[2]) or tonumber(m[2] or "") ~= tonumber(ARGV[3]) then
-    return {"stale"}
-  end
-end
 local now = clock()
-local visible = now + tonumber(ARGV[4])
+local visible = now + tonumber(ARGV[1])
 local vstr = string.format("%.0f", visible)
-redis.call("ZADD", KEYS[1], vstr, ARGV[1])
-if redis.call("HEXISTS", KEYS[2], ARGV[1] .. ":rc") == 1 then
-  redis.call("ZADD", KEYS[3], vstr, ARGV[1])
+local res = {"ok", vstr}
+local old = {}
+for i = 3, #ARGV, 3 do
+  local id = ARGV[i]
+  local status = "retried"
+  local score = redis.call("ZSCORE", KEYS[1], id)
+  if not score then
+    status = "missing"
+  elseif ARGV[i + 1] ~= "" and not current(KEYS[2], id, ARGV[i + 1], ARGV[i + 2]) then
+    status = "stale"
+  end
+  res[#res + 1] = status
+  old[#old + 1] = score
+end
+local sooner = false
+for k = 1, #old do
+  if res[k + 2] == "retried" then
+    local id = ARGV[3 * k]
+    redis.call("ZADD", KEYS[1], vstr, id)
+    if redis.call("HEXISTS", KEYS[2], id .. ":rc") == 1 then
+      redis.call("ZADD", KEYS[3], vstr, id)
+    end
+    -- A score Lua cannot read as a number ("1e+300" in some Lua builds)
+    -- must not fail the script after its writes: wake the receivers then.
+    local o = tonumber(old[k])
+    if not o or visible < o then
+      sooner = true
+    end
+  end
 end
 -- A waiting receive sleeps until the earliest visible-at it saw: wake it
 -- when a message becomes due sooner than before (a lease renewal does not).
 -- Best-effort, as push's: a user without the channel must not fail a
 -- retry whose writes are done.
--- A score Lua cannot read as a number ("1e+300" in some Lua builds) must not
--- fail the script after its writes: wake the receivers then too.
-local o = tonumber(old)
-if not o or visible < o then
-  redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[1]))
+if sooner then
+  redis.pcall("PUBLISH", ARGV[2], redis.call("ZCARD", KEYS[1]))
 end
-return {"ok", vstr}
+return res
