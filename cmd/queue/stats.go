@@ -98,6 +98,8 @@ type queueStatsJSON struct {
 	OldestReadyVisibleAt any `json:"oldest_ready_visible_at"`
 	// DeadLetterMissing: dead_letter names a queue that does not exist.
 	DeadLetterMissing bool `json:"dead_letter_missing"`
+	// TotalDead counts the messages moved to the dead-letter queue.
+	TotalDead int64 `json:"totaldead"`
 }
 
 func statsJSON(s *delayq.Stats) queueStatsJSON {
@@ -106,7 +108,7 @@ func statsJSON(s *delayq.Stats) queueStatsJSON {
 		TotalRecv: s.TotalRecv, TotalSent: s.TotalSent, Created: s.Created.Unix(), Modified: s.Modified.Unix(),
 		Msgs: s.Messages, HiddenMsgs: s.Delayed + s.InFlight, Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight,
 		MaxReceives: s.MaxReceives, DeadLetter: s.DeadLetter, NextVisible: ms(s.NextVisible), Now: s.Now.UnixMilli(),
-		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing,
+		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing, TotalDead: s.TotalDead,
 	}
 	if o := s.OldestReady; o != nil {
 		j.OldestReadyMs, j.OldestReadyID = s.OldestReadyAge.Milliseconds(), o.ID
@@ -175,6 +177,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	t.Row("dead_letter", policy)
 	t.Row("totalsent", s.TotalSent)
 	t.Row("totalrecv", s.TotalRecv)
+	t.Row("totaldead", s.TotalDead)
 	t.Row("created", stamp(s.Created))
 	t.Row("modified", stamp(s.Modified))
 	t.Row("now", stamp(s.Now))

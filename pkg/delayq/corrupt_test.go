@@ -112,7 +112,7 @@ func corrupt(t *testing.T, rng *rand.Rand, rdb *redis.Client, prefix string, ids
 		return "retyped " + k
 	case 1: // a garbage field in a hash
 		hk := prefix + []string{"rsmq:q:Q", "rsmq:dlq:Q"}[rng.Intn(2)]
-		fields := []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter", "rsync", "rscan"}
+		fields := []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter", "rsync", "rscan", "totaldead"}
 		for _, id := range ids {
 			fields = append(fields, id, id+":rc", id+":fr")
 		}

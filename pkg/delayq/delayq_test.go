@@ -519,8 +519,11 @@ func TestDeadLetter(t *testing.T) {
 			t.Fatalf("third receive: %+v, moved %d", r, moved)
 		}
 		s, _ := c.Stats(ctx, "q")
-		if s.Messages != 1 || s.InFlight != 1 || s.MaxReceives != 2 || s.DeadLetter != "dead" {
+		if s.Messages != 1 || s.InFlight != 1 || s.MaxReceives != 2 || s.DeadLetter != "dead" || s.TotalDead != 1 {
 			t.Fatalf("source stats: %+v", s)
+		}
+		if d, _ := c.Stats(ctx, "dead"); d.TotalDead != 0 || d.TotalSent != 1 {
+			t.Fatalf("dead-letter queue stats: %+v", d)
 		}
 		r, err = c.Receive(ctx, "dead", delayq.ReceiveOptions{})
 		if err != nil || len(r) != 1 || r[0].ID != id || r[0].Body != "poison" || r[0].RC != 1 {
@@ -613,6 +616,32 @@ func TestHashTag(t *testing.T) {
 		mustCreate(t, c, "dead", delayq.Attributes{})
 		if err := c.Create(ctx, "x", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"}); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("dead letter with hash tags: %v", err)
+		}
+	})
+}
+
+// A dead-letter count that is not a number stops a receive that would
+// move a message before it writes anything.
+func TestDeadLetterCountChecked(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		c := newClient(t, b)
+		mustCreate(t, c, "dead", delayq.Attributes{})
+		mustCreate(t, c, "q", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"})
+		mustPush(t, c, "q", "poison", delayq.PushOptions{})
+		if _, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: -1}); err != nil {
+			t.Fatal(err)
+		}
+		b.Client.HSet(ctx, b.Prefix+"rsmq:q:Q", "totaldead", "nan")
+		before := b.Client.HGetAll(ctx, b.Prefix+"rsmq:q:Q").Val()
+		if _, err := c.Receive(ctx, "q", delayq.ReceiveOptions{}); err == nil || !strings.Contains(err.Error(), "totaldead") {
+			t.Fatalf("receive with a garbage totaldead: %v", err)
+		}
+		if after := b.Client.HGetAll(ctx, b.Prefix+"rsmq:q:Q").Val(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("hash changed: %v -> %v", before, after)
+		}
+		if n := b.Client.ZCard(ctx, b.Prefix+"rsmq:dead").Val(); n != 0 {
+			t.Fatalf("%d moved", n)
 		}
 	})
 }

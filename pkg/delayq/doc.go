@@ -55,10 +55,12 @@
 //	p ns:q:Q      HASH  attributes vt, delay (seconds), maxsize (UTF-16
 //	                    units, -1 unlimited), totalrecv, totalsent, created,
 //	                    modified (Unix seconds); maxreceives and deadletter
-//	                    (chatq's dead-letter policy, ignored by rsmq); per
-//	                    message <id> (body), <id>:rc (receive count) and
-//	                    <id>:fr (first receive, Unix ms); rsync and rscan
-//	                    (chatq's: whether ns:q:R is complete)
+//	                    (chatq's dead-letter policy, ignored by rsmq) and
+//	                    totaldead (chatq's count of messages moved to the
+//	                    dead-letter queue, Stats.TotalDead); per message
+//	                    <id> (body), <id>:rc (receive count) and <id>:fr
+//	                    (first receive, Unix ms); rsync and rscan (chatq's:
+//	                    whether ns:q:R is complete)
 //	p ns:q:R      ZSET  chatq's index of received messages, id -> visible-at
 //	                    (the score in ns:q), for O(log n) stats; rsmq
 //	                    neither reads nor writes it

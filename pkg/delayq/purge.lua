@@ -11,7 +11,7 @@
 -- after the caller looked is never purged unasked)
 -- Returns {"ok", messages deleted}, {"notempty", messages} or {"notfound"}.
 local keep = {"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified",
-  "maxreceives", "deadletter"}
+  "maxreceives", "deadletter", "totaldead"}
 local a = attributes(KEYS[2], unpack(keep, 4))
 if not a then
   return {"notfound"}

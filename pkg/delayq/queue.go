@@ -203,6 +203,10 @@ type Stats struct {
 	// VisibleAt.
 	OldestReady    *Message
 	OldestReadyAge time.Duration
+	// TotalDead counts the messages this queue moved to its dead-letter
+	// queue (received too often) since it was created: chatq's field
+	// totaldead, which rsmq neither reads nor writes (purge keeps it).
+	TotalDead int64
 	// DeadLetterMissing is true when DeadLetter names a queue that does not
 	// exist: the policy is off (receive delivers such messages again rather
 	// than lose them) until that queue is created again.
@@ -274,6 +278,9 @@ func parseStats(q string, a []any) (*Stats, error) {
 		Ready:      num(a[12]),
 	}
 	hidden, inflight := num(a[13]), num(a[14])
+	if len(a) > 19 {
+		s.TotalDead = num(a[19])
+	}
 	s.NextVisible = msTime(str(a[15]))
 	s.SplitExact = num(a[16]) == 1
 	// A stale index (rsmq deleted a message chatq had received) must not

@@ -18,7 +18,7 @@
 -- given: the messages claimed so far are returned, nothing else is written;
 -- or "nodlq": as "ok", but a message that the policy would have moved was
 -- delivered, because the dead-letter queue does not exist.
-local a = attributes(KEYS[2], "maxreceives", "deadletter", "totalrecv", "rsync", "rscan")
+local a = attributes(KEYS[2], "maxreceives", "deadletter", "totalrecv", "rsync", "rscan", "totaldead")
 if not a then
   return {"notfound"}
 end
@@ -57,6 +57,10 @@ if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
     e = wrongtype(KEYS[4], "zset", "zset", nothing)
     if e or not whole(sent, 15) then
       return e or redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " is not a number: nothing written")
+    end
+    -- The source's count of dead-lettered messages grows after the moves.
+    if not whole(a[9] or "0", 15) then
+      return redis.error_reply("ERR " .. KEYS[2] .. ": totaldead " .. a[9] .. " is not a number: nothing written")
     end
   end
 end
@@ -152,6 +156,11 @@ while got < want and status == "ok" do
       claimed[id] = true
     end
   end
+end
+-- chatq's counter of the messages this queue moved to its dead-letter
+-- queue (a field rsmq ignores), for metrics.
+if moved > 0 then
+  redis.call("HINCRBY", KEYS[2], "totaldead", moved)
 end
 -- Keep the index's completeness marks in step with chatq's own receives
 -- (a receive by another client leaves them behind totalrecv).

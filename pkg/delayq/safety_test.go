@@ -258,7 +258,8 @@ func TestPurgeAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := b.Prefix + "rsmq:q"
-		before := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter").Val()
+		b.Client.HSet(ctx, k+":Q", "totaldead", 7) // as seven dead-letter moves would
+		before := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter", "totaldead").Val()
 		// A body left without its ZSET entry by a crashed writer goes too.
 		b.Client.HSet(ctx, k+":Q", "0000000001AAAAAAAAAAAAAAAAAAAAAA", "orphan", "0000000001AAAAAAAAAAAAAAAAAAAAAA:rc", "2")
 		n, err := c.Purge(ctx, "q", -1)
@@ -269,10 +270,10 @@ func TestPurgeAtOnce(t *testing.T) {
 			t.Fatalf("%d of the ZSET and the index left after purge", n)
 		}
 		fields := sortedStrings(b.Client.HKeys(ctx, k+":Q").Val())
-		if strings.Join(fields, " ") != "created deadletter delay maxreceives maxsize modified rsync totalrecv totalsent vt" {
+		if strings.Join(fields, " ") != "created deadletter delay maxreceives maxsize modified rsync totaldead totalrecv totalsent vt" {
 			t.Fatalf("hash after purge = %v", fields)
 		}
-		after := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter").Val()
+		after := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter", "totaldead").Val()
 		if fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatalf("attributes %v became %v", before, after)
 		}
