@@ -392,7 +392,7 @@ func (m *model) queueView() []string {
 	}
 	if s.PeekQueue == q.Name {
 		for _, p := range s.Peek {
-			lines = append(lines, "  "+row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.serverNow), count(p.RC), oneLine(p.Body)}))
+			lines = append(lines, "  "+row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.ServerNow), count(p.RC), oneLine(p.Body)}))
 		}
 	}
 	return append(lines, foot)

@@ -1,4 +1,9 @@
-package top
+// Package snapshot reads what chatq keeps under a prefix, the queues,
+// sharded lists and chats and the server, in bounded steps: discovery by
+// the packages' listings (SSCAN of the queue registry, SCANs of the keys)
+// carried on from one snapshot to the next, and the numbers of at most a
+// limit of each. chatq top and chatq metrics read through it.
+package snapshot
 
 import (
 	"context"
@@ -35,13 +40,13 @@ type Limits struct {
 // DefaultLimits are the limits of `chatq top` unless flags change them.
 var DefaultLimits = Limits{Queues: 30, Lists: 20, Chats: 50, ScanCalls: 4, RegistryCalls: 2, ScanCount: 500}
 
-// maxPeek is the most messages the queue view asks for.
-const maxPeek = 50
+// MaxPeek is the most messages the queue view asks for.
+const MaxPeek = 50
 
-// collector takes snapshots. It keeps what discovery found so far and the
+// Collector takes snapshots. It keeps what discovery found so far and the
 // counters of the previous refresh (for rates), so each refresh does a
 // bounded share of the work.
-type collector struct {
+type Collector struct {
 	rdb     redis.UniversalClient
 	q       *delayq.Client
 	list    *shardlist.Client
@@ -144,8 +149,10 @@ func (s *scanSet) sorted() []string {
 	return out
 }
 
-func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
-	return &collector{minSample: interval / 2,
+// New returns a Collector of the queues of namespace ns and the lists and
+// chats under prefix.
+func New(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *Collector {
+	return &Collector{minSample: interval / 2,
 		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
 		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
 		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
@@ -222,8 +229,8 @@ type QueueRow struct {
 	PushHistory []float64 `json:"-"`
 	RecvHistory []float64 `json:"-"`
 	Error       string    `json:"error,omitempty"`
-	// serverNow is the server's time the numbers were read at.
-	serverNow time.Time
+	// ServerNow is the server's time the numbers were read at.
+	ServerNow time.Time `json:"-"`
 }
 
 // ListRow is one sharded list.
@@ -263,11 +270,11 @@ type PeekRow struct {
 	Body      string
 }
 
-// snapshot takes one snapshot: the server, discovery (bounded SCAN steps),
+// Snapshot takes one snapshot: the server, discovery (bounded SCAN steps),
 // then the numbers of at most the limits' queues, lists and chats whose
 // names contain filter. peekQueue, when not "", also peeks at up to peekN
-// of its messages. This is the one place chatq top reads from Redis.
-func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
+// of its messages. This is the one place chatq top and chatq metrics read from Redis.
+func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
 	now := c.clock()
 	s := &Snapshot{Time: now, TimeMs: now.UnixMilli(), Limits: limitsJSON{c.lim.Queues, c.lim.Lists, c.lim.Chats}}
 	calls := 0
@@ -354,7 +361,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	s.Chats = ci
 
 	if peekQueue != "" && peekN > 0 {
-		ps, err := c.q.Peek(ctx, peekQueue, delayq.PeekOptions{N: min(peekN, maxPeek)})
+		ps, err := c.q.Peek(ctx, peekQueue, delayq.PeekOptions{N: min(peekN, MaxPeek)})
 		calls++
 		if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
 			return fail(err)
@@ -369,7 +376,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 }
 
 // scanRegistry reads the next steps of the queue registry.
-func (c *collector) scanRegistry(ctx context.Context) (int, error) {
+func (c *Collector) scanRegistry(ctx context.Context) (int, error) {
 	calls := 0
 	for calls < c.lim.RegistryCalls {
 		page, next, err := c.q.Queues(ctx, c.queues.cursor, "", c.lim.ScanCount)
@@ -390,7 +397,7 @@ func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 // discover takes the next steps of a listing of lists or chats, each one
 // SCAN of the prefix's keys (node by node on a cluster), at most
 // Limits.ScanCalls of them.
-func (c *collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
+func (c *Collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
 	calls := 0
 	for calls < c.lim.ScanCalls {
 		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
@@ -410,7 +417,7 @@ func (c *collector) discover(ctx context.Context, set *scanSet, page func(contex
 
 // queueRows reads the stats of names (counts and the oldest ready age,
 // one O(log n) script call each), four queues at a time.
-func (c *collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
+func (c *Collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
 	rows := make([]QueueRow, len(names))
 	callsPer := make([]int, len(names))
 	errs := make([]error, len(names))
@@ -466,13 +473,13 @@ func (c *collector) queueRows(ctx context.Context, names []string, now time.Time
 }
 
 // statsCall is the per-queue numbers call.
-func (c *collector) statsCall(ctx context.Context, name string) (*delayq.Stats, error) {
+func (c *Collector) statsCall(ctx context.Context, name string) (*delayq.Stats, error) {
 	return c.q.Stats(ctx, name)
 }
 
 // queueRow reads one queue; a failure that is about the queue (deleted, a
 // wrong type) is kept in the row, one about the connection returned.
-func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, error) {
+func (c *Collector) queueRow(ctx context.Context, name string) (QueueRow, int, error) {
 	r := QueueRow{Name: name}
 	st, err := c.statsCall(ctx, name)
 	switch {
@@ -487,7 +494,7 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 	}
 	r.Messages, r.Ready, r.Delayed, r.InFlight = st.Messages, st.Ready, st.Delayed, st.InFlight
 	r.DeadLetter, r.TotalSent, r.TotalRecv = st.DeadLetter, st.TotalSent, st.TotalRecv
-	r.serverNow = st.Now
+	r.ServerNow = st.Now
 	// How long the oldest ready message has been due: stats reads it in
 	// the same O(log n) call.
 	if st.OldestReady != nil {
@@ -502,7 +509,7 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 // rate sets r's rates from the counters' change since the previous
 // sample, and keeps the last minute of them. Refreshes closer than
 // minSample to the last sample (a key asked for one) reuse its rates.
-func (c *collector) rate(r *QueueRow, now time.Time) {
+func (c *Collector) rate(r *QueueRow, now time.Time) {
 	h := c.rates[r.Name]
 	if h == nil {
 		h = &rateHistory{}
@@ -548,7 +555,7 @@ func (h *rateHistory) add(at time.Time, push, recv float64) {
 
 // listRows reads the length and end shards of each list: one O(1) script
 // call each.
-func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
+func (c *Collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
 	rows := make([]ListRow, 0, len(keys))
 	calls := 0
 	for _, k := range keys {
@@ -574,7 +581,7 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 
 // chatsInfo examines the next Limits.Chats chats in turn (their stored
 // messages and last id, in one round trip) and sums up what is known.
-func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
+func (c *Collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
 	ids := matching(c.chats.sorted(), filter)
 	ci := ChatsInfo{Count: len(ids), Busiest: []ChatRow{}}
 	if len(ids) == 0 {
