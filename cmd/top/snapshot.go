@@ -34,7 +34,8 @@ type collector struct {
 }
 
 func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
-	return &collector{snapshot.New(rdb, ns, prefix, cluster, lim, interval, clock), clock}
+	opt := snapshot.Options{Namespace: ns, Prefix: prefix, Cluster: cluster, Limits: lim, Interval: interval, Clock: clock}
+	return &collector{snapshot.New(rdb, opt), clock}
 }
 
 // snapshot takes one snapshot (see snapshot.Collector.Snapshot).

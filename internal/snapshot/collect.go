@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/conn"
@@ -27,8 +26,10 @@ import (
 // Limits bound the work of one refresh, whatever the number of keys.
 type Limits struct {
 	Queues int // queues examined (stats) per refresh
-	Lists  int // sharded lists examined per refresh
-	Chats  int // chats examined per refresh, in turn
+	// Lists sharded lists are examined per refresh, and Chats chats in
+	// turn; 0 leaves lists (or chats) out, their discovery included.
+	Lists int
+	Chats int
 	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists, and
 	// as many chats; RegistryCalls SSCANs of COUNT ScanCount read the queue
 	// registry.
@@ -43,6 +44,26 @@ var DefaultLimits = Limits{Queues: 30, Lists: 20, Chats: 50, ScanCalls: 4, Regis
 // MaxPeek is the most messages the queue view asks for.
 const MaxPeek = 50
 
+// Options configure a Collector.
+type Options struct {
+	Namespace string // the queues' RSMQ namespace; "" is "rsmq"
+	Prefix    string // in front of every key
+	Cluster   bool   // the server is a Redis Cluster: queue names are hash-tagged
+	Limits    Limits
+	// Interval is the time between refreshes: a rate is measured over at
+	// least half of it.
+	Interval time.Duration
+	// Clock is the client's clock (time.Now when nil); tests drive it.
+	Clock func() time.Time
+	// Filter, when set, keeps the names of queues, lists and chats it
+	// matches; the others are not read, nor counted as known.
+	Filter *Filter
+	// DeadLetters also reads the dead-letter queues of the queues read
+	// that are not among them (past Limits.Queues, or filtered out), for
+	// their depth: at most one more stats call per queue read.
+	DeadLetters bool
+}
+
 // Collector takes snapshots. It keeps what discovery found so far and the
 // counters of the previous refresh (for rates), so each refresh does a
 // bounded share of the work.
@@ -55,6 +76,8 @@ type Collector struct {
 	cluster bool
 	clock   func() time.Time
 	lim     Limits
+	trips   *tripCounter
+	dlqs    bool // Options.DeadLetters
 	// minSample is the shortest time a rate is measured over: half the
 	// refresh interval.
 	minSample time.Duration
@@ -94,6 +117,7 @@ type chatSample struct {
 // refreshes and the members of the last complete cycle plus the current one.
 type scanSet struct {
 	valid    func(string) error // when set, the members it refuses are left out
+	keep     func(string) bool  // the members it refuses are left out too
 	cursor   uint64
 	complete bool // a whole cycle has been seen
 	known    map[string]bool
@@ -110,7 +134,7 @@ func (s *scanSet) add(members []string) {
 		s.known, s.cycle = map[string]bool{}, map[string]bool{}
 	}
 	for _, n := range members {
-		if s.valid != nil && s.valid(n) != nil {
+		if s.valid != nil && s.valid(n) != nil || !s.keep(n) {
 			continue
 		}
 		s.known[n] = true
@@ -149,15 +173,25 @@ func (s *scanSet) sorted() []string {
 	return out
 }
 
-// New returns a Collector of the queues of namespace ns and the lists and
-// chats under prefix.
-func New(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *Collector {
-	return &Collector{minSample: interval / 2,
-		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
-		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
-		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
-		prefix: prefix, cluster: cluster, clock: clock, lim: lim,
-		queues: scanSet{valid: names.Queue},
+// New returns a Collector reading through rdb. It adds a hook to rdb that
+// counts round trips (Snapshot.RoundTrips): snapshots are best taken
+// one at a time, and nothing else should use rdb meanwhile.
+func New(rdb redis.UniversalClient, opt Options) *Collector {
+	clock := opt.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	trips := &tripCounter{}
+	rdb.AddHook(trips)
+	keep := opt.Filter.Match
+	return &Collector{minSample: opt.Interval / 2,
+		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: opt.Namespace, Prefix: opt.Prefix, HashTag: opt.Cluster}),
+		list:   shardlist.New(rdb, shardlist.Options{Prefix: opt.Prefix}),
+		chat:   chat.New(rdb, chat.Options{Prefix: opt.Prefix}),
+		prefix: opt.Prefix, cluster: opt.Cluster, clock: clock, lim: opt.Limits, trips: trips, dlqs: opt.DeadLetters,
+		queues: scanSet{valid: names.Queue, keep: keep},
+		lists:  scanSet{keep: keep},
+		chats:  scanSet{keep: keep},
 		prev:   map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
 	}
 }
@@ -180,12 +214,20 @@ type Snapshot struct {
 	// KeysComplete is true once a whole discovery cycle (the lists' SCAN,
 	// then the chats') is done; KeysScanned counts the names it found in
 	// the cycle under way (or in the last complete one).
-	KeysComplete bool       `json:"keys_complete"`
-	KeysScanned  int64      `json:"keys_scanned"`
-	Calls        int        `json:"calls"`
-	Peek         []PeekRow  `json:"-"`
-	PeekQueue    string     `json:"-"`
-	Limits       limitsJSON `json:"limits"`
+	KeysComplete bool  `json:"keys_complete"`
+	KeysScanned  int64 `json:"keys_scanned"`
+	// ListsComplete and ChatsComplete are each discovery's own: a whole
+	// cycle of it is done (false when that kind is left out).
+	ListsComplete bool `json:"lists_complete"`
+	ChatsComplete bool `json:"chats_complete"`
+	// Calls counts the server calls the snapshot made (a script call
+	// counts once) and RoundTrips the round trips they took (a pipeline
+	// counts once, on a Cluster once whatever masters it reaches).
+	Calls      int        `json:"calls"`
+	RoundTrips int        `json:"round_trips"`
+	Peek       []PeekRow  `json:"-"`
+	PeekQueue  string     `json:"-"`
+	Limits     limitsJSON `json:"limits"`
 }
 
 type limitsJSON struct {
@@ -220,6 +262,8 @@ type QueueRow struct {
 	OldestReadyMs int64 `json:"oldest_ready_ms"`
 	TotalSent     int64 `json:"totalsent"`
 	TotalRecv     int64 `json:"totalrecv"`
+	// TotalDead counts the messages moved to the dead-letter queue.
+	TotalDead int64 `json:"totaldead"`
 	// PushRate and RecvRate are per second since the previous refresh,
 	// nil before there is one.
 	PushRate *float64 `json:"push_rate"`
@@ -276,6 +320,7 @@ type PeekRow struct {
 // of its messages. This is the one place chatq top and chatq metrics read from Redis.
 func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
 	now := c.clock()
+	trips := c.trips.n.Load()
 	s := &Snapshot{Time: now, TimeMs: now.UnixMilli(), Limits: limitsJSON{c.lim.Queues, c.lim.Lists, c.lim.Chats}}
 	calls := 0
 	fail := func(err error) (*Snapshot, error) {
@@ -311,15 +356,19 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 	if err != nil {
 		return fail(err)
 	}
-	n, err = c.discover(ctx, &c.lists, c.list.Lists)
-	calls += n
-	if err != nil {
-		return fail(err)
+	if c.lim.Lists > 0 {
+		n, err = c.discover(ctx, &c.lists, c.list.Lists)
+		calls += n
+		if err != nil {
+			return fail(err)
+		}
 	}
-	n, err = c.discover(ctx, &c.chats, c.chat.Chats)
-	calls += n
-	if err != nil {
-		return fail(err)
+	if c.lim.Chats > 0 {
+		n, err = c.discover(ctx, &c.chats, c.chat.Chats)
+		calls += n
+		if err != nil {
+			return fail(err)
+		}
 	}
 	for id := range c.chatData {
 		if !c.chats.known[id] {
@@ -327,7 +376,8 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 		}
 	}
 	s.QueuesComplete = c.queues.complete
-	s.KeysComplete = c.lists.complete && c.chats.complete
+	s.ListsComplete, s.ChatsComplete = c.lists.complete, c.chats.complete
+	s.KeysComplete = (c.lim.Lists == 0 || c.lists.complete) && (c.lim.Chats == 0 || c.chats.complete)
 	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
 	// Queues.
@@ -372,6 +422,7 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 		}
 	}
 	s.Calls = calls
+	s.RoundTrips = int(c.trips.n.Load() - trips)
 	return s, nil
 }
 
@@ -415,48 +466,58 @@ func (c *Collector) discover(ctx context.Context, set *scanSet, page func(contex
 	return calls, nil
 }
 
-// queueRows reads the stats of names (counts and the oldest ready age,
-// one O(log n) script call each), four queues at a time.
+// queueRows reads the stats of names (counts, counters and the oldest
+// ready age: one O(log n) script call each, 20 a round trip, and an
+// HEXISTS of each dead-letter queue not among names, in one pipeline) and
+// the depth of their dead-letter queues: of those among names, and with
+// Options.DeadLetters of the others, read after.
 func (c *Collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
-	rows := make([]QueueRow, len(names))
-	callsPer := make([]int, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i, name := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			rows[i], callsPer[i], errs[i] = c.queueRow(ctx, name)
-		}()
+	stats, err := c.q.StatsEach(ctx, names)
+	calls := len(names)
+	if err != nil {
+		return nil, calls, err
 	}
-	wg.Wait()
-	calls := 0
-	for i := range rows {
-		calls += callsPer[i]
+	depth := map[string]int64{}
+	for _, st := range stats {
+		if st.Err == nil {
+			depth[st.Name] = st.Messages
+		}
 	}
-	for _, err := range errs {
+	var more []string // dead-letter queues not among names
+	for _, st := range stats {
+		if _, ok := depth[st.DeadLetter]; st.Err == nil && st.DeadLetter != "" && !ok && !slices.Contains(more, st.DeadLetter) {
+			more = append(more, st.DeadLetter)
+		}
+	}
+	calls += len(more) // StatsEach's HEXISTS of each
+	var exist []string
+	for _, st := range stats {
+		if st.Err == nil && st.DeadLetter != "" && !st.DeadLetterMissing && slices.Contains(more, st.DeadLetter) && !slices.Contains(exist, st.DeadLetter) {
+			exist = append(exist, st.DeadLetter)
+		}
+	}
+	if len(exist) > 0 && c.dlqs {
+		dl, err := c.q.StatsEach(ctx, exist)
+		calls += len(exist)
 		if err != nil {
 			return nil, calls, err
 		}
-	}
-	depth := map[string]int64{}
-	for i := range rows {
-		if rows[i].Error == "" {
-			depth[rows[i].Name] = rows[i].Messages
+		for _, st := range dl {
+			if st.Err == nil {
+				depth[st.Name] = st.Messages
+			}
 		}
 	}
-	for i := range rows {
+	rows := make([]QueueRow, len(stats))
+	for i, st := range stats {
 		r := &rows[i]
+		*r = queueRow(st)
 		if d, ok := depth[r.DeadLetter]; ok {
 			r.DeadLetterDepth = &d
 		}
-		if r.Error != "" {
-			continue
+		if r.Error == "" {
+			c.rate(r, now)
 		}
-		c.rate(r, now)
 	}
 	// Forget the counters of queues no longer shown.
 	shown := map[string]bool{}
@@ -472,38 +533,27 @@ func (c *Collector) queueRows(ctx context.Context, names []string, now time.Time
 	return rows, calls, nil
 }
 
-// statsCall is the per-queue numbers call.
-func (c *Collector) statsCall(ctx context.Context, name string) (*delayq.Stats, error) {
-	return c.q.Stats(ctx, name)
-}
-
-// queueRow reads one queue; a failure that is about the queue (deleted, a
-// wrong type) is kept in the row, one about the connection returned.
-func (c *Collector) queueRow(ctx context.Context, name string) (QueueRow, int, error) {
-	r := QueueRow{Name: name}
-	st, err := c.statsCall(ctx, name)
+// queueRow is one queue's row from its stats; a failure about the queue
+// (deleted, a key of the wrong type) is kept in the row.
+func queueRow(st delayq.Stats) QueueRow {
+	r := QueueRow{Name: st.Name}
 	switch {
-	case errors.Is(err, delayq.ErrQueueNotFound):
+	case errors.Is(st.Err, delayq.ErrQueueNotFound):
 		r.Error = "deleted"
-		return r, 1, nil
-	case err != nil && (ctx.Err() != nil || isConnErr(err)):
-		return r, 1, err
-	case err != nil:
-		r.Error = err.Error()
-		return r, 1, nil
+		return r
+	case st.Err != nil:
+		r.Error = st.Err.Error()
+		return r
 	}
 	r.Messages, r.Ready, r.Delayed, r.InFlight = st.Messages, st.Ready, st.Delayed, st.InFlight
-	r.DeadLetter, r.TotalSent, r.TotalRecv = st.DeadLetter, st.TotalSent, st.TotalRecv
+	r.DeadLetter, r.TotalSent, r.TotalRecv, r.TotalDead = st.DeadLetter, st.TotalSent, st.TotalRecv, st.TotalDead
 	r.ServerNow = st.Now
 	// How long the oldest ready message has been due: stats reads it in
 	// the same O(log n) call.
 	if st.OldestReady != nil {
 		r.OldestReadyMs = st.OldestReadyAge.Milliseconds()
 	}
-	if st.DeadLetter != "" {
-		return r, 2, nil // and the HEXISTS of the dead-letter queue
-	}
-	return r, 1, nil
+	return r
 }
 
 // rate sets r's rates from the counters' change since the previous
