@@ -9,6 +9,7 @@ import (
 	"github.com/chatq-dev/chatq/cmd/demo"
 	"github.com/chatq-dev/chatq/cmd/dev"
 	"github.com/chatq-dev/chatq/cmd/list"
+	"github.com/chatq-dev/chatq/cmd/metrics"
 	"github.com/chatq-dev/chatq/cmd/queue"
 	"github.com/chatq-dev/chatq/cmd/top"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -155,6 +156,7 @@ func subcommands() []subcommand {
 		{"queue", queue.NewCmd},
 		{"list", list.NewCmd},
 		{"top", top.NewCmd},
+		{"metrics", func(f *cmdutil.Factory) *cobra.Command { return metrics.NewCmd(f, nil) }},
 	}
 }
 

@@ -154,21 +154,34 @@ func validName(s string, colon bool) bool {
 	return true
 }
 
-var (
-	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-	quoteEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-)
+// escape writes s with \ and newline escaped, and " too when quotes:
+// what label values (and OpenMetrics's HELP) need; the text format's HELP
+// leaves quotes alone.
+func escape(w *bufio.Writer, s string, quotes bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			w.WriteString(`\\`)
+		case c == '\n':
+			w.WriteString(`\n`)
+		case c == '"' && quotes:
+			w.WriteString(`\"`)
+		default:
+			w.WriteByte(c)
+		}
+	}
+}
 
 func writeFamily(w *bufio.Writer, fam Family, f Format) {
-	name, help := fam.Name, helpEscaper
+	name := fam.Name
 	if f == OpenMetrics {
 		// OpenMetrics names a counter family without its _total, which
 		// its samples keep; its HELP escapes quotes too.
-		name, help = strings.TrimSuffix(fam.Name, "_total"), quoteEscaper
+		name = strings.TrimSuffix(fam.Name, "_total")
 	}
 	if fam.Help != "" {
 		w.WriteString("# HELP " + name + " ")
-		help.WriteString(w, validUTF8(fam.Help))
+		escape(w, validUTF8(fam.Help), f == OpenMetrics)
 		w.WriteByte('\n')
 	}
 	w.WriteString("# TYPE " + name + " " + string(fam.Type) + "\n")
@@ -181,7 +194,7 @@ func writeFamily(w *bufio.Writer, fam Family, f Format) {
 				w.WriteByte(',')
 			}
 			w.WriteString(l.Name + `="`)
-			quoteEscaper.WriteString(w, validUTF8(l.Value))
+			escape(w, validUTF8(l.Value), true)
 			w.WriteByte('"')
 		}
 		if len(s.Labels) > 0 {
