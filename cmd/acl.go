@@ -73,6 +73,7 @@ var (
 		{"queue delete", []string{"DeadLetterSources", "Stats", "Delete"}},
 		{"queue export", []string{"Stats", "Export"}},
 		{"queue import", []string{"Stats", "Create", "Import"}},
+		{"queue check", []string{"StatsEach"}},
 	}
 	// Info checks an explicit --shard-size against the list's.
 	listCommands = []commandOps{
@@ -100,8 +101,34 @@ func needs(prefix string) []need {
 	out = append(out, fromAccess(chatCommands, table(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
 	// The queue patterns keep "{ns}" for the namespaces (aclArgs puts
 	// each in, behind the prefix).
-	out = append(out, fromAccess(queueCommands, table(delayq.New(nil, delayq.Options{Namespace: "{ns}"}).Access()))...)
-	return append(out, fromAccess(listCommands, table(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access()))...)
+	queues := table(delayq.New(nil, delayq.Options{Namespace: "{ns}"}).Access())
+	lists := table(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access())
+	chats := table(chat.New(nil, chat.Options{Prefix: prefix}).Access())
+	out = append(out, fromAccess(queueCommands, queues)...)
+	out = append(out, fromAccess(listCommands, lists)...)
+	return append(out, metricsNeed(queues, lists, chats))
+}
+
+// metricsNeed is what chatq metrics (and chatq top) needs: the listings
+// and numbers of the three packages, and INFO. The listings of lists and
+// chats SCAN the keyspace.
+func metricsNeed(queues, lists, chats map[string]access) need {
+	n := need{Command: "metrics", Redis: []string{"info"}}
+	for _, part := range [][]need{
+		fromAccess([]commandOps{{"metrics", []string{"Queues", "StatsEach"}}}, queues),
+		fromAccess([]commandOps{{"metrics", []string{"Lists", "Info"}}}, lists),
+		fromAccess([]commandOps{{"metrics", []string{"Chats", "Stats"}}}, chats),
+	} {
+		n.Write = n.Write || part[0].Write
+		for _, c := range part[0].Redis {
+			n.Redis = appendNew(n.Redis, c)
+		}
+		for _, k := range part[0].Keys {
+			n.Keys = appendNew(n.Keys, k)
+		}
+	}
+	slices.Sort(n.Redis)
+	return n
 }
 
 // access is one method's row of a package's Access table.

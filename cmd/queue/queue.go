@@ -57,6 +57,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	)
 	// Backup and restore (export.go, import.go).
 	cmd.AddCommand(newQueueExportCmd(f), newQueueImportCmd(f))
+	cmd.AddCommand(NewCmdCheck(f, nil))
 	// A lost reply to these exits 4 ("may have applied"), with the command
 	// that shows whether it was.
 	for name, check := range map[string]string{
