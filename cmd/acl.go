@@ -214,16 +214,17 @@ administrator, then give the user a password on the server:
 The line holds no password and keeps the user's passwords: it resets the
 user's commands, keys and channels, then grants. Run it again after changing
 --prefix or --namespace. --read-only grants what ping, chat members, ls,
-history, pending --peek and watch, queue ls (-l), stats, peek, get and export,
-and list llen, lrange and shards need: read commands, and the scripts that read (a script
+history, pending --peek and watch, queue ls (-l), stats, peek, get, export and
+check, list llen, lrange and shards, and metrics need: read commands, and the scripts that read (a script
 runs with its caller's permissions, so it can write nothing).
 
 -o json prints the line and, per chatq command, what it needs
 (docs/security.md lists the same). chatq bench and chatq demo are not
 covered: they write under prefixes of their own, and need no production
-user. Shell completion of list keys and chat ids needs SCAN, which the line
-leaves out (SCAN lists every key name on the server, whatever the key
-patterns).`,
+user. chatq metrics finds sharded lists and chats with SCAN, which the line
+grants (as shell completion uses it); SCAN lists every key name on the
+server, whatever the key patterns: without +scan, run metrics with
+--max-lists 0 --max-chats 0.`,
 		Example: `  chatq --prefix app: acl --user app | redis-cli
   chatq --prefix app: acl --user dashboard --read-only
   chatq --prefix app: --cluster acl --user app -o json`,
