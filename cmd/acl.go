@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -15,6 +17,105 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
+
+type aclOptions struct {
+	IO   *iostreams.IOStreams
+	JSON bool
+
+	User       string // --user, the global flag
+	ReadOnly   bool
+	Namespaces []string // --namespace, else CHATQ_NAMESPACE, else rsmq
+	Prefix     string
+	Cluster    bool
+	DB         int // the database chatq selects (aclDB)
+}
+
+// newCmdACL returns `chatq acl`. runF, when set (tests), replaces the run
+// function and gets the options once the flags are parsed and validated.
+func newCmdACL(f *cmdutil.Factory, runF func(context.Context, *aclOptions) error) *cobra.Command {
+	opts := &aclOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "acl --user NAME [--read-only]",
+		Short: "Print the ACL SETUSER line of a least-privilege user for chatq",
+		Long: `Print one line, an ACL SETUSER command that gives the user exactly the
+commands, key patterns and Pub/Sub channels chatq needs under the current
+--prefix and queue --namespace, and nothing else. Pipe it to redis-cli as an
+administrator, then give the user a password on the server:
+
+  chatq --prefix app: acl --user app | redis-cli
+  redis-cli ACL SETUSER app '>a-long-random-password'
+
+The line holds no password and keeps the user's passwords: it resets the
+user's commands, keys and channels, then grants. Run it again after changing
+--prefix or --namespace. --read-only grants what ping, chat members, ls,
+history, pending --peek and watch, queue ls (-l), stats, peek, get, export and
+check, list llen, lrange and shards, and metrics need: read commands, and the scripts that read (a script
+runs with its caller's permissions, so it can write nothing).
+
+-o json prints the line and, per chatq command, what it needs
+(docs/security.md lists the same). chatq bench and chatq demo are not
+covered: they write under prefixes of their own, and need no production
+user. Shell completion of list keys and chat ids, and chatq metrics's
+discovery of sharded lists and chats, need SCAN, which the line leaves out
+(SCAN lists every key name on the server, whatever the key patterns):
+without it metrics reads the queues only, and says so.`,
+		Example: `  chatq --prefix app: acl --user app | redis-cli
+  chatq --prefix app: acl --user dashboard --read-only
+  chatq --prefix app: --cluster acl --user app -o json`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg := f.Config()
+			opts.JSON, opts.User, opts.Prefix, opts.Cluster, opts.DB = f.JSON(), cfg.User, cfg.Prefix, cfg.Cluster, aclDB(cfg)
+			if len(opts.Namespaces) == 0 && f.Getenv("CHATQ_NAMESPACE") != "" {
+				opts.Namespaces = strings.Split(f.Getenv("CHATQ_NAMESPACE"), ",")
+			}
+			if len(opts.Namespaces) == 0 {
+				opts.Namespaces = []string{"rsmq"}
+			}
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return aclRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "grant only what the commands that read need")
+	cmd.Flags().StringSliceVar(&opts.Namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
+	return cmdutil.MarkRead(cmd) // prints a line; needs no server
+}
+
+type aclResult struct {
+	User     string `json:"user"`
+	ReadOnly bool   `json:"read_only"`
+	Line     string `json:"line"`
+	Needs    []need `json:"needs"`
+}
+
+func (o *aclOptions) validate() error {
+	if o.User == "" {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("acl needs --user NAME"), "name the user to create: chatq acl --user app")
+	}
+	for _, ns := range o.Namespaces {
+		if ns == "" || strings.ContainsAny(ns, "{} \t\r\n") {
+			return cmdutil.UsageErrorf("invalid --namespace %q: not empty, no whitespace, '{' or '}'", ns)
+		}
+	}
+	return nil
+}
+
+func aclRun(opts *aclOptions) error {
+	// The line grants the patterns under --prefix; the JSON shows them
+	// without it, as docs/security.md does.
+	args := aclArgs(opts.User, selectNeeds(needs(opts.Prefix), opts.ReadOnly), opts.Prefix, opts.Namespaces, opts.Cluster, opts.DB != 0)
+	res := aclResult{User: opts.User, ReadOnly: opts.ReadOnly, Line: strings.Join(quoteAll(args), " "), Needs: selectNeeds(needs(""), opts.ReadOnly)}
+	if opts.JSON {
+		return opts.IO.WriteJSON(res)
+	}
+	_, err := fmt.Fprintln(opts.IO.Out, res.Line)
+	return err
+}
 
 // need is what one chatq command asks of the server: the Redis commands it
 // sends (scripts' own calls included, as ACLs check those too; the script
@@ -110,8 +211,10 @@ func needs(prefix string) []need {
 }
 
 // metricsNeed is what chatq metrics (and chatq top) needs: the listings
-// and numbers of the three packages, and INFO. The listings of lists and
-// chats SCAN the keyspace.
+// and numbers of the three packages, and INFO; but not SCAN, which finds
+// the lists and chats: it lists every key name on the server whatever the
+// key patterns, so the line leaves it out (metrics then reads queues only,
+// and says so).
 func metricsNeed(queues, lists, chats map[string]access) need {
 	n := need{Command: "metrics", Redis: []string{"info"}}
 	for _, part := range [][]need{
@@ -121,7 +224,9 @@ func metricsNeed(queues, lists, chats map[string]access) need {
 	} {
 		n.Write = n.Write || part[0].Write
 		for _, c := range part[0].Redis {
-			n.Redis = appendNew(n.Redis, c)
+			if c != "scan" {
+				n.Redis = appendNew(n.Redis, c)
+			}
 		}
 		for _, k := range part[0].Keys {
 			n.Keys = appendNew(n.Keys, k)
@@ -190,86 +295,6 @@ func appendNew(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
-}
-
-type aclOptions struct {
-	f          *cmdutil.Factory
-	readOnly   bool
-	namespaces []string
-}
-
-func newACLCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &aclOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "acl --user NAME [--read-only]",
-		Short: "Print the ACL SETUSER line of a least-privilege user for chatq",
-		Long: `Print one line, an ACL SETUSER command that gives the user exactly the
-commands, key patterns and Pub/Sub channels chatq needs under the current
---prefix and queue --namespace, and nothing else. Pipe it to redis-cli as an
-administrator, then give the user a password on the server:
-
-  chatq --prefix app: acl --user app | redis-cli
-  redis-cli ACL SETUSER app '>a-long-random-password'
-
-The line holds no password and keeps the user's passwords: it resets the
-user's commands, keys and channels, then grants. Run it again after changing
---prefix or --namespace. --read-only grants what ping, chat members, ls,
-history, pending --peek and watch, queue ls (-l), stats, peek, get, export and
-check, list llen, lrange and shards, and metrics need: read commands, and the scripts that read (a script
-runs with its caller's permissions, so it can write nothing).
-
--o json prints the line and, per chatq command, what it needs
-(docs/security.md lists the same). chatq bench and chatq demo are not
-covered: they write under prefixes of their own, and need no production
-user. chatq metrics finds sharded lists and chats with SCAN, which the line
-grants (as shell completion uses it); SCAN lists every key name on the
-server, whatever the key patterns: without +scan, run metrics with
---max-lists 0 --max-chats 0.`,
-		Example: `  chatq --prefix app: acl --user app | redis-cli
-  chatq --prefix app: acl --user dashboard --read-only
-  chatq --prefix app: --cluster acl --user app -o json`,
-		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return aclRun(opts) },
-	}
-	cmd.Flags().BoolVar(&opts.readOnly, "read-only", false, "grant only what the commands that read need")
-	cmd.Flags().StringSliceVar(&opts.namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
-	return cmdutil.MarkRead(cmd) // prints a line; needs no server
-}
-
-type aclResult struct {
-	User     string `json:"user"`
-	ReadOnly bool   `json:"read_only"`
-	Line     string `json:"line"`
-	Needs    []need `json:"needs"`
-}
-
-func aclRun(opts *aclOptions) error {
-	f := opts.f
-	cfg := f.Config()
-	if cfg.User == "" {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("acl needs --user NAME"), "name the user to create: chatq acl --user app")
-	}
-	nss := opts.namespaces
-	if len(nss) == 0 && f.Getenv("CHATQ_NAMESPACE") != "" {
-		nss = strings.Split(f.Getenv("CHATQ_NAMESPACE"), ",")
-	}
-	if len(nss) == 0 {
-		nss = []string{"rsmq"}
-	}
-	for _, ns := range nss {
-		if ns == "" || strings.ContainsAny(ns, "{} \t\r\n") {
-			return cmdutil.UsageErrorf("invalid --namespace %q: not empty, no whitespace, '{' or '}'", ns)
-		}
-	}
-	// The line grants the patterns under --prefix; the JSON shows them
-	// without it, as docs/security.md does.
-	args := aclArgs(cfg.User, selectNeeds(needs(cfg.Prefix), opts.readOnly), cfg.Prefix, nss, cfg.Cluster, aclDB(cfg) != 0)
-	res := aclResult{User: cfg.User, ReadOnly: opts.readOnly, Line: strings.Join(quoteAll(args), " "), Needs: selectNeeds(needs(""), opts.readOnly)}
-	if f.JSON() {
-		return f.IO.WriteJSON(res)
-	}
-	_, err := fmt.Fprintln(f.IO.Out, res.Line)
-	return err
 }
 
 // selectNeeds returns every command's needs, or only the readers'.

@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chatq-dev/chatq/internal/iostreams"
 )
 
 // Every command a queue Lua script calls is granted by `chatq acl`: a
@@ -135,4 +139,88 @@ func needFor(t *testing.T, command string) need {
 	}
 	t.Fatalf("no needs for %s", command)
 	return need{}
+}
+
+func TestACLFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want aclOptions // IO apart
+		hint string     // for a usage error: its hint ("-": none); "" when none is wanted
+	}{
+		{args: []string{"acl", "--user", "app"}, want: aclOptions{User: "app", Namespaces: []string{"rsmq"}}},
+		{args: []string{"--prefix", "a*b:", "--cluster", "--user", "dash", "acl", "--read-only", "--namespace", "jobs,mail", "-o", "json"},
+			want: aclOptions{JSON: true, User: "dash", ReadOnly: true, Namespaces: []string{"jobs", "mail"}, Prefix: "a*b:", Cluster: true}},
+		{args: []string{"--url", "redis://127.0.0.1:6379/3", "acl", "--user", "app"}, want: aclOptions{User: "app", Namespaces: []string{"rsmq"}, DB: 3}},
+		{args: []string{"--db", "5", "acl", "--user", "app"}, want: aclOptions{User: "app", Namespaces: []string{"rsmq"}, DB: 5}},
+		// CHATQ_NAMESPACE when no --namespace, which wins over it.
+		{args: []string{"acl", "--user", "app"}, env: map[string]string{"CHATQ_NAMESPACE": "a,b"}, want: aclOptions{User: "app", Namespaces: []string{"a", "b"}}},
+		{args: []string{"acl", "--user", "app", "--namespace", "c"}, env: map[string]string{"CHATQ_NAMESPACE": "a,b"}, want: aclOptions{User: "app", Namespaces: []string{"c"}}},
+		{args: []string{"acl"}, hint: "name the user to create: chatq acl --user app"},
+		{args: []string{"acl", "--user", "app", "--namespace", "a b"}, hint: "-"},
+		{args: []string{"acl", "--user", "app", "--namespace", "x{y}"}, hint: "-"},
+		{args: []string{"acl", "--user", "app"}, env: map[string]string{"CHATQ_NAMESPACE": "a,"}, hint: "-"},
+		{args: []string{"acl", "--user", "app", "extra"}, hint: "-"},
+	} {
+		o, err := parse(t, newCmdACL, tc.env, tc.args...)
+		if tc.hint != "" {
+			want := tc.hint
+			if want == "-" {
+				want = ""
+			}
+			if !isUsage(err) || hintOf(err) != want {
+				t.Errorf("%q: %v (hint %q), want a usage error with hint %q", tc.args, err, hintOf(err), want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if o.IO == nil {
+			t.Errorf("%q: no streams", tc.args)
+		}
+		o.IO = nil
+		if !reflect.DeepEqual(*o, tc.want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", tc.args, *o, tc.want)
+		}
+	}
+}
+
+func TestACLRun(t *testing.T) {
+	opts := func(io *iostreams.IOStreams, json bool) *aclOptions {
+		return &aclOptions{IO: io, JSON: json, User: "app", ReadOnly: true, Namespaces: []string{"jobs"}, Prefix: "p:", DB: 2}
+	}
+	want := strings.Join(quoteAll(aclArgs("app", selectNeeds(needs("p:"), true), "p:", []string{"jobs"}, false, true)), " ") + "\n"
+	if !strings.Contains(want, " +select ") || !strings.Contains(want, " ~p:jobs:* ") || strings.Contains(want, "+zadd") {
+		t.Fatalf("the line under test is not the one asked for: %s", want)
+	}
+	for _, m := range modes {
+		// One line, the same on a terminal and piped, for redis-cli.
+		io, out, errOut := iostreams.Test(m.tty, "")
+		if err := aclRun(opts(io, false)); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want || errOut.Len() != 0 {
+			t.Errorf("%s: stdout %q, stderr %q", m.name, out, errOut)
+		}
+
+		io, out, _ = iostreams.Test(m.tty, "")
+		if err := aclRun(opts(io, true)); err != nil {
+			t.Fatal(err)
+		}
+		var res aclResult
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("%s: %q: %v", m.name, out, err)
+		}
+		// The needs are shown without the prefix, and only the readers'.
+		if res.User != "app" || !res.ReadOnly || res.Line+"\n" != want || len(res.Needs) == 0 || !reflect.DeepEqual(res.Needs, selectNeeds(needs(""), true)) {
+			t.Errorf("%s: %+v", m.name, res)
+		}
+		for _, n := range res.Needs {
+			if n.Write {
+				t.Errorf("%s: --read-only lists %s, which writes", m.name, n.Command)
+			}
+		}
+	}
 }

@@ -1,11 +1,26 @@
 package cmd
 
 import (
+	"context"
+
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
-func newConfigCmd(f *cmdutil.Factory) *cobra.Command {
+type configOptions struct {
+	IO   *iostreams.IOStreams
+	JSON bool
+	// Entries are the effective settings with their sources; Err is the
+	// configuration's first problem, nil when none (conn.Config.Err).
+	Entries []conn.ConfigEntry
+	Err     error
+}
+
+// newCmdConfig returns `chatq config`. runF, when set (tests), replaces the
+// run function and gets the options once the flags are parsed.
+func newCmdConfig(f *cmdutil.Factory, runF func(context.Context, *configOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
@@ -21,29 +36,37 @@ with a bad configuration too.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			entries := f.Config().Describe(f.Flags(), f.Getenv)
-			if f.JSON() {
-				if err := f.IO.WriteJSON(entries); err != nil {
-					return err
-				}
-				return f.Config().Err
+			opts := &configOptions{IO: f.IO, JSON: f.JSON(),
+				Entries: f.Config().Describe(f.Flags(), f.Getenv), Err: f.Config().Err}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			header := []string{"KEY", "VALUE", "SOURCE"}
-			if f.Config().Err != nil {
-				header = append(header, "ERROR")
-			}
-			t := f.IO.NewTable(header...)
-			for _, e := range entries {
-				row := []any{e.Key, e.Value, e.Source}
-				if f.Config().Err != nil {
-					row = append(row, e.Error)
-				}
-				t.Row(row...)
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-			return f.Config().Err
+			return configRun(opts)
 		},
 	})
+}
+
+func configRun(opts *configOptions) error {
+	if opts.JSON {
+		if err := opts.IO.WriteJSON(opts.Entries); err != nil {
+			return err
+		}
+		return opts.Err
+	}
+	header := []string{"KEY", "VALUE", "SOURCE"}
+	if opts.Err != nil {
+		header = append(header, "ERROR")
+	}
+	t := opts.IO.NewTable(header...)
+	for _, e := range opts.Entries {
+		row := []any{e.Key, e.Value, e.Source}
+		if opts.Err != nil {
+			row = append(row, e.Error)
+		}
+		t.Row(row...)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	return opts.Err
 }

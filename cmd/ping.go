@@ -9,16 +9,27 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
 type pingOptions struct {
-	f *cmdutil.Factory
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (redis.UniversalClient, error) // built when the run calls it
+
+	// The connection ping checks, as configured.
+	Server         string // names the server in errors (conn.Config.Server)
+	URL            string // --url, its password hidden
+	Timeout        time.Duration
+	Cluster        bool
+	SentinelMaster string
 }
 
-func newPingCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &pingOptions{f: f}
+// newCmdPing returns `chatq ping`. runF, when set (tests), replaces the run
+// function and gets the options once the flags are parsed.
+func newCmdPing(f *cmdutil.Factory, runF func(context.Context, *pingOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "ping",
 		Short: "Check the connection: server version, mode and round-trip time",
@@ -34,7 +45,16 @@ writes. When the mode does not match the flags (a Cluster node without
   chatq --url rediss://redis.example.com:6380 --cacert ca.pem ping -o json
   chatq --url 'redis://s1:26379?addr=s2:26379' --sentinel-master main ping`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return pingRun(cmd.Context(), opts) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg := f.Config()
+			opts := &pingOptions{IO: f.IO, JSON: f.JSON(), Client: f.Client,
+				Server: cfg.Server(), URL: cfg.RedactedURL(), Timeout: cfg.Timeout,
+				Cluster: cfg.Cluster, SentinelMaster: cfg.SentinelMaster}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return pingRun(cmd.Context(), opts)
+		},
 	})
 }
 
@@ -48,17 +68,15 @@ type pingResult struct {
 }
 
 func pingRun(ctx context.Context, opts *pingOptions) error {
-	f := opts.f
-	cfg := f.Config()
-	c, err := f.Client()
+	c, err := opts.Client()
 	if err != nil {
 		return err
 	}
 	// One deadline for the whole check: a silent server costs --timeout
 	// once, not once per round trip.
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	fail := func(err error) error { return fmt.Errorf("ping %s: %w", cfg.Server(), err) }
+	fail := func(err error) error { return fmt.Errorf("ping %s: %w", opts.Server, err) }
 
 	// HELLO goes first and pays for the dial; it names the server's
 	// version, mode and role without INFO, which a least-privilege ACL
@@ -73,7 +91,7 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	}
 	rtt := time.Since(start)
 	fields := helloFields(hello)
-	res := pingResult{URL: cfg.RedactedURL(), Server: "redis", Version: "unknown", Mode: "standalone",
+	res := pingResult{URL: opts.URL, Server: "redis", Version: "unknown", Mode: "standalone",
 		RTTMs: float64(rtt.Microseconds()) / 1000}
 	if v := fields["version"]; v != "" {
 		res.Version = v
@@ -84,22 +102,22 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		// Only reachable without --sentinel-master: with it, HELLO goes
 		// to the master.
 		return cmdutil.WithHint(fail(errors.New("--url is a Sentinel, not a Redis server")), sentinelHint(ctx, c))
-	case server == "cluster" && !cfg.Cluster:
+	case server == "cluster" && !opts.Cluster:
 		return cmdutil.WithHint(fail(errors.New("--url is a Redis Cluster node, and --cluster is not set")),
 			"add --cluster (CHATQ_CLUSTER=true), with ?addr=host:port for more seeds")
-	case cfg.Cluster:
+	case opts.Cluster:
 		res.Mode = "cluster"
-	case cfg.SentinelMaster != "":
+	case opts.SentinelMaster != "":
 		res.Mode = "sentinel"
-		res.Master = cfg.SentinelMaster
+		res.Master = opts.SentinelMaster
 	case fields["role"] == "replica" || fields["role"] == "slave":
 		res.Mode = "replica"
 	}
 	if name := fields["server"]; name != "" {
 		res.Server = name // "miniredis" on chatq dev
 	}
-	if f.JSON() {
-		if err := f.IO.WriteJSON(res); err != nil {
+	if opts.JSON {
+		if err := opts.IO.WriteJSON(res); err != nil {
 			return err
 		}
 	} else {
@@ -111,10 +129,10 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		if res.Server == "miniredis" {
 			what = "miniredis (an embedded in-memory server, as chatq dev runs; not Redis)"
 		}
-		fmt.Fprintf(f.IO.Out, "PONG from %s%s: %s, %s, rtt %.3f ms\n", res.URL, via, what, res.Mode, res.RTTMs)
+		fmt.Fprintf(opts.IO.Out, "PONG from %s%s: %s, %s, rtt %.3f ms\n", res.URL, via, what, res.Mode, res.RTTMs)
 	}
 	if res.Mode == "replica" {
-		f.IO.Infof("hint: --url is a read-only replica: reads work, writes fail with READONLY; point --url at the master, or use --sentinel-master NAME")
+		opts.IO.Infof("hint: --url is a read-only replica: reads work, writes fail with READONLY; point --url at the master, or use --sentinel-master NAME")
 	}
 	return nil
 }

@@ -42,9 +42,11 @@ Exit codes:
   4    a write was sent but its reply was lost: the server may have
        applied it (the hint names the command that shows whether it did);
        exit 1 on a write means it was not applied
+  5    a health check found a threshold breached (queue check); 1 stays
+       "could not find out"
   130  interrupted: Ctrl-C or SIGTERM cut a command short; chat watch,
-       queue work and dev run until stopped, so for them it is the normal
-       end: they stop cleanly and exit 0`
+       queue work, metrics --listen and dev run until stopped, so for them
+       it is the normal end: they stop cleanly and exit 0`
 
 const rootExample = `  # try it without a Redis server
   chatq demo
@@ -145,17 +147,17 @@ type subcommand struct {
 // subcommands returns the root's commands in the order they are added.
 func subcommands() []subcommand {
 	return []subcommand{
-		{"ping", newPingCmd},
-		{"version", newVersionCmd},
-		{"config", newConfigCmd},
-		{"acl", newACLCmd},
-		{"dev", dev.NewCmd},
-		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmd(f, Run) }},
-		{"bench", bench.NewCmd},
+		{"ping", func(f *cmdutil.Factory) *cobra.Command { return newCmdPing(f, nil) }},
+		{"version", func(f *cmdutil.Factory) *cobra.Command { return newCmdVersion(f, nil) }},
+		{"config", func(f *cmdutil.Factory) *cobra.Command { return newCmdConfig(f, nil) }},
+		{"acl", func(f *cmdutil.Factory) *cobra.Command { return newCmdACL(f, nil) }},
+		{"dev", func(f *cmdutil.Factory) *cobra.Command { return dev.NewCmdDev(f, nil) }},
+		{"demo", func(f *cmdutil.Factory) *cobra.Command { return demo.NewCmdDemo(f, Run, nil) }},
+		{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},
 		{"chat", chat.NewCmd},
 		{"queue", queue.NewCmd},
 		{"list", list.NewCmd},
-		{"top", top.NewCmd},
+		{"top", func(f *cmdutil.Factory) *cobra.Command { return top.NewCmdTop(f, nil) }},
 		{"metrics", func(f *cmdutil.Factory) *cobra.Command { return metrics.NewCmd(f, nil) }},
 	}
 }

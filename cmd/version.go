@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -24,24 +26,41 @@ func Version() string {
 	return "dev"
 }
 
-func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
+type versionOptions struct {
+	IO   *iostreams.IOStreams
+	JSON bool
+}
+
+// newCmdVersion returns `chatq version`. runF, when set (tests), replaces
+// the run function and gets the options once the flags are parsed.
+func newCmdVersion(f *cmdutil.Factory, runF func(context.Context, *versionOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:     "version",
 		Short:   "Print chatq's version",
 		Example: "  chatq version\n  chatq version -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v := struct {
-				Version string `json:"version"`
-				Go      string `json:"go"`
-				OS      string `json:"os"`
-				Arch    string `json:"arch"`
-			}{Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
-			if f.JSON() {
-				return f.IO.WriteJSON(v)
+			opts := &versionOptions{IO: f.IO, JSON: f.JSON()}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			fmt.Fprintf(f.IO.Out, "chatq %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
-			return nil
+			return versionRun(opts)
 		},
 	})
+}
+
+type versionResult struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+}
+
+func versionRun(opts *versionOptions) error {
+	v := versionResult{Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
+	if opts.JSON {
+		return opts.IO.WriteJSON(v)
+	}
+	fmt.Fprintf(opts.IO.Out, "chatq %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
+	return nil
 }

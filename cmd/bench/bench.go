@@ -15,51 +15,38 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
 type benchOptions struct {
-	f        *cmdutil.Factory
-	pattern  string
-	clients  int
-	requests int
-	pipeline int
-	size     int
-	preload  int
-	threads  int
-	force    bool
+	IO   *iostreams.IOStreams
+	JSON bool
+	// Client returns the client the setup and the unpipelined steps share,
+	// its pool sized for Clients; Conn a client of its own, closed with
+	// the command, for each pipelined bench client.
+	Client func() (redis.UniversalClient, error)
+	Conn   func() (redis.UniversalClient, error)
+
+	Pattern  string
+	Clients  int
+	Requests int
+	Pipeline int
+	Size     int
+	Preload  int
+	Threads  int
+	Force    bool
+	Prefix   string // the global --prefix: the benchmark works under Prefix+benchPrefix
+	Cluster  bool
 }
 
-// benchStep is one operation a benchmark times. worker binds the operation
-// to the client of bench goroutine g; each call of the returned function is
-// one operation.
-type benchStep struct {
-	name   string
-	worker func(c redis.UniversalClient, g int) func(ctx context.Context) error
-}
-
-// benchWorkload is what `chatq bench PATTERN` runs: setup on c (untimed),
-// then each step for --requests operations.
-type benchWorkload func(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error)
-
-// benchWorkloads maps a pattern to its workload.
-func benchWorkloads() map[string]benchWorkload {
-	return map[string]benchWorkload{
-		"ping":  benchPing,
-		"chat":  benchChat,
-		"list":  benchList,
-		"queue": benchQueue,
-	}
-}
-
-// benchPrefix is put after the global --prefix in front of every key a
-// benchmark writes.
-const benchPrefix = "chatq-bench:"
-
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &benchOptions{f: f}
+// NewCmdBench returns `chatq bench`. runF, when set (tests), replaces the
+// run function and gets the options once the flags are parsed and
+// validated.
+func NewCmdBench(f *cmdutil.Factory, runF func(context.Context, *benchOptions) error) *cobra.Command {
+	opts := &benchOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "bench ping|chat|queue|list",
 		Short: "Measure throughput and latency of a pattern's operations on the server",
@@ -94,18 +81,38 @@ when the server is faster than one client thread can drive.`,
 		Args:      cmdutil.ExactArgs(1),
 		ValidArgs: []string{"ping", "chat", "queue", "list"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.pattern = args[0]
+			cfg := f.Config()
+			opts.Pattern, opts.JSON, opts.Prefix, opts.Cluster = args[0], f.JSON(), cfg.Prefix, cfg.Cluster
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			clients := opts.Clients
+			opts.Client = func() (redis.UniversalClient, error) {
+				f.SetMinPoolSize(clients)
+				return f.Client()
+			}
+			opts.Conn = func() (redis.UniversalClient, error) {
+				c, err := conn.NewClient(cfg, f.IO, 1)
+				if err != nil {
+					return nil, err
+				}
+				f.OnClose(func() { c.Close() })
+				return c, nil
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
 			return benchRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&opts.clients, "clients", "c", 50, "concurrent clients (connections)")
-	fl.IntVarP(&opts.requests, "requests", "n", 100000, "operations per step")
-	fl.IntVarP(&opts.pipeline, "pipeline", "P", 1, "operations sent per round trip")
-	fl.IntVarP(&opts.size, "size", "d", 16, "message or item size in bytes")
-	fl.IntVar(&opts.preload, "preload", 0, "stored before timing: items (list), messages (queue), or chats each reader is in (chat)")
-	fl.IntVar(&opts.threads, "threads", 1, "threads running the clients' Go code (as redis-benchmark --threads)")
-	fl.BoolVar(&opts.force, "force", false, "run even when keys exist under the prefix (they are deleted after)")
+	fl.IntVarP(&opts.Clients, "clients", "c", 50, "concurrent clients (connections)")
+	fl.IntVarP(&opts.Requests, "requests", "n", 100000, "operations per step")
+	fl.IntVarP(&opts.Pipeline, "pipeline", "P", 1, "operations sent per round trip")
+	fl.IntVarP(&opts.Size, "size", "d", 16, "message or item size in bytes")
+	fl.IntVar(&opts.Preload, "preload", 0, "stored before timing: items (list), messages (queue), or chats each reader is in (chat)")
+	fl.IntVar(&opts.Threads, "threads", 1, "threads running the clients' Go code (as redis-benchmark --threads)")
+	fl.BoolVar(&opts.Force, "force", false, "run even when keys exist under the prefix (they are deleted after)")
 	// It writes only keys under a prefix of its own, which it deletes: a lost
 	// reply leaves nothing of the user's to check.
 	return cmdutil.MarkRead(cmd)
@@ -127,33 +134,34 @@ type benchResult struct {
 	Threads   int     `json:"threads"`
 }
 
-func benchRun(ctx context.Context, opts *benchOptions) error {
-	f := opts.f
-	workload, ok := benchWorkloads()[opts.pattern]
-	if !ok {
-		return cmdutil.UsageErrorf("unknown pattern %q: want ping, chat, queue or list", opts.pattern)
+func (o *benchOptions) validate() error {
+	if _, ok := benchWorkloads()[o.Pattern]; !ok {
+		return cmdutil.UsageErrorf("unknown pattern %q: want ping, chat, queue or list", o.Pattern)
 	}
 	switch {
-	case opts.clients < 1:
+	case o.Clients < 1:
 		return cmdutil.UsageErrorf("--clients must be at least 1")
-	case opts.requests < 1:
+	case o.Requests < 1:
 		return cmdutil.UsageErrorf("--requests must be at least 1")
-	case opts.pipeline < 1:
+	case o.Pipeline < 1:
 		return cmdutil.UsageErrorf("--pipeline must be at least 1")
-	case opts.size < 1:
+	case o.Size < 1:
 		return cmdutil.UsageErrorf("--size must be at least 1")
-	case opts.preload < 0:
+	case o.Preload < 0:
 		return cmdutil.UsageErrorf("--preload must not be negative")
-	case opts.threads < 1:
+	case o.Threads < 1:
 		return cmdutil.UsageErrorf("--threads must be at least 1")
-	case opts.pipeline > 1 && f.Config().Cluster:
+	case o.Pipeline > 1 && o.Cluster:
 		return cmdutil.UsageErrorf("--pipeline above 1 needs a standalone server, not --cluster")
 	}
+	return nil
+}
+
+func benchRun(ctx context.Context, opts *benchOptions) error {
 	// Its own prefix under the user's: --force then can only ever delete
 	// keys a benchmark wrote, never the data under the user's --prefix.
-	prefix := f.Prefix() + benchPrefix
-	f.SetMinPoolSize(opts.clients)
-	c, err := f.Client()
+	prefix := opts.Prefix + benchPrefix
+	c, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -161,21 +169,21 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	if busy && !opts.force {
+	if busy && !opts.Force {
 		return cmdutil.WithHint(fmt.Errorf("keys exist under the prefix %q: refusing to benchmark on them", prefix),
 			"pick another --prefix, or pass --force to run anyway and delete them after")
 	}
 	defer func() {
 		if err := keyspace.DeletePrefix(context.WithoutCancel(ctx), c, prefix); err != nil {
-			f.IO.Infof("warning: could not delete the benchmark's keys %s*: %v", prefix, err)
+			opts.IO.Infof("warning: could not delete the benchmark's keys %s*: %v", prefix, err)
 		}
 	}()
 
-	steps, err := workload(ctx, c, prefix, opts)
+	steps, err := benchWorkloads()[opts.Pattern](ctx, c, prefix, opts)
 	if err != nil {
 		return err
 	}
-	conns, err := benchConns(f, c, opts)
+	conns, err := benchConns(c, opts)
 	if err != nil {
 		return err
 	}
@@ -184,23 +192,23 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 	// the network to an idle one: a wake-up and a context switch per
 	// operation (about a quarter of the client's CPU with 50 clients on two
 	// cores), which redis-benchmark's one event loop does not pay.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(opts.threads))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(opts.Threads))
 	var results []benchResult
 	for _, s := range steps {
-		if f.IO.ErrTTY {
-			f.IO.Infof("bench %s %s: %d requests from %d clients...", opts.pattern, s.name, opts.requests, opts.clients)
+		if opts.IO.ErrTTY {
+			opts.IO.Infof("bench %s %s: %d requests from %d clients...", opts.Pattern, s.name, opts.Requests, opts.Clients)
 		}
 		r, err := runBenchStep(ctx, s, conns, opts)
 		if err != nil {
-			return fmt.Errorf("bench %s %s: %w", opts.pattern, s.name, err)
+			return fmt.Errorf("bench %s %s: %w", opts.Pattern, s.name, err)
 		}
-		r.Pattern, r.Threads = opts.pattern, opts.threads
+		r.Pattern, r.Threads = opts.Pattern, opts.Threads
 		results = append(results, r)
 	}
-	if f.JSON() {
-		return f.IO.WriteJSON(results)
+	if opts.JSON {
+		return opts.IO.WriteJSON(results)
 	}
-	t := f.IO.NewTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
+	t := opts.IO.NewTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
 	for _, r := range results {
 		t.Row(r.Pattern+" "+r.Step, r.Clients, r.Pipeline, r.Size, r.Preload, r.Requests,
 			fmt.Sprintf("%.0f", r.OpsPerSec), ms3(r.P50Ms), ms3(r.P99Ms), ms3(r.MaxMs))
@@ -210,25 +218,51 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 
 func ms3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
+// benchStep is one operation a benchmark times. worker binds the operation
+// to the client of bench goroutine g; each call of the returned function is
+// one operation.
+type benchStep struct {
+	name   string
+	worker func(c redis.UniversalClient, g int) func(ctx context.Context) error
+}
+
+// benchWorkload is what `chatq bench PATTERN` runs: setup on c (untimed),
+// then each step for --requests operations.
+type benchWorkload func(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error)
+
+// benchWorkloads maps a pattern to its workload.
+func benchWorkloads() map[string]benchWorkload {
+	return map[string]benchWorkload{
+		"ping":  benchPing,
+		"chat":  benchChat,
+		"list":  benchList,
+		"queue": benchQueue,
+	}
+}
+
+// benchPrefix is put after the global --prefix in front of every key a
+// benchmark writes.
+const benchPrefix = "chatq-bench:"
+
 // runBenchStep runs --requests operations of s from --clients connections
 // with --pipeline operations in flight on each, and records each one's
 // latency. With --pipeline above 1 each connection is a go-redis
 // autopipeliner, which batches the operations of its goroutines into
 // pipelines, as redis-benchmark -P does.
 func runBenchStep(ctx context.Context, s benchStep, conns []redis.UniversalClient, o *benchOptions) (benchResult, error) {
-	goroutines := o.clients * o.pipeline
+	goroutines := o.Clients * o.Pipeline
 	var next atomic.Int64
 	lat := make([][]time.Duration, goroutines)
 	errs := make([]error, goroutines)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for g := range goroutines {
-		op := s.worker(conns[g/o.pipeline], g)
+		op := s.worker(conns[g/o.Pipeline], g)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mine := make([]time.Duration, 0, o.requests/goroutines+1)
-			for next.Add(1) <= int64(o.requests) && ctx.Err() == nil {
+			mine := make([]time.Duration, 0, o.Requests/goroutines+1)
+			for next.Add(1) <= int64(o.Requests) && ctx.Err() == nil {
 				t0 := time.Now()
 				if err := op(ctx); err != nil {
 					errs[g] = err
@@ -250,7 +284,7 @@ func runBenchStep(ctx context.Context, s benchStep, conns []redis.UniversalClien
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	return benchResult{
-		Step: s.name, Clients: o.clients, Pipeline: o.pipeline, Size: o.size, Preload: o.preload, Requests: len(all),
+		Step: s.name, Clients: o.Clients, Pipeline: o.Pipeline, Size: o.Size, Preload: o.Preload, Requests: len(all),
 		Seconds:   elapsed.Seconds(),
 		OpsPerSec: float64(len(all)) / elapsed.Seconds(),
 		P50Ms:     percentileMs(all, 0.50),
@@ -262,18 +296,17 @@ func runBenchStep(ctx context.Context, s benchStep, conns []redis.UniversalClien
 // benchConns returns the connection of each bench client: the shared client
 // (its pool holds --clients connections) unpipelined, else one autopipelined
 // client of its own each.
-func benchConns(f *cmdutil.Factory, c redis.UniversalClient, o *benchOptions) ([]redis.UniversalClient, error) {
-	conns := make([]redis.UniversalClient, o.clients)
+func benchConns(c redis.UniversalClient, o *benchOptions) ([]redis.UniversalClient, error) {
+	conns := make([]redis.UniversalClient, o.Clients)
 	for i := range conns {
-		if o.pipeline == 1 {
+		if o.Pipeline == 1 {
 			conns[i] = c
 			continue
 		}
-		own, err := conn.NewClient(f.Config(), f.IO, 1)
+		own, err := o.Conn()
 		if err != nil {
 			return nil, err
 		}
-		f.OnClose(func() { own.Close() })
 		ap, err := own.(*redis.Client).AutoPipeline()
 		if err != nil {
 			return nil, err

@@ -15,7 +15,7 @@ import (
 // --size byte messages, "pending" has each reader fetch and mark what is new.
 func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
 	setup := chat.New(c, chat.Options{Prefix: prefix})
-	for i := range o.clients {
+	for i := range o.Clients {
 		id := fmt.Sprint(i + 1)
 		if _, err := setup.Create(ctx, chat.CreateRequest{From: "sender", To: []string{"reader" + id}, ID: id}); err != nil {
 			return nil, err
@@ -23,8 +23,8 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 	}
 	// Each reader is also in --preload other chats, with one unseen
 	// message each, so that pending reads across that many chats.
-	err := preloadParallel(ctx, c, o.preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
-		members := make([]string, o.clients)
+	err := preloadParallel(ctx, c, o.Preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
+		members := make([]string, o.Clients)
 		for r := range members {
 			members[r] = fmt.Sprint("reader", r+1)
 		}
@@ -36,8 +36,8 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 	if err != nil {
 		return nil, err
 	}
-	msg := benchPayload(o.size)
-	chatOf := func(g int) string { return fmt.Sprint(g/o.pipeline + 1) }
+	msg := benchPayload(o.Size)
+	chatOf := func(g int) string { return fmt.Sprint(g/o.Pipeline + 1) }
 	return []benchStep{
 		{name: "send", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			s, id := chat.New(c, chat.Options{Prefix: prefix}), chatOf(g)
@@ -59,7 +59,7 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 // benchList: "push" appends one --size byte item, "pop" takes one from the
 // other end, on one sharded list shared by every client.
 func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
-	item := benchPayload(o.size)
+	item := benchPayload(o.Size)
 	lists := func(c redis.UniversalClient) *shardlist.Client {
 		return shardlist.New(c, shardlist.Options{Prefix: prefix})
 	}
@@ -68,8 +68,8 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 	// pushes; pops take from the left, so each push and pop runs with about
 	// --preload items stored.
 	const chunk = 5000
-	err := preloadParallel(ctx, c, (o.preload+chunk-1)/chunk, func(ctx context.Context, _ redis.UniversalClient, i int) error {
-		n := min(chunk, o.preload-i*chunk)
+	err := preloadParallel(ctx, c, (o.Preload+chunk-1)/chunk, func(ctx context.Context, _ redis.UniversalClient, i int) error {
+		n := min(chunk, o.Preload-i*chunk)
 		items := make([]string, n)
 		for j := range items {
 			items[j] = item
@@ -107,21 +107,21 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 	if err := queue(c).Create(ctx, "bench", delayq.Attributes{}); err != nil {
 		return nil, err
 	}
-	msg := benchPayload(o.size)
+	msg := benchPayload(o.Size)
 	push := func(ctx context.Context, q *delayq.Client) error {
 		_, err := q.Push(ctx, "bench", msg, delayq.PushOptions{})
 		return err
 	}
 	// Preloaded messages are due in an hour, so they are stored but never
 	// received: poll runs with --preload messages in the queue.
-	err := preloadParallel(ctx, c, o.preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
+	err := preloadParallel(ctx, c, o.Preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
 		_, err := queue(c).Push(ctx, "bench", msg, delayq.PushOptions{Delay: time.Hour})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	received := make(chan string, o.requests)
+	received := make(chan string, o.Requests)
 	return []benchStep{
 		{name: "push", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			q := queue(c)

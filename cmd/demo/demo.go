@@ -4,31 +4,36 @@ package demo
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/embedded"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
-// demo is a narrated tour: it runs real chatq command lines in process,
-// narrating on stderr and showing their output on stdout.
-type demo struct {
-	ctx    context.Context
-	f      *cmdutil.Factory
-	url    string
-	prefix string
-	// exec runs one chatq command line in process (cmd.Run).
-	exec RunFunc
+type demoOptions struct {
+	IO     *iostreams.IOStreams
+	Output string                                // -o, which every step gets
+	Client func() (redis.UniversalClient, error) // the --url server, to remove the demo's keys from
+	Exec   RunFunc                               // runs one chatq command line in process
+
+	URL      string // --url
+	URLGiven bool   // --url was given: the tour runs there, under a prefix of its own
+	Prefix   string
 }
 
 // RunFunc runs one chatq command line with the given streams and returns
 // its exit code; the root command passes its Run.
 type RunFunc func(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string) int
 
-func NewCmd(f *cmdutil.Factory, exec RunFunc) *cobra.Command {
+// NewCmdDemo returns `chatq demo`, whose steps exec runs. runF, when set
+// (tests), replaces the run function and gets the options once the flags
+// are parsed.
+func NewCmdDemo(f *cmdutil.Factory, exec RunFunc, runF func(context.Context, *demoOptions) error) *cobra.Command {
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "demo",
 		Short: "Take a narrated tour of chat, queue and list on an embedded server",
@@ -43,68 +48,102 @@ and deletes its keys at the end.`,
   chatq demo --url redis://127.0.0.1:6379/0`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d := &demo{ctx: cmd.Context(), f: f, exec: exec, url: f.Config().URL, prefix: f.Prefix()}
-			if cmd.Flags().Changed("url") {
-				d.prefix += keyspace.UniquePrefix("chatq-demo")
-				c, err := f.Client()
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if err := keyspace.DeletePrefix(context.WithoutCancel(d.ctx), c, d.prefix); err != nil {
-						f.IO.Infof("warning: could not remove the demo's keys %s*: %v", d.prefix, err)
-					} else {
-						d.say("removed the demo's keys (%s*)", d.prefix)
-					}
-				}()
-			} else {
-				s, err := embedded.Start("127.0.0.1:0")
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				d.url = s.URL()
-				d.say("started an embedded in-memory server on %s (give --url to use a real one)", s.Addr())
+			cfg := f.Config()
+			opts := &demoOptions{IO: f.IO, Output: cfg.Output, Client: f.Client, Exec: exec,
+				URL: cfg.URL, URLGiven: cmd.Flags().Changed("url"), Prefix: cfg.Prefix}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			// The parts of the tour, in order; each pattern adds its own.
-			for _, section := range []func(*demo) error{demoConnect, demoChat, demoQueue, demoList} {
-				if err := section(d); err != nil {
-					return err
-				}
-			}
-			d.say("that was the tour; `chatq --help` lists every command")
-			return nil
+			return demoRun(cmd.Context(), opts)
 		},
 	})
 }
 
+func demoRun(ctx context.Context, opts *demoOptions) error {
+	d := &demo{ctx: ctx, opts: opts, url: opts.URL, prefix: opts.Prefix}
+	if opts.URLGiven {
+		d.prefix += keyspace.UniquePrefix("chatq-demo")
+		c, err := opts.Client()
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := keyspace.DeletePrefix(context.WithoutCancel(ctx), c, d.prefix); err != nil {
+				opts.IO.Infof("warning: could not remove the demo's keys %s*: %v", d.prefix, err)
+			} else {
+				d.say("removed the demo's keys (%s*)", d.prefix)
+			}
+		}()
+	} else {
+		s, err := embedded.Start("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		d.url = s.URL()
+		d.say("started an embedded in-memory server on %s (give --url to use a real one)", s.Addr())
+	}
+	// The parts of the tour, in order; each pattern adds its own.
+	for _, section := range []func(*demo) error{demoConnect, demoChat, demoQueue, demoList} {
+		if err := section(d); err != nil {
+			return err
+		}
+	}
+	d.say("that was the tour; `chatq --help` lists every command")
+	return nil
+}
+
+// demo is a narrated tour: it runs real chatq command lines in process,
+// narrating on stderr and showing their output on stdout.
+type demo struct {
+	ctx  context.Context
+	opts *demoOptions
+	// The server the steps run on, and their prefix.
+	url    string
+	prefix string
+}
+
 // say narrates a step on stderr.
 func (d *demo) say(format string, a ...any) {
-	fmt.Fprintf(d.f.IO.ErrOut, "\n# "+format+"\n", a...)
+	fmt.Fprintf(d.opts.IO.ErrOut, "\n# "+format+"\n", a...)
 }
 
 // run shows a chatq command line as a user would type it and runs it against
 // the demo's server; a non-zero exit ends the tour.
 func (d *demo) run(args ...string) error {
-	return d.runIn(nil, args...)
+	return d.runIn(nil, nil, args...)
 }
 
-// runIn is run with stdin read from in.
-func (d *demo) runIn(in *strings.Reader, args ...string) error {
+// runIn is run with stdin read from in, and stdout copied to tee too, each
+// when not nil.
+func (d *demo) runIn(in io.Reader, tee io.Writer, args ...string) error {
 	shown := make([]string, len(args))
 	for i, a := range args {
 		shown[i] = shellQuote(a)
 	}
-	fmt.Fprintf(d.f.IO.ErrOut, "$ chatq %s\n", strings.Join(shown, " "))
-	io := *d.f.IO
+	fmt.Fprintf(d.opts.IO.ErrOut, "$ chatq %s\n", strings.Join(shown, " "))
+	streams := *d.opts.IO
 	if in != nil {
-		io.In = in
+		streams.In = in
 	}
-	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.f.Config().Output}, args...)
-	if code := d.exec(d.ctx, full, &io, func(string) string { return "" }); code != cmdutil.ExitOK {
+	if tee != nil {
+		streams.Out = teeWriter{streams.Out, tee}
+	}
+	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.opts.Output}, args...)
+	if code := d.opts.Exec(d.ctx, full, &streams, func(string) string { return "" }); code != cmdutil.ExitOK {
 		return fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
 	}
 	return nil
+}
+
+// teeWriter writes to b, then a.
+type teeWriter struct{ a, b io.Writer }
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	if _, err := t.b.Write(p); err != nil {
+		return 0, err
+	}
+	return t.a.Write(p)
 }
 
 func shellQuote(s string) string {

@@ -30,7 +30,7 @@ func demoList(d *demo) error {
 		}
 		var err error
 		if s.in != "" {
-			err = d.runIn(strings.NewReader(s.in), s.args...)
+			err = d.runIn(strings.NewReader(s.in), nil, s.args...)
 		} else {
 			err = d.run(s.args...)
 		}

@@ -3,12 +3,8 @@ package demo
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"strings"
 	"time"
-
-	"github.com/chatq-dev/chatq/internal/cmdutil"
 )
 
 // demoQueue is the queue part of the tour: a delayed message arriving on
@@ -51,19 +47,11 @@ func demoQueue(d *demo) error {
 // pollIDs runs a poll like run does and returns the ids it printed.
 func (d *demo) pollIDs(args ...string) ([]string, error) {
 	var buf bytes.Buffer
-	io := *d.f.IO
-	io.Out = teeWriter{d.f.IO.Out, &buf}
-	shown := make([]string, len(args))
-	for i, a := range args {
-		shown[i] = shellQuote(a)
-	}
-	fmt.Fprintf(d.f.IO.ErrOut, "$ chatq %s\n", strings.Join(shown, " "))
-	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.f.Config().Output}, args...)
-	if code := d.exec(d.ctx, full, &io, func(string) string { return "" }); code != cmdutil.ExitOK {
-		return nil, fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
+	if err := d.runIn(nil, &buf, args...); err != nil {
+		return nil, err
 	}
 	var ids []string
-	if d.f.JSON() {
+	if d.opts.Output == "json" {
 		var ms []struct {
 			ID string `json:"id"`
 		}
@@ -83,13 +71,4 @@ func (d *demo) pollIDs(args ...string) ([]string, error) {
 		}
 	}
 	return ids, nil
-}
-
-type teeWriter struct{ a, b io.Writer }
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	if _, err := t.b.Write(p); err != nil {
-		return 0, err
-	}
-	return t.a.Write(p)
 }

@@ -2,15 +2,25 @@
 package dev
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	var addr string
+type devOptions struct {
+	IO   *iostreams.IOStreams
+	JSON bool
+	Addr string // where the server listens
+}
+
+// NewCmdDev returns `chatq dev`. runF, when set (tests), replaces the run
+// function and gets the options once the flags are parsed.
+func NewCmdDev(f *cmdutil.Factory, runF func(context.Context, *devOptions) error) *cobra.Command {
+	opts := &devOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run an embedded in-memory Redis-protocol server for development",
@@ -30,28 +40,37 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
   chatq dev --addr 127.0.0.1:0 -o json   # {"url":"redis://127.0.0.1:41234/0"}`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := embedded.Start(addr)
-			if err != nil {
-				return cmdutil.WithHint(fmt.Errorf("listen on %s: %w", addr, err),
-					"is a Redis server already listening there? pick another with --addr")
+			opts.JSON = f.JSON()
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			defer s.Close()
-			f.IO.Infof("embedded server (miniredis) listening on %s; it keeps nothing: data is lost when it stops", s.Addr())
-			f.IO.Infof("use it with: export CHATQ_URL=%s   (Ctrl-C stops it)", s.URL())
-			if f.JSON() {
-				if err := f.IO.WriteJSON(struct {
-					URL string `json:"url"`
-				}{s.URL()}); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintln(f.IO.Out, s.URL())
-			}
-			<-cmd.Context().Done()
-			f.IO.Infof("stopped")
-			return nil
+			return devRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6379", "address to listen on (port 0 picks a free one)")
+	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:6379", "address to listen on (port 0 picks a free one)")
 	return cmdutil.MarkRead(cmd) // serves; sends no command
+}
+
+// devRun serves until ctx ends.
+func devRun(ctx context.Context, opts *devOptions) error {
+	s, err := embedded.Start(opts.Addr)
+	if err != nil {
+		return cmdutil.WithHint(fmt.Errorf("listen on %s: %w", opts.Addr, err),
+			"is a Redis server already listening there? pick another with --addr")
+	}
+	defer s.Close()
+	opts.IO.Infof("embedded server (miniredis) listening on %s; it keeps nothing: data is lost when it stops", s.Addr())
+	opts.IO.Infof("use it with: export CHATQ_URL=%s   (Ctrl-C stops it)", s.URL())
+	if opts.JSON {
+		if err := opts.IO.WriteJSON(struct {
+			URL string `json:"url"`
+		}{s.URL()}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(opts.IO.Out, s.URL())
+	}
+	<-ctx.Done()
+	opts.IO.Infof("stopped")
+	return nil
 }

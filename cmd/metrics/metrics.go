@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
@@ -111,7 +110,11 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *metricsOptions) erro
 			opts.JSON = f.JSON()
 			opts.Client = f.Client
 			opts.Hint = f.HintFor
-			opts.Namespace = namespace(f, opts.Namespace)
+			ns, err := conn.Namespace(opts.Namespace, f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Namespace = ns
 			opts.Prefix, opts.Cluster = f.Prefix(), f.Config().Cluster
 			opts.Limits.ScanCalls, opts.Limits.RegistryCalls, opts.Limits.ScanCount = scanCalls, scanCalls, scanCount
 			if err := opts.validate(); err != nil {
@@ -150,9 +153,6 @@ func (o *metricsOptions) validate() error {
 		return cmdutil.WithHint(cmdutil.UsageErrorf("--openmetrics is for stdout and --file"),
 			"with --listen, each scrape gets the format it asks for (Prometheus asks for OpenMetrics)")
 	}
-	if strings.ContainsAny(o.Namespace, "{} \t\r\n") {
-		return cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", o.Namespace)
-	}
 	f, err := snapshot.NewFilter(o.Include, o.Exclude)
 	if err != nil {
 		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --include or --exclude: %v", err),
@@ -188,19 +188,6 @@ func listenAddr(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as
-// for the queue commands.
-func namespace(f *cmdutil.Factory, flag string) string {
-	ns := flag
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "rsmq"
-	}
-	return ns
-}
-
 func (o *metricsOptions) exporter(rdb redis.UniversalClient, infof func(string, ...any)) *exporter.Exporter {
 	return exporter.New(rdb, exporter.Options{
 		Snapshot: snapshot.Options{Namespace: o.Namespace, Prefix: o.Prefix, Cluster: o.Cluster,
@@ -217,7 +204,7 @@ func metricsRun(ctx context.Context, o *metricsOptions) error {
 	if o.Listen != "" {
 		return serve(ctx, o, rdb)
 	}
-	fams, err := o.exporter(rdb, nil).Scrape(ctx)
+	fams, err := o.exporter(rdb, o.IO.Infof).Scrape(ctx)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -332,24 +319,11 @@ func serve(ctx context.Context, o *metricsOptions, rdb redis.UniversalClient) er
 	defer ln.Close()
 	// A first read says at once whether chatq can read the server: a
 	// mistake (a password, an ACL) ends it here; a server that is away
-	// is waited for, answering chatq_up 0 meanwhile. The exporter tells of
-	// later losses itself.
-	var started atomic.Bool
-	exp := o.exporter(rdb, func(format string, a ...any) {
-		if started.Load() {
-			o.IO.Infof(format, a...)
-		}
-	})
-	_, err = exp.Scrape(ctx)
-	switch {
-	case ctx.Err() != nil:
-		return nil
-	case err != nil && !conn.Transient(err):
+	// is waited for, answering chatq_up 0 meanwhile.
+	exp := o.exporter(rdb, o.IO.Infof)
+	if err := exp.Check(ctx); err != nil {
 		return err
-	case err != nil:
-		o.IO.Infof("the server is not answering (%v); chatq_up is 0 until it does", err)
 	}
-	started.Store(true)
 	url := "http://" + ln.Addr().String() + "/metrics"
 	if o.JSON {
 		if err := o.IO.WriteJSON(struct {

@@ -6,20 +6,24 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queueAckOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	ids   []string
+type ackOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	Refs   []string // ids or receipts
 }
 
-func newQueueAckCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueAckOptions{f: f}
-	return &cobra.Command{
+// NewCmdAck returns `chatq queue ack`. runF, when set (tests), replaces the
+// run function and gets the options after flags are parsed and validated.
+func NewCmdAck(f *cmdutil.Factory, runF func(context.Context, *ackOptions) error) *cobra.Command {
+	opts := &ackOptions{IO: f.IO}
+	cmd := &cobra.Command{
 		Use:   "ack QUEUE ID|RECEIPT...",
 		Short: "Acknowledge (delete) received messages (RSMQ deleteMessage)",
 		Long: `Delete received messages so they do not come back, in one round trip.
@@ -38,11 +42,23 @@ are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.`,
   chatq queue poll jobs -n 10 -o json | jq -r '.[].receipt' | xargs chatq queue ack jobs`,
 		Args: cmdutil.MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue, opts.ids = cmd, args[0], args[1:]
-			return queueAckRun(cmd.Context(), opts)
+			opts.Queue, opts.Refs = args[0], args[1:]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return ackRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE")
 }
+
+// validate checks the queue name; Ack checks the ids and receipts before
+// any call.
+func (o *ackOptions) validate() error { return delayq.CheckName(o.Queue) }
 
 type queueAckJSON struct {
 	Acked   int      `json:"acked"`
@@ -50,21 +66,18 @@ type queueAckJSON struct {
 	Stale   []string `json:"stale"`
 }
 
-func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+func ackRun(ctx context.Context, opts *ackOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	// The ids and receipts are checked before any call; with some not
-	// acked r says which and err why (not in the queue, or stale).
-	r, err := q.Ack(ctx, opts.queue, opts.ids...)
+	// With some not acked r says which and err why (not in the queue, or
+	// stale).
+	r, err := q.Ack(ctx, opts.Queue, opts.Refs...)
 	if r == nil {
 		return queueErr(err)
 	}
-	if opts.f.JSON() {
+	if opts.JSON {
 		out := queueAckJSON{Acked: r.Acked, Missing: r.Missing, Stale: r.Stale}
 		if out.Missing == nil {
 			out.Missing = []string{}
@@ -72,33 +85,37 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 		if out.Stale == nil {
 			out.Stale = []string{}
 		}
-		if err := opts.f.IO.WriteJSON(out); err != nil {
+		if err := opts.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	}
 	for _, id := range r.Missing {
-		opts.f.IO.Infof("not in queue %s: %s", opts.queue, id)
+		opts.IO.Infof("not in queue %s: %s", opts.Queue, id)
 	}
 	for _, id := range r.Stale {
-		opts.f.IO.Infof("stale receipt, not acked: %s", id)
+		opts.IO.Infof("stale receipt, not acked: %s", id)
 	}
 	if err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "acked %s", plural(int64(r.Acked), "message"))
+	infoTTY(opts.IO, opts.JSON, "acked %s", plural(int64(r.Acked), "message"))
 	return nil
 }
 
-type queueRetryOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	id    string
-	delay time.Duration
+type retryOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	Ref    string // an id or a receipt
+	Delay  time.Duration
 }
 
-func newQueueRetryCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueRetryOptions{f: f}
+// NewCmdRetry returns `chatq queue retry`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdRetry(f *cmdutil.Factory, runF func(context.Context, *retryOptions) error) *cobra.Command {
+	opts := &retryOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "retry QUEUE ID|RECEIPT [--delay DUR]",
 		Short: "Make a message due again now or after a delay (RSMQ changeMessageVisibility)",
@@ -113,12 +130,28 @@ the receipt of your delivery (ID.RC.FR, as poll prints it): a stale receipt
   chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m   # inside queue work`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue, opts.id = cmd, args[0], args[1]
-			return queueRetryRun(cmd.Context(), opts)
+			opts.Queue, opts.Ref = args[0], args[1]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return retryRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.delay, "delay", 0, "due after this delay")
-	return cmd
+	cmd.Flags().DurationVar(&opts.Delay, "delay", 0, "due after this delay")
+	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE")
+}
+
+// validate checks --delay and the queue name; ChangeVisibility checks the
+// id or receipt before any call.
+func (o *retryOptions) validate() error {
+	if err := delayq.CheckDuration("--delay", o.Delay, time.Millisecond); err != nil {
+		return err
+	}
+	return delayq.CheckName(o.Queue)
 }
 
 type queueRetryJSON struct {
@@ -126,26 +159,20 @@ type queueRetryJSON struct {
 	VisibleAt int64  `json:"visible_at"`
 }
 
-func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
-	if err := checkFlagDuration("delay", opts.delay, false); err != nil {
-		return err
-	}
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+func retryRun(ctx context.Context, opts *retryOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	at, err := q.ChangeVisibility(ctx, opts.queue, opts.id, opts.delay)
+	at, err := q.ChangeVisibility(ctx, opts.Queue, opts.Ref, opts.Delay)
 	if err != nil {
 		return queueErr(err)
 	}
-	if opts.f.JSON() {
+	if opts.JSON {
 		// A receipt is ID.RC.FR (checked by ChangeVisibility).
-		id, _, _ := strings.Cut(opts.id, ".")
-		return opts.f.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
+		id, _, _ := strings.Cut(opts.Ref, ".")
+		return opts.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
 	}
-	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))
+	infoTTY(opts.IO, opts.JSON, "%s due at %s", opts.Ref, stamp(at))
 	return nil
 }

@@ -76,7 +76,7 @@ dead-letter queues --max-dead reads, each O(log n).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queues = args
 			opts.JSON = f.JSON()
-			opts.Client = func() (*delayq.Client, error) { return queueClient(f, cmd) }
+			opts.Client = queueClient(f, cmd)
 			opts.Thresholds = nil
 			for _, t := range []struct {
 				flag string
@@ -213,9 +213,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	case failed != nil:
 		return failed
 	}
-	if o.IO.ErrTTY && !o.JSON {
-		o.IO.Infof("all thresholds hold (%s)", plural(int64(len(results)), "queue"))
-	}
+	infoTTY(o.IO, o.JSON, "all thresholds hold (%s)", plural(int64(len(results)), "queue"))
 	return nil
 }
 

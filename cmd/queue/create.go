@@ -5,23 +5,28 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queueCreateOptions struct {
-	f           *cmdutil.Factory
-	cmd         *cobra.Command
-	queue       string
-	vt          time.Duration
-	delay       time.Duration
-	maxSize     int
-	maxReceives int
-	deadLetter  string
+type createOptions struct {
+	IO          *iostreams.IOStreams
+	JSON        bool
+	Client      func() (*delayq.Client, error)
+	Queue       string
+	VT          time.Duration
+	Delay       time.Duration
+	MaxSize     int
+	MaxReceives int
+	DeadLetter  string
 }
 
-func newQueueCreateCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueCreateOptions{f: f}
+// NewCmdCreate returns `chatq queue create`. runF, when set (tests),
+// replaces the run function and gets the options after flags are parsed
+// and validated.
+func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *createOptions) error) *cobra.Command {
+	opts := &createOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "create QUEUE",
 		Short: "Create a queue (RSMQ createQueue)",
@@ -35,64 +40,80 @@ to Q2 by the receive that would exceed the limit.`,
   chatq queue create jobs-dead && chatq queue create jobs --max-receives 5 --dead-letter jobs-dead`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queueCreateRun(cmd.Context(), opts)
+			opts.Queue = args[0]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return createRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.vt, "vt", 30*time.Second, "visibility timeout of received messages (whole seconds)")
-	fl.DurationVar(&opts.delay, "delay", 0, "delay of each pushed message (whole seconds)")
-	fl.IntVar(&opts.maxSize, "maxsize", 65536, "largest message in UTF-16 units, 1024-65536 or -1 for unlimited")
-	fl.IntVar(&opts.maxReceives, "max-receives", 0, "move a message to --dead-letter after this many receives")
-	fl.StringVar(&opts.deadLetter, "dead-letter", "", "dead-letter queue for --max-receives")
+	fl.DurationVar(&opts.VT, "vt", 30*time.Second, "visibility timeout of received messages (whole seconds)")
+	fl.DurationVar(&opts.Delay, "delay", 0, "delay of each pushed message (whole seconds)")
+	fl.IntVar(&opts.MaxSize, "maxsize", 65536, "largest message in UTF-16 units, 1024-65536 or -1 for unlimited")
+	fl.IntVar(&opts.MaxReceives, "max-receives", 0, "move a message to --dead-letter after this many receives")
+	fl.StringVar(&opts.DeadLetter, "dead-letter", "", "dead-letter queue for --max-receives")
 	cmd.MarkFlagsRequiredTogether("max-receives", "dead-letter")
-	return cmd
+	return cmdutil.MarkWrite(cmd, "chatq queue ls")
 }
 
-func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
-	if err := checkFlagDuration("vt", opts.vt, true); err != nil {
+func (o *createOptions) validate() error {
+	if err := delayq.CheckDuration("--vt", o.VT, time.Second); err != nil {
 		return err
 	}
-	if err := checkFlagDuration("delay", opts.delay, true); err != nil {
+	if err := delayq.CheckDuration("--delay", o.Delay, time.Second); err != nil {
 		return err
 	}
 	// The package reads MaxSize 0 as "the default"; given on the command
 	// line it is refused, as queue set refuses it.
-	if err := checkMaxSizeFlag(opts.maxSize); err != nil {
+	if err := checkMaxSizeFlag(o.MaxSize); err != nil {
 		return err
 	}
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+	return delayq.CheckName(o.Queue)
+}
+
+func createRun(ctx context.Context, opts *createOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	err = q.Create(ctx, opts.queue, delayq.Attributes{VT: opts.vt, Delay: opts.delay, MaxSize: opts.maxSize,
-		MaxReceives: opts.maxReceives, DeadLetter: opts.deadLetter})
+	err = q.Create(ctx, opts.Queue, delayq.Attributes{VT: opts.VT, Delay: opts.Delay, MaxSize: opts.MaxSize,
+		MaxReceives: opts.MaxReceives, DeadLetter: opts.DeadLetter})
 	if err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "created queue %s", opts.queue)
-	if opts.f.JSON() {
-		s, err := q.Stats(ctx, opts.queue)
-		if err != nil {
-			return queueErr(err)
-		}
-		return opts.f.IO.WriteJSON(statsJSON(s))
+	infoTTY(opts.IO, opts.JSON, "created queue %s", opts.Queue)
+	if opts.JSON {
+		return printStats(ctx, opts.IO, q, opts.Queue)
 	}
 	return nil
 }
 
-type queueSetOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	queueCreateOptions
+// setOptions hold the flags given: nil ones leave their attribute as it is.
+type setOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	VT     *time.Duration
+	Delay  *time.Duration
+	// MaxSize -1 is no limit; MaxReceives 0 (with DeadLetter "") drops
+	// the dead-letter policy.
+	MaxSize     *int
+	MaxReceives *int
+	DeadLetter  string
 }
 
-func newQueueSetCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueSetOptions{f: f}
+// NewCmdSet returns `chatq queue set`. runF, when set (tests), replaces the
+// run function and gets the options after flags are parsed and validated.
+func NewCmdSet(f *cmdutil.Factory, runF func(context.Context, *setOptions) error) *cobra.Command {
+	opts := &setOptions{IO: f.IO}
+	var vt, delay time.Duration
+	var maxSize, maxReceives int
 	cmd := &cobra.Command{
 		Use:   "set QUEUE [--vt DUR] [--delay DUR] [--maxsize N] [--max-receives N --dead-letter Q2]",
 		Short: "Change a queue's attributes (RSMQ setQueueAttributes)",
@@ -104,72 +125,92 @@ policy.`,
   chatq queue set jobs --max-receives 0 --dead-letter ''`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queueSetRun(cmd.Context(), opts)
+			opts.Queue = args[0]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			fl := cmd.Flags()
+			opts.VT, opts.Delay = given(fl, "vt", vt), given(fl, "delay", delay)
+			opts.MaxSize, opts.MaxReceives = given(fl, "maxsize", maxSize), given(fl, "max-receives", maxReceives)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return setRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.vt, "vt", 0, "visibility timeout of received messages (whole seconds)")
-	fl.DurationVar(&opts.delay, "delay", 0, "delay of each pushed message (whole seconds)")
-	fl.IntVar(&opts.maxSize, "maxsize", 0, "largest message in UTF-16 units, 1024-65536 or -1 for unlimited")
-	fl.IntVar(&opts.maxReceives, "max-receives", 0, "move a message to --dead-letter after this many receives (0: no policy)")
-	fl.StringVar(&opts.deadLetter, "dead-letter", "", "dead-letter queue for --max-receives")
+	fl.DurationVar(&vt, "vt", 0, "visibility timeout of received messages (whole seconds)")
+	fl.DurationVar(&delay, "delay", 0, "delay of each pushed message (whole seconds)")
+	fl.IntVar(&maxSize, "maxsize", 0, "largest message in UTF-16 units, 1024-65536 or -1 for unlimited")
+	fl.IntVar(&maxReceives, "max-receives", 0, "move a message to --dead-letter after this many receives (0: no policy)")
+	fl.StringVar(&opts.DeadLetter, "dead-letter", "", "dead-letter queue for --max-receives")
 	cmd.MarkFlagsRequiredTogether("max-receives", "dead-letter")
 	cmd.MarkFlagsOneRequired("vt", "delay", "maxsize", "max-receives", "dead-letter")
-	return cmd
+	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")
 }
 
-func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
-	fl := opts.cmd.Flags()
+func (o *setOptions) validate() error {
+	if o.VT != nil {
+		if err := delayq.CheckDuration("--vt", *o.VT, time.Second); err != nil {
+			return err
+		}
+	}
+	if o.Delay != nil {
+		if err := delayq.CheckDuration("--delay", *o.Delay, time.Second); err != nil {
+			return err
+		}
+	}
+	if o.MaxSize != nil {
+		if err := checkMaxSizeFlag(*o.MaxSize); err != nil {
+			return err
+		}
+	}
+	if o.MaxReceives != nil && *o.MaxReceives < 0 {
+		return cmdutil.UsageErrorf("max receives %d: must not be negative: invalid value", *o.MaxReceives)
+	}
+	return delayq.CheckName(o.Queue)
+}
+
+func setRun(ctx context.Context, opts *setOptions) error {
 	var a delayq.Attributes // zero: unchanged; -1: 0, unlimited or no policy
-	if fl.Changed("vt") {
-		if err := checkFlagDuration("vt", opts.vt, true); err != nil {
-			return err
-		}
-		a.VT = orZero(opts.vt)
+	if opts.VT != nil {
+		a.VT = orZero(*opts.VT)
 	}
-	if fl.Changed("delay") {
-		if err := checkFlagDuration("delay", opts.delay, true); err != nil {
-			return err
-		}
-		a.Delay = orZero(opts.delay)
+	if opts.Delay != nil {
+		a.Delay = orZero(*opts.Delay)
 	}
-	if fl.Changed("maxsize") {
-		if err := checkMaxSizeFlag(opts.maxSize); err != nil {
-			return err
-		}
-		a.MaxSize = opts.maxSize
+	if opts.MaxSize != nil {
+		a.MaxSize = *opts.MaxSize
 	}
-	if fl.Changed("max-receives") {
-		switch {
-		case opts.maxReceives < 0:
-			return cmdutil.UsageErrorf("max receives %d: must not be negative: invalid value", opts.maxReceives)
-		case opts.maxReceives == 0:
+	if opts.MaxReceives != nil {
+		a.MaxReceives = *opts.MaxReceives
+		if a.MaxReceives == 0 {
 			a.MaxReceives = -1 // no policy (with --dead-letter '')
-		default:
-			a.MaxReceives = opts.maxReceives
 		}
-		a.DeadLetter = opts.deadLetter
+		a.DeadLetter = opts.DeadLetter
 	}
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	if err := q.SetAttributes(ctx, opts.queue, a); err != nil {
+	if err := q.SetAttributes(ctx, opts.Queue, a); err != nil {
 		return queueErr(err)
 	}
-	infoTTY(opts.f, "changed queue %s", opts.queue)
-	if opts.f.JSON() {
-		s, err := q.Stats(ctx, opts.queue)
-		if err != nil {
-			return queueErr(err)
-		}
-		return opts.f.IO.WriteJSON(statsJSON(s))
+	infoTTY(opts.IO, opts.JSON, "changed queue %s", opts.Queue)
+	if opts.JSON {
+		return printStats(ctx, opts.IO, q, opts.Queue)
 	}
 	return nil
+}
+
+// printStats prints queue's stats as JSON, after a create or set.
+func printStats(ctx context.Context, ios *iostreams.IOStreams, q *delayq.Client, queue string) error {
+	s, err := q.Stats(ctx, queue)
+	if err != nil {
+		return queueErr(err)
+	}
+	return ios.WriteJSON(statsJSON(s))
 }
 
 // checkMaxSizeFlag checks --maxsize for create and set alike: RSMQ's range
@@ -180,13 +221,4 @@ func checkMaxSizeFlag(n int) error {
 			"e.g. --maxsize 65536 (RSMQ's default and largest), or --maxsize -1")
 	}
 	return nil
-}
-
-// orZero is a duration flag as a delayq option: 0 given is -1 there (0
-// there means the default).
-func orZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

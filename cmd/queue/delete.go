@@ -12,11 +12,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type queueDeleteOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	force bool
+// deleteOptions are the options of delete and purge.
+type deleteOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	Force  bool
 }
 
 const guardLong = `A queue holding messages is not destroyed unasked: on a terminal chatq
@@ -26,8 +28,11 @@ count is checked again inside the script that deletes, atomically: a message
 pushed after chatq looked (or while you read the question) is never destroyed
 unasked; if the queue grew meanwhile, chatq asks again with the new count.`
 
-func newQueueDeleteCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueDeleteOptions{f: f}
+// NewCmdDelete returns `chatq queue delete`. runF, when set (tests),
+// replaces the run function and gets the options after flags are parsed
+// and validated.
+func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) error) *cobra.Command {
+	opts := &deleteOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "delete QUEUE [--force]",
 		Short: "Delete a queue and its messages (RSMQ deleteQueue)",
@@ -49,13 +54,22 @@ Declining the question exits 2; nothing was changed.`,
   chatq queue delete old-dlq --force -o json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queueDeleteRun(cmd.Context(), opts)
+			opts.Queue = args[0]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return deleteRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.force, "force", false, "delete without asking, even a queue holding messages or named as another queue's dead-letter queue")
-	return cmd
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "delete without asking, even a queue holding messages or named as another queue's dead-letter queue")
+	return cmdutil.MarkWrite(cmd, "chatq queue ls")
 }
+
+func (o *deleteOptions) validate() error { return delayq.CheckName(o.Queue) }
 
 type queueDeleteJSON struct {
 	Deleted string `json:"deleted"`
@@ -66,42 +80,39 @@ type queueDeleteJSON struct {
 	DeadLetterOf []string `json:"dead_letter_of"`
 }
 
-func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+func deleteRun(ctx context.Context, opts *deleteOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	sources, err := q.DeadLetterSources(ctx, opts.queue)
+	sources, err := q.DeadLetterSources(ctx, opts.Queue)
 	if err != nil {
 		return queueErr(err)
 	}
-	if len(sources) > 0 && !opts.force {
+	if len(sources) > 0 && !opts.Force {
 		// A missing queue is "not found" (exit 1), whoever names it.
-		if _, err := q.Stats(ctx, opts.queue); err == nil {
+		if _, err := q.Stats(ctx, opts.Queue); err == nil {
 			return cmdutil.WithHint(
-				cmdutil.Refusedf("queue %s is the dead-letter queue of %s: not deleted", opts.queue, strings.Join(sources, ", ")),
+				cmdutil.Refusedf("queue %s is the dead-letter queue of %s: not deleted", opts.Queue, strings.Join(sources, ", ")),
 				fmt.Sprintf("pass --force to delete it anyway (their policies turn off), or first drop each policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", sources[0]))
 		} else if !errors.Is(err, delayq.ErrQueueNotFound) {
 			return queueErr(err)
 		}
 	}
-	n, err := guarded(ctx, opts.f, opts.queue, opts.force, "not deleted",
+	n, err := guarded(ctx, opts.IO, opts.Queue, opts.Force, "not deleted",
 		func(held int64) string {
-			return fmt.Sprintf("delete queue %s holding %s?", opts.queue, messages(held))
+			return fmt.Sprintf("delete queue %s holding %s?", opts.Queue, messages(held))
 		},
-		func(most int64) (int64, error) { return q.Delete(ctx, opts.queue, most) })
+		func(most int64) (int64, error) { return q.Delete(ctx, opts.Queue, most) })
 	if err != nil {
 		return err
 	}
-	infoTTY(opts.f, "deleted queue %s and its %s", opts.queue, messages(n))
+	infoTTY(opts.IO, opts.JSON, "deleted queue %s and its %s", opts.Queue, messages(n))
 	if len(sources) > 0 {
-		opts.f.IO.Infof("warning: %s named %s as dead-letter queue, which no longer exists: their policies are off (messages received too often are delivered again, not moved) until it is created again", strings.Join(sources, ", "), opts.queue)
+		opts.IO.Infof("warning: %s named %s as dead-letter queue, which no longer exists: their policies are off (messages received too often are delivered again, not moved) until it is created again", strings.Join(sources, ", "), opts.Queue)
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(queueDeleteJSON{Deleted: opts.queue, Messages: n, DeadLetterOf: append([]string{}, sources...)})
+	if opts.JSON {
+		return opts.IO.WriteJSON(queueDeleteJSON{Deleted: opts.Queue, Messages: n, DeadLetterOf: append([]string{}, sources...)})
 	}
 	return nil
 }
@@ -112,7 +123,7 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 // with --force); when the queue holds messages it asks on a terminal, with
 // question(count), and runs destroy again allowing that many; off a
 // terminal it refuses (exit 2).
-func guarded(ctx context.Context, f *cmdutil.Factory, queue string, force bool, refused string, question func(int64) string, destroy func(most int64) (int64, error)) (int64, error) {
+func guarded(ctx context.Context, ios *iostreams.IOStreams, queue string, force bool, refused string, question func(int64) string, destroy func(most int64) (int64, error)) (int64, error) {
 	most := int64(0)
 	if force {
 		most = -1
@@ -122,12 +133,12 @@ func guarded(ctx context.Context, f *cmdutil.Factory, queue string, force bool, 
 		if !errors.Is(err, delayq.ErrQueueNotEmpty) {
 			return n, queueErr(err)
 		}
-		if !f.IO.CanPrompt() {
+		if !ios.CanPrompt() {
 			return 0, cmdutil.WithHint(
 				cmdutil.Refusedf("queue %s holds %s: %s (not on a terminal, so nobody could be asked)", queue, messages(n), refused),
 				"pass --force to destroy its messages without asking")
 		}
-		yes, err := f.IO.Confirm(ctx, question(n))
+		yes, err := ios.Confirm(ctx, question(n))
 		if err != nil {
 			return 0, err
 		}
@@ -147,8 +158,11 @@ func messages(n int64) string {
 	return iostreams.Count(n) + " messages"
 }
 
-func newQueuePurgeCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueDeleteOptions{f: f}
+// NewCmdPurge returns `chatq queue purge`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdPurge(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) error) *cobra.Command {
+	opts := &deleteOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "purge QUEUE [--force]",
 		Short: "Delete every message of a queue, keeping the queue; prints how many",
@@ -164,37 +178,41 @@ Declining the question exits 2; nothing was changed.`,
   chatq queue purge jobs --force -o json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queuePurgeRun(cmd.Context(), opts)
+			opts.Queue = args[0]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return purgeRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.force, "force", false, "purge without asking, whatever the queue holds")
-	return cmd
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "purge without asking, whatever the queue holds")
+	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")
 }
 
 type queuePurgeJSON struct {
 	Purged int64 `json:"purged"`
 }
 
-func queuePurgeRun(ctx context.Context, opts *queueDeleteOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+func purgeRun(ctx context.Context, opts *deleteOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	n, err := guarded(ctx, opts.f, opts.queue, opts.force, "not purged",
+	n, err := guarded(ctx, opts.IO, opts.Queue, opts.Force, "not purged",
 		func(held int64) string {
-			return fmt.Sprintf("purge queue %s, deleting its %s?", opts.queue, messages(held))
+			return fmt.Sprintf("purge queue %s, deleting its %s?", opts.Queue, messages(held))
 		},
-		func(most int64) (int64, error) { return q.Purge(ctx, opts.queue, most) })
+		func(most int64) (int64, error) { return q.Purge(ctx, opts.Queue, most) })
 	if err != nil {
 		return err
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(queuePurgeJSON{n})
+	if opts.JSON {
+		return opts.IO.WriteJSON(queuePurgeJSON{n})
 	}
-	fmt.Fprintln(opts.f.IO.Out, n)
+	fmt.Fprintln(opts.IO.Out, n)
 	return nil
 }

@@ -13,15 +13,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type queueExportOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	file  string
+type exportOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	File   string // -f; "" or - is stdout
 }
 
-func newQueueExportCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueExportOptions{f: f}
+// NewCmdExport returns `chatq queue export`. runF, when set (tests),
+// replaces the run function and gets the options after flags are parsed
+// and validated.
+func NewCmdExport(f *cmdutil.Factory, runF func(context.Context, *exportOptions) error) *cobra.Command {
+	opts := &exportOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "export QUEUE [-f FILE]",
 		Short: "Write a queue's attributes and messages as JSON Lines, for a backup or a move",
@@ -56,13 +60,22 @@ stop the queue's consumers and producers first.`,
   chatq queue export jobs | jq -c 'select(.state == "ready") | .message'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queueExportRun(cmd.Context(), opts)
+			opts.Queue = args[0]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return exportRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.file, "file", "f", "", "write to FILE instead of stdout")
-	return cmd
+	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "write to FILE instead of stdout")
+	return cmdutil.MarkRead(cmd)
 }
+
+func (o *exportOptions) validate() error { return delayq.CheckName(o.Queue) }
 
 // exportFormat names the format of the first line; import refuses another.
 const exportFormat = "chatq-queue-export"
@@ -116,25 +129,22 @@ type queueExportJSON struct {
 	Changed  bool   `json:"changed"`
 }
 
-func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+func exportRun(ctx context.Context, opts *exportOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
 	// One read-only script: the attributes and the count, O(log n).
-	st, err := q.Stats(ctx, opts.queue)
+	st, err := q.Stats(ctx, opts.Queue)
 	if err != nil {
 		return queueErr(err)
 	}
-	out := opts.f.IO.Out
+	out := opts.IO.Out
 	var tmp *os.File
-	if opts.file != "" && opts.file != "-" {
-		tmp, err = os.CreateTemp(filepath.Dir(opts.file), "."+filepath.Base(opts.file)+".*.tmp")
+	if opts.File != "" && opts.File != "-" {
+		tmp, err = os.CreateTemp(filepath.Dir(opts.File), "."+filepath.Base(opts.File)+".*.tmp")
 		if err != nil {
-			return fmt.Errorf("export to %s: %w", opts.file, err)
+			return fmt.Errorf("export to %s: %w", opts.File, err)
 		}
 		defer func() {
 			if tmp != nil {
@@ -146,15 +156,15 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	}
 	w := bufio.NewWriterSize(out, 256<<10)
 	head := exportHeader{Format: exportFormat, Version: 1, ExportedAt: st.Now.UnixMilli(), Queue: exportQueue{
-		Name: opts.queue, VT: int64(st.VT.Seconds()), Delay: int64(st.Delay.Seconds()), MaxSize: st.MaxSize,
+		Name: opts.Queue, VT: int64(st.VT.Seconds()), Delay: int64(st.Delay.Seconds()), MaxSize: st.MaxSize,
 		MaxReceives: st.MaxReceives, DeadLetter: st.DeadLetter, Created: st.Created.Unix(), Modified: st.Modified.Unix(),
 		TotalSent: st.TotalSent, TotalRecv: st.TotalRecv, Msgs: st.Messages,
 	}}
 	if err := iostreams.WriteJSONLine(w, head); err != nil {
 		return err
 	}
-	prog := opts.f.IO.NewProgress("exporting", int(st.Messages))
-	n, err := q.Export(ctx, opts.queue, func(page []delayq.Message) error {
+	prog := opts.IO.NewProgress("exporting", int(st.Messages))
+	n, err := q.Export(ctx, opts.Queue, func(page []delayq.Message) error {
 		for _, p := range page {
 			msg, b64 := bodyJSON(p.Body)
 			if err := iostreams.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: p.State,
@@ -168,7 +178,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	prog.Done()
 	if err != nil {
 		w.Flush()
-		return queueErr(fmt.Errorf("export of %s stopped after %d messages: %w", opts.queue, n, err))
+		return queueErr(fmt.Errorf("export of %s stopped after %d messages: %w", opts.Queue, n, err))
 	}
 	var end exportEnd
 	end.End.Messages = n
@@ -185,23 +195,23 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 		if err := tmp.Close(); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp.Name(), opts.file); err != nil {
-			return fmt.Errorf("export to %s: %w", opts.file, err)
+		if err := os.Rename(tmp.Name(), opts.File); err != nil {
+			return fmt.Errorf("export to %s: %w", opts.File, err)
 		}
 		tmp = nil
 	}
 	// Pushes and receives during the export show in the counters.
 	changed := false
-	if after, err := q.Stats(ctx, opts.queue); err == nil && (after.TotalSent != st.TotalSent || after.TotalRecv != st.TotalRecv) {
+	if after, err := q.Stats(ctx, opts.Queue); err == nil && (after.TotalSent != st.TotalSent || after.TotalRecv != st.TotalRecv) {
 		changed = true
-		opts.f.IO.Infof("note: the queue changed during the export (%d pushes, %d receives): messages pushed or deleted meanwhile may or may not be in it; stop consumers and producers for an exact copy",
+		opts.IO.Infof("note: the queue changed during the export (%d pushes, %d receives): messages pushed or deleted meanwhile may or may not be in it; stop consumers and producers for an exact copy",
 			after.TotalSent-st.TotalSent, after.TotalRecv-st.TotalRecv)
 	}
-	if opts.file != "" && opts.file != "-" {
-		if opts.f.JSON() {
-			return opts.f.IO.WriteJSON(queueExportJSON{Queue: opts.queue, File: opts.file, Messages: n, Changed: changed})
+	if opts.File != "" && opts.File != "-" {
+		if opts.JSON {
+			return opts.IO.WriteJSON(queueExportJSON{Queue: opts.Queue, File: opts.File, Messages: n, Changed: changed})
 		}
-		infoTTY(opts.f, "exported %s of queue %s to %s", plural(int64(n), "message"), opts.queue, opts.file)
+		infoTTY(opts.IO, opts.JSON, "exported %s of queue %s to %s", plural(int64(n), "message"), opts.Queue, opts.File)
 	}
 	return nil
 }

@@ -5,20 +5,24 @@ import (
 	"errors"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queueGetOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	id    string
+type getOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	Ref    string // an id or a receipt
 }
 
-func newQueueGetCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueGetOptions{f: f}
-	return &cobra.Command{
+// NewCmdGet returns `chatq queue get`. runF, when set (tests), replaces the
+// run function and gets the options after flags are parsed and validated.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *getOptions) error) *cobra.Command {
+	opts := &getOptions{IO: f.IO}
+	cmd := &cobra.Command{
 		Use:   "get QUEUE ID",
 		Short: "Show one message by id, with its state, without receiving it",
 		Long: `Show one message: its body, state (ready, delayed or inflight), receive
@@ -32,21 +36,29 @@ exits 2. JSON: the fields of peek -o json for one message.`,
   chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 -o json | jq -r .message`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue, opts.id = cmd, args[0], args[1]
-			return queueGetRun(cmd.Context(), opts)
+			opts.Queue, opts.Ref = args[0], args[1]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return getRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkRead(cmd)
 }
 
-func queueGetRun(ctx context.Context, opts *queueGetOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+// validate checks the queue name; Get checks the id before any call.
+func (o *getOptions) validate() error { return delayq.CheckName(o.Queue) }
+
+func getRun(ctx context.Context, opts *getOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	m, err := q.Get(ctx, opts.queue, opts.id)
+	m, err := q.Get(ctx, opts.Queue, opts.Ref)
 	if errors.Is(err, delayq.ErrInvalid) {
 		// The queue name was checked: the id is bad (before any call).
 		return cmdutil.WithHint(err, "a message id is the 32 characters push and poll print (e.g. hodb3yo4luDdAvOIizGxHU1g9i27CHH2), or a receipt ID.RC.FR; see `chatq queue peek QUEUE`")
@@ -54,10 +66,10 @@ func queueGetRun(ctx context.Context, opts *queueGetOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(peekJSON{messageJSON: toMessageJSON(*m), VisibleAt: m.VisibleAt.UnixMilli(), State: m.State})
+	if opts.JSON {
+		return opts.IO.WriteJSON(peekJSON{messageJSON: toMessageJSON(*m), VisibleAt: m.VisibleAt.UnixMilli(), State: m.State})
 	}
-	t := opts.f.IO.NewTable("FIELD", "VALUE")
+	t := opts.IO.NewTable("FIELD", "VALUE")
 	t.Row("id", m.ID)
 	t.Row("state", m.State)
 	t.Row("rc", m.RC)

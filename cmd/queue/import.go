@@ -18,15 +18,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type queueImportOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	file  string
+type importOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Queue  string
+	File   string   // -f; "" or - is stdin
+	Rest   []string // the arguments after QUEUE: only - (stdin) is allowed
 }
 
-func newQueueImportCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueImportOptions{f: f}
+// NewCmdImport returns `chatq queue import`. runF, when set (tests),
+// replaces the run function and gets the options after flags are parsed
+// and validated.
+func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *importOptions) error) *cobra.Command {
+	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import QUEUE [-f FILE | -]",
 		Short: "Read an export back into a queue, keeping ids, due times and receive counts",
@@ -61,18 +66,29 @@ ignored, so chatq queue peek -o json | jq -c '.[]' imports too.`,
   chatq queue import jobs -f jobs.jsonl -o json   # {"imported":…,"already_present":…,"conflicts":…}`,
 		Args: cmdutil.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			if len(args) == 2 {
-				if args[1] != "-" || opts.file != "" {
-					return cmdutil.UsageErrorf("give the input as -f FILE or -, not %q", args[1])
-				}
-				opts.file = "-"
+			opts.Queue, opts.Rest = args[0], args[1:]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
 			}
-			return queueImportRun(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return importRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.file, "file", "f", "", "read FILE (- or none: stdin)")
-	return cmd
+	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "read FILE (- or none: stdin)")
+	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")
+}
+
+func (o *importOptions) validate() error {
+	if len(o.Rest) > 0 {
+		if o.Rest[0] != "-" || o.File != "" {
+			return cmdutil.UsageErrorf("give the input as -f FILE or -, not %q", o.Rest[0])
+		}
+		o.File = "-"
+	}
+	return delayq.CheckName(o.Queue)
 }
 
 // importLine is any line of an export, or a message as peek -o json
@@ -113,7 +129,7 @@ const importBatch = 100
 const importBatchBytes = 1 << 20
 
 type importer struct {
-	opts    *queueImportOptions
+	opts    *importOptions
 	q       *delayq.Client
 	attrs   *delayq.Stats
 	res     queueImportJSON
@@ -124,43 +140,40 @@ type importer struct {
 	prog    *iostreams.Progress
 }
 
-func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	in := opts.f.IO.In
-	if opts.file != "" && opts.file != "-" {
-		fh, err := os.Open(opts.file)
+func importRun(ctx context.Context, opts *importOptions) error {
+	in := opts.IO.In
+	if opts.File != "" && opts.File != "-" {
+		fh, err := os.Open(opts.File)
 		if err != nil {
 			return cmdutil.WithHint(err, "give the file chatq queue export -f wrote, or - for stdin")
 		}
 		defer fh.Close()
 		in = fh
 	} else {
-		opts.f.IO.NoteStdin("an export (JSON Lines)")
+		opts.IO.NoteStdin("an export (JSON Lines)")
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	im := &importer{opts: opts, q: q, res: queueImportJSON{Queue: opts.queue, ConflictIDs: []string{}}, inBatch: map[string]bool{}}
+	im := &importer{opts: opts, q: q, res: queueImportJSON{Queue: opts.Queue, ConflictIDs: []string{}}, inBatch: map[string]bool{}}
 	err = im.run(ctx, newLineReader(in))
 	if im.prog != nil {
 		im.prog.Done()
 	}
-	if opts.f.JSON() {
-		if werr := opts.f.IO.WriteJSON(im.res); err == nil {
+	if opts.JSON {
+		if werr := opts.IO.WriteJSON(im.res); err == nil {
 			err = werr
 		}
 	} else if im.attrs != nil {
-		fmt.Fprintf(opts.f.IO.Out, "imported %s into %s (%d already present, %s)\n",
-			plural(int64(im.res.Imported), "message"), opts.queue, im.res.AlreadyPresent, plural(int64(im.res.Conflicts), "conflict"))
+		fmt.Fprintf(opts.IO.Out, "imported %s into %s (%d already present, %s)\n",
+			plural(int64(im.res.Imported), "message"), opts.Queue, im.res.AlreadyPresent, plural(int64(im.res.Conflicts), "conflict"))
 	}
 	if err != nil {
 		return err
 	}
 	if im.res.Conflicts > 0 {
-		return cmdutil.WithHint(fmt.Errorf("%s: ids that hold other messages in %s were not imported", plural(int64(im.res.Conflicts), "conflict"), opts.queue),
+		return cmdutil.WithHint(fmt.Errorf("%s: ids that hold other messages in %s were not imported", plural(int64(im.res.Conflicts), "conflict"), opts.Queue),
 			"see them with `chatq queue peek`; import into a new queue to keep both, or ack the ones in the way and import again")
 	}
 	return nil
@@ -168,7 +181,7 @@ func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
 
 func (im *importer) run(ctx context.Context, r *lineReader) error {
 	opts := im.opts
-	attrs, err := im.q.Stats(ctx, opts.queue)
+	attrs, err := im.q.Stats(ctx, opts.Queue)
 	if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
 		return queueErr(err)
 	}
@@ -208,11 +221,11 @@ func (im *importer) run(ctx context.Context, r *lineReader) error {
 			endSeen, endCount = true, e.Messages
 		default:
 			if im.attrs == nil {
-				return cmdutil.WithHint(queueErr(fmt.Errorf("queue %q: %w, and the input does not start with an export's header line to create it from", opts.queue, delayq.ErrQueueNotFound)),
-					"create it first with `chatq queue create "+opts.queue+"`, or import a file chatq queue export wrote")
+				return cmdutil.WithHint(queueErr(fmt.Errorf("queue %q: %w, and the input does not start with an export's header line to create it from", opts.Queue, delayq.ErrQueueNotFound)),
+					"create it first with `chatq queue create "+opts.Queue+"`, or import a file chatq queue export wrote")
 			}
 			if im.prog == nil {
-				im.prog = opts.f.IO.NewProgress("importing", int(total))
+				im.prog = opts.IO.NewProgress("importing", int(total))
 			}
 			m, err := im.message(b, &l)
 			if err != nil {
@@ -241,9 +254,9 @@ func (im *importer) run(ctx context.Context, r *lineReader) error {
 	}
 	switch {
 	case headerSeen && !endSeen:
-		opts.f.IO.Infof("warning: the input ends without the export's end line: the export may have been cut short (%d messages read)", messages)
+		opts.IO.Infof("warning: the input ends without the export's end line: the export may have been cut short (%d messages read)", messages)
 	case endSeen && endCount != messages:
-		opts.f.IO.Infof("warning: the export's end line counts %d messages, the input held %d: lines are missing or were added", endCount, messages)
+		opts.IO.Infof("warning: the export's end line counts %d messages, the input held %d: lines are missing or were added", endCount, messages)
 	}
 	return nil
 }
@@ -256,7 +269,7 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 		a := im.attrs
 		diff := func(what string, have, want any) {
 			if fmt.Sprint(have) != fmt.Sprint(want) {
-				opts.f.IO.Infof("note: queue %s keeps its own %s %v (the export's is %v)", opts.queue, what, have, want)
+				opts.IO.Infof("note: queue %s keeps its own %s %v (the export's is %v)", opts.Queue, what, have, want)
 			}
 		}
 		diff("vt", a.VT, time.Duration(h.VT)*time.Second)
@@ -268,19 +281,19 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 	}
 	cfg := delayq.Attributes{VT: time.Duration(h.VT) * time.Second, Delay: time.Duration(h.Delay) * time.Second, MaxSize: h.MaxSize,
 		MaxReceives: h.MaxReceives, DeadLetter: h.DeadLetter}
-	err := im.q.Create(ctx, opts.queue, cfg)
+	err := im.q.Create(ctx, opts.Queue, cfg)
 	if err != nil && cfg.DeadLetter != "" && (errors.Is(err, delayq.ErrQueueNotFound) || strings.Contains(err.Error(), "dead-letter")) {
 		// The dead-letter queue is missing here (or a Cluster, where
 		// policies are refused): create the queue without the policy.
-		opts.f.IO.Infof("warning: created %s without its dead-letter policy (%d receives, then %s): %v", opts.queue, cfg.MaxReceives, cfg.DeadLetter, err)
-		opts.f.IO.Infof("hint: set it later with `chatq queue set %s --max-receives %d --dead-letter %s`", opts.queue, cfg.MaxReceives, cfg.DeadLetter)
+		opts.IO.Infof("warning: created %s without its dead-letter policy (%d receives, then %s): %v", opts.Queue, cfg.MaxReceives, cfg.DeadLetter, err)
+		opts.IO.Infof("hint: set it later with `chatq queue set %s --max-receives %d --dead-letter %s`", opts.Queue, cfg.MaxReceives, cfg.DeadLetter)
 		cfg.MaxReceives, cfg.DeadLetter = 0, ""
-		err = im.q.Create(ctx, opts.queue, cfg)
+		err = im.q.Create(ctx, opts.Queue, cfg)
 	}
 	switch {
 	case err == nil:
 		im.res.Created = true
-		infoTTY(opts.f, "created queue %s from the export's attributes", opts.queue)
+		infoTTY(opts.IO, opts.JSON, "created queue %s from the export's attributes", opts.Queue)
 	case errors.Is(err, delayq.ErrQueueExists):
 		// Created by someone else meanwhile: import into it.
 	case errors.Is(err, delayq.ErrInvalid):
@@ -288,7 +301,7 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 	default:
 		return queueErr(err)
 	}
-	a, err := im.q.Stats(ctx, opts.queue)
+	a, err := im.q.Stats(ctx, opts.Queue)
 	if err != nil {
 		return queueErr(err)
 	}
@@ -348,7 +361,7 @@ func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
 	}
 	if max := im.attrs.MaxSize; max >= 0 {
 		if n := len16(m.Body); n > max {
-			return m, fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d (raise it with `chatq queue set %s --maxsize N`)", m.ID, n, im.opts.queue, max, im.opts.queue)
+			return m, fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d (raise it with `chatq queue set %s --maxsize N`)", m.ID, n, im.opts.Queue, max, im.opts.Queue)
 		}
 	}
 	return m, nil
@@ -370,12 +383,12 @@ func (im *importer) flush(ctx context.Context) error {
 	}
 	opts := im.opts
 	first, last := im.lines[0], im.lines[len(im.lines)-1]
-	r, err := im.q.Import(ctx, opts.queue, im.batch)
+	r, err := im.q.Import(ctx, opts.Queue, im.batch)
 	if err != nil {
 		done := plural(int64(im.res.Imported), "message")
 		switch {
 		case ctx.Err() != nil:
-			opts.f.IO.Infof("imported %s before the interrupt; run the same command again to finish (what is there already is skipped)", done)
+			opts.IO.Infof("imported %s before the interrupt; run the same command again to finish (what is there already is skipped)", done)
 			return err
 		case conn.ReplyLost(err):
 			return cmdutil.WithHint(fmt.Errorf("lines %d-%d: %w (%s imported before them; they may be too)", first, last, err, done),
@@ -391,7 +404,7 @@ func (im *importer) flush(ctx context.Context) error {
 		im.res.Conflicts++
 		if len(im.res.ConflictIDs) < maxConflictIDs {
 			im.res.ConflictIDs = append(im.res.ConflictIDs, id)
-			opts.f.IO.Infof("conflict: message %s holds another body in %s: not imported", id, opts.queue)
+			opts.IO.Infof("conflict: message %s holds another body in %s: not imported", id, opts.Queue)
 		}
 	}
 	if im.prog != nil {

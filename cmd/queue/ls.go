@@ -6,18 +6,22 @@ import (
 	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queueLsOptions struct {
-	f    *cmdutil.Factory
-	cmd  *cobra.Command
-	long bool
+type lsOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	Long   bool
 }
 
-func newQueueLsCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueLsOptions{f: f}
+// NewCmdLs returns `chatq queue ls`. runF, when set (tests), replaces the
+// run function and gets the options after flags are parsed.
+func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
+	opts := &lsOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "ls [-l]",
 		Short: "List the namespace's queues (RSMQ listQueues); -l with their counts",
@@ -48,12 +52,15 @@ without a queue) shows the error in its row; ls then exits 1.`,
   chatq queue ls -l -o json | jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd = cmd
-			return queueLsRun(cmd.Context(), opts)
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return lsRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.long, "long", "l", false, "show each queue's counts, oldest ready age and dead-letter queue")
-	return cmd
+	cmd.Flags().BoolVarP(&opts.Long, "long", "l", false, "show each queue's counts, oldest ready age and dead-letter queue")
+	return cmdutil.MarkRead(cmd)
 }
 
 type queueName struct {
@@ -75,8 +82,8 @@ type queueLongJSON struct {
 	Error             string `json:"error,omitempty"`
 }
 
-func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
-	q, err := queueClient(opts.f, opts.cmd)
+func lsRun(ctx context.Context, opts *lsOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -84,19 +91,19 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.long {
-		return queueLsLong(ctx, opts, q, names)
+	if opts.Long {
+		return lsLong(ctx, opts, q, names)
 	}
-	if opts.f.JSON() {
+	if opts.JSON {
 		out := make([]queueName, 0, len(names))
 		for _, n := range names {
 			out = append(out, queueName{n})
 		}
-		if err := opts.f.IO.WriteJSON(out); err != nil {
+		if err := opts.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.IO.NewTable("NAME").WhenEmpty("no queues")
+		t := opts.IO.NewTable("NAME").WhenEmpty("no queues")
 		for _, n := range names {
 			t.Row(n)
 		}
@@ -110,15 +117,15 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 	return nil
 }
 
-// queueLsLong prints ls -l: the stats of names, read in pipelines of 20 (statsPipeline).
-func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, names []string) error {
+// lsLong prints ls -l: the stats of names, read in pipelines of 20 (StatsEach).
+func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []string) error {
 	rows, err := q.StatsEach(ctx, names)
 	if err != nil {
 		return err
 	}
 	failed, inexact := 0, 0
 	out := make([]queueLongJSON, 0, len(rows))
-	t := opts.f.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
+	t := opts.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
 	for _, r := range rows {
 		if r.Err != nil {
 			failed++
@@ -149,8 +156,8 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 		}
 		t.Row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
 	}
-	if opts.f.JSON() {
-		err = opts.f.IO.WriteJSON(out)
+	if opts.JSON {
+		err = opts.IO.WriteJSON(out)
 	} else {
 		err = t.Flush()
 	}
@@ -158,11 +165,11 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 		return err
 	}
 	if inexact > 0 {
-		opts.f.IO.Infof("warning: delayed and inflight of %s may be off: an rsmq client received from them (`chatq queue stats QUEUE` rebuilds the index)", plural(int64(inexact), "queue"))
+		opts.IO.Infof("warning: delayed and inflight of %s may be off: an rsmq client received from them (`chatq queue stats QUEUE` rebuilds the index)", plural(int64(inexact), "queue"))
 	}
 	for _, r := range rows {
 		if r.Err == nil && r.DeadLetterMissing {
-			opts.f.IO.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off", r.Name, r.DeadLetter)
+			opts.IO.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off", r.Name, r.DeadLetter)
 		}
 	}
 	if failed > 0 {

@@ -6,21 +6,27 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queuePeekOptions struct {
-	f         *cmdutil.Factory
-	cmd       *cobra.Command
-	queue     string
-	n         int
-	state     string
-	olderThan time.Duration
+type peekOptions struct {
+	IO        *iostreams.IOStreams
+	JSON      bool
+	Client    func() (*delayq.Client, error)
+	Queue     string
+	N         int
+	State     string
+	OlderThan *time.Duration // --older-than, if given
 }
 
-func newQueuePeekCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queuePeekOptions{f: f}
+// NewCmdPeek returns `chatq queue peek`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdPeek(f *cmdutil.Factory, runF func(context.Context, *peekOptions) error) *cobra.Command {
+	opts := &peekOptions{IO: f.IO}
+	var olderThan time.Duration
 	cmd := &cobra.Command{
 		Use:   "peek QUEUE [-n N] [--state ready|delayed|inflight] [--older-than DUR]",
 		Short: "Show messages without receiving them, by due time",
@@ -41,15 +47,22 @@ found or the queue ends; each page is read at its own instant.`,
   chatq queue peek jobs --state ready --older-than 1h -n 1000 -o json | jq -r '.[].id'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queuePeekRun(cmd.Context(), opts)
+			opts.Queue, opts.OlderThan = args[0], given(cmd.Flags(), "older-than", olderThan)
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return peekRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.n, "count", "n", 10, "show up to N messages")
-	cmd.Flags().StringVar(&opts.state, "state", "", "only messages in this state: ready, delayed or inflight")
-	cmd.Flags().DurationVar(&opts.olderThan, "older-than", 0, "only messages sent longer ago than this (e.g. 10m, 2h)")
+	cmd.Flags().IntVarP(&opts.N, "count", "n", 10, "show up to N messages")
+	cmd.Flags().StringVar(&opts.State, "state", "", "only messages in this state: ready, delayed or inflight")
+	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "only messages sent longer ago than this (e.g. 10m, 2h)")
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(peekStates, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
+	return cmdutil.MarkRead(cmd)
 }
 
 // peekStates are the values of delayq.PeekOptions.State.
@@ -61,39 +74,44 @@ type peekJSON struct {
 	State     string `json:"state"`
 }
 
-func queuePeekRun(ctx context.Context, opts *queuePeekOptions) error {
-	if opts.n < 1 {
-		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1", opts.n)
+func (o *peekOptions) validate() error {
+	if o.N < 1 {
+		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1", o.N)
 	}
-	if opts.state != "" && !slices.Contains(peekStates, opts.state) {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --state %q", opts.state),
+	if o.State != "" && !slices.Contains(peekStates, o.State) {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --state %q", o.State),
 			"want ready (due now), delayed (not due, never received) or inflight (held by a consumer)")
 	}
-	if opts.cmd.Flags().Changed("older-than") && opts.olderThan <= 0 {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --older-than %s: must be positive", opts.olderThan),
+	if o.OlderThan != nil && *o.OlderThan <= 0 {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --older-than %s: must be positive", *o.OlderThan),
 			"give an age such as 90s, 10m or 24h")
 	}
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
+	return delayq.CheckName(o.Queue)
+}
+
+func peekRun(ctx context.Context, opts *peekOptions) error {
+	po := delayq.PeekOptions{N: opts.N, State: opts.State}
+	if opts.OlderThan != nil {
+		po.OlderThan = *opts.OlderThan
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	ps, err := q.Peek(ctx, opts.queue, delayq.PeekOptions{N: opts.n, State: opts.state, OlderThan: opts.olderThan})
+	ps, err := q.Peek(ctx, opts.Queue, po)
 	if err != nil {
 		return queueErr(err)
 	}
-	if opts.f.JSON() {
+	if opts.JSON {
 		out := make([]peekJSON, 0, len(ps))
 		for _, p := range ps {
 			out = append(out, peekJSON{messageJSON: toMessageJSON(p), VisibleAt: p.VisibleAt.UnixMilli(), State: p.State})
 		}
-		if err := opts.f.IO.WriteJSON(out); err != nil {
+		if err := opts.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.IO.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE").WhenEmpty("no messages")
+		t := opts.IO.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE").WhenEmpty("no messages")
 		for _, p := range ps {
 			t.Row(p.ID, p.State, stamp(p.VisibleAt), p.RC, p.Body)
 		}

@@ -6,25 +6,33 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queuePollOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	vt    time.Duration
-	wait  time.Duration
-	n     int
-	pop   bool
-	// giveUpAfter ends a waiting poll's reconnecting after the server was
+type pollOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	// Persistent is the retry loop of a waiting poll.
+	Persistent func(giveUpAfter time.Duration) *conn.Persistent
+	Queue      string
+	VT         *time.Duration // --vt, if given
+	Wait       time.Duration
+	N          int
+	Pop        bool
+	// GiveUpAfter ends a waiting poll's reconnecting after the server was
 	// away this long.
-	giveUpAfter time.Duration
+	GiveUpAfter time.Duration
 }
 
-func newQueuePollCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queuePollOptions{f: f}
+// NewCmdPoll returns `chatq queue poll`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdPoll(f *cmdutil.Factory, runF func(context.Context, *pollOptions) error) *cobra.Command {
+	opts := &pollOptions{IO: f.IO}
+	var vt time.Duration
 	cmd := &cobra.Command{
 		Use:   "poll QUEUE [--vt DUR] [--wait DUR] [-n N] [--pop]",
 		Short: "Receive due messages: hidden for the visibility timeout, or popped",
@@ -58,18 +66,40 @@ by receipt to act only while no later receive has taken the message (see
   chatq queue poll jobs --wait 30s --pop`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queuePollRun(cmd.Context(), opts)
+			opts.Queue, opts.VT = args[0], given(cmd.Flags(), "vt", vt)
+			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return pollRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.vt, "vt", 0, "visibility timeout (default: the queue's)")
-	fl.DurationVar(&opts.wait, "wait", 0, "when nothing is due, wait up to this long")
-	fl.DurationVar(&opts.giveUpAfter, "give-up-after", 0, "with --wait, exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")
-	fl.IntVarP(&opts.n, "count", "n", 1, "receive up to N messages")
-	fl.BoolVar(&opts.pop, "pop", false, "delete messages as they are received (at-most-once)")
+	fl.DurationVar(&vt, "vt", 0, "visibility timeout (default: the queue's)")
+	fl.DurationVar(&opts.Wait, "wait", 0, "when nothing is due, wait up to this long")
+	fl.DurationVar(&opts.GiveUpAfter, "give-up-after", 0, "with --wait, exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")
+	fl.IntVarP(&opts.N, "count", "n", 1, "receive up to N messages")
+	fl.BoolVar(&opts.Pop, "pop", false, "delete messages as they are received (at-most-once)")
 	cmd.MarkFlagsMutuallyExclusive("vt", "pop")
-	return cmd
+	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")
+}
+
+func (o *pollOptions) validate() error {
+	if o.N < 1 {
+		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1", o.N)
+	}
+	if o.VT != nil {
+		if err := delayq.CheckDuration("--vt", *o.VT, time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if o.Wait < 0 {
+		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", o.Wait)
+	}
+	return delayq.CheckName(o.Queue)
 }
 
 // messageJSON is RSMQ's received message: fr and sent in Unix ms; plus,
@@ -92,24 +122,12 @@ func toMessageJSON(m delayq.Message) messageJSON {
 	return messageJSON{ID: m.ID, Message: msg, MessageBase64: b64, RC: m.RC, FR: ms(m.FR), Sent: m.Sent.UnixMilli(), Receipt: m.Receipt}
 }
 
-func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
-	ro := delayq.ReceiveOptions{N: opts.n, Pop: opts.pop, Wait: opts.wait}
-	if opts.n < 1 {
-		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1", opts.n)
+func pollRun(ctx context.Context, opts *pollOptions) error {
+	ro := delayq.ReceiveOptions{N: opts.N, Pop: opts.Pop, Wait: opts.Wait}
+	if opts.VT != nil {
+		ro.VT = orZero(*opts.VT)
 	}
-	if opts.cmd.Flags().Changed("vt") {
-		if err := checkFlagDuration("vt", opts.vt, false); err != nil {
-			return err
-		}
-		ro.VT = orZero(opts.vt)
-	}
-	if opts.wait < 0 {
-		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", opts.wait)
-	}
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -124,12 +142,12 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	// --pop: its messages are hidden for the visibility timeout and come
 	// back (at-least-once); popped ones would be gone, so that exits 4.
 	var r []delayq.Message
-	if opts.wait <= 0 {
-		r, err = q.Receive(ctx, opts.queue, ro)
+	if opts.Wait <= 0 {
+		r, err = q.Receive(ctx, opts.Queue, ro)
 	} else {
-		deadline := time.Now().Add(opts.wait)
-		p := opts.f.Persistent(opts.giveUpAfter)
-		p.Retryable = func(err error) bool { return !opts.pop || !conn.ReplyLost(err) }
+		deadline := time.Now().Add(opts.Wait)
+		p := opts.Persistent(opts.GiveUpAfter)
+		p.Retryable = func(err error) bool { return !opts.Pop || !conn.ReplyLost(err) }
 		err = p.Run(ctx, func(ctx context.Context) error {
 			ro.Wait = time.Until(deadline)
 			if ro.Wait <= 0 {
@@ -138,7 +156,7 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 			}
 			var err error
 			moved, missing = 0, false
-			r, err = q.Receive(ctx, opts.queue, ro)
+			r, err = q.Receive(ctx, opts.Queue, ro)
 			if err == nil {
 				p.Healthy()
 			}
@@ -152,21 +170,21 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		return queueErr(err)
 	}
 	if missing {
-		opts.f.IO.Infof("warning: the dead-letter queue of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", opts.queue, opts.queue)
+		opts.IO.Infof("warning: the dead-letter queue of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", opts.Queue, opts.Queue)
 	}
 	if moved > 0 {
-		opts.f.IO.Infof("moved %s received too often to the dead-letter queue", plural(int64(moved), "message"))
+		opts.IO.Infof("moved %s received too often to the dead-letter queue", plural(int64(moved), "message"))
 	}
-	if opts.f.JSON() {
+	if opts.JSON {
 		out := make([]messageJSON, 0, len(r))
 		for _, m := range r {
 			out = append(out, toMessageJSON(m))
 		}
-		if err := opts.f.IO.WriteJSON(out); err != nil {
+		if err := opts.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.IO.NewTable("ID", "RC", "MESSAGE").WhenEmpty("no messages due")
+		t := opts.IO.NewTable("ID", "RC", "MESSAGE").WhenEmpty("no messages due")
 		for _, m := range r {
 			t.Row(m.ID, m.RC, m.Body)
 		}

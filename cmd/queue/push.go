@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,22 +13,32 @@ import (
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
-type queuePushOptions struct {
-	f     *cmdutil.Factory
-	cmd   *cobra.Command
-	queue string
-	body  string
-	at    string
-	delay time.Duration
-	lines bool
-	jsonl bool
+type pushOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*delayq.Client, error)
+	// Redis is the connection, for the server's time (--jsonl's at).
+	Redis func() (redis.UniversalClient, error)
+	Queue string
+	Body  string         // the message, or - for stdin
+	At    string         // --at
+	Delay *time.Duration // --delay, if given
+	Lines bool
+	JSONL bool
+	// due is when a message becomes due, from At or Delay (validate).
+	due delayq.PushOptions
 }
 
-func newQueuePushCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queuePushOptions{f: f}
+// NewCmdPush returns `chatq queue push`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdPush(f *cmdutil.Factory, runF func(context.Context, *pushOptions) error) *cobra.Command {
+	opts := &pushOptions{IO: f.IO}
+	var delay time.Duration
 	cmd := &cobra.Command{
 		Use:   "push QUEUE [--at TIME | --delay DUR] MESSAGE|-",
 		Short: "Push a message, due now, after a delay or at a time; prints its id",
@@ -63,17 +74,53 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
   chatq queue peek old -n 100 -o json | jq -c '.[]' | chatq queue push jobs --jsonl -`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue, opts.body = cmd, args[0], args[1]
-			return queuePushRun(cmd.Context(), opts)
+			opts.Queue, opts.Body = args[0], args[1]
+			opts.Delay = given(cmd.Flags(), "delay", delay)
+			opts.JSON, opts.Client, opts.Redis = f.JSON(), queueClient(f, cmd), f.Client
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return pushRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.at, "at", "", "due at this time: RFC 3339 or Unix seconds")
-	cmd.Flags().DurationVar(&opts.delay, "delay", 0, "due after this delay (default: the queue's delay)")
-	cmd.Flags().BoolVar(&opts.lines, "lines", false, "with -, push each line of stdin as a message")
-	cmd.Flags().BoolVar(&opts.jsonl, "jsonl", false, `with -, push each line of stdin as a JSON string or {"message":…,"delay"|"at":…}`)
+	cmd.Flags().StringVar(&opts.At, "at", "", "due at this time: RFC 3339 or Unix seconds")
+	cmd.Flags().DurationVar(&delay, "delay", 0, "due after this delay (default: the queue's delay)")
+	cmd.Flags().BoolVar(&opts.Lines, "lines", false, "with -, push each line of stdin as a message")
+	cmd.Flags().BoolVar(&opts.JSONL, "jsonl", false, `with -, push each line of stdin as a JSON string or {"message":…,"delay"|"at":…}`)
 	cmd.MarkFlagsMutuallyExclusive("at", "delay")
 	cmd.MarkFlagsMutuallyExclusive("lines", "jsonl")
-	return cmd
+	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE")
+}
+
+// validate checks the flags and the queue name, and sets the due time.
+// Bodies are read and checked by the run: stdin may block.
+func (o *pushOptions) validate() error {
+	if o.At != "" {
+		at, err := parseAt(o.At)
+		if err != nil {
+			return err
+		}
+		o.due.At = at
+	}
+	if o.Delay != nil {
+		if err := delayq.CheckDuration("--delay", *o.Delay, time.Millisecond); err != nil {
+			return err
+		}
+		o.due.Delay = orZero(*o.Delay)
+	}
+	if err := delayq.CheckName(o.Queue); err != nil {
+		return err
+	}
+	switch {
+	case o.Lines && o.Body != "-":
+		return cmdutil.UsageErrorf("--lines reads stdin: give - as the message")
+	case o.JSONL && o.Body != "-":
+		return cmdutil.UsageErrorf("--jsonl reads stdin: give - as the message")
+	}
+	return nil
 }
 
 type queuePushJSON struct {
@@ -82,76 +129,55 @@ type queuePushJSON struct {
 	Sent      int64  `json:"sent"`
 }
 
-func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
-	var po delayq.PushOptions
-	if opts.at != "" {
-		at, err := parseAt(opts.at)
-		if err != nil {
-			return err
-		}
-		po.At = at
+func pushRun(ctx context.Context, opts *pushOptions) error {
+	switch {
+	case opts.Lines:
+		return pushLines(ctx, opts)
+	case opts.JSONL:
+		return pushJSONL(ctx, opts)
 	}
-	if opts.cmd.Flags().Changed("delay") {
-		if err := checkFlagDuration("delay", opts.delay, false); err != nil {
-			return err
-		}
-		po.Delay = orZero(opts.delay)
-	}
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	if opts.lines {
-		if opts.body != "-" {
-			return cmdutil.UsageErrorf("--lines reads stdin: give - as the message")
-		}
-		return queuePushLines(ctx, opts, po)
-	}
-	if opts.jsonl {
-		if opts.body != "-" {
-			return cmdutil.UsageErrorf("--jsonl reads stdin: give - as the message")
-		}
-		return queuePushJSONL(ctx, opts, po)
-	}
-	body := opts.body
+	body := opts.Body
 	if body == "-" {
-		opts.f.IO.NoteStdin("the message")
-		b, err := io.ReadAll(opts.f.IO.In)
+		opts.IO.NoteStdin("the message")
+		b, err := io.ReadAll(opts.IO.In)
 		if err != nil {
 			return fmt.Errorf("reading the message from stdin: %w", err)
 		}
 		body = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
+	// Push refuses it too, but says neither "nothing pushed" nor how to
+	// send binary data.
 	if !utf8.ValidString(body) {
 		return invalidUTF8(0)
 	}
-	p, err := q.Push(ctx, opts.queue, body, po)
+	p, err := q.Push(ctx, opts.Queue, body, opts.due)
 	if err != nil {
 		return queueErr(err)
 	}
-	warnNotNotified(opts, p)
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
+	warnNotNotified(opts.IO, p)
+	if opts.JSON {
+		return opts.IO.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 	}
-	fmt.Fprintln(opts.f.IO.Out, p.ID)
+	fmt.Fprintln(opts.IO.Out, p.ID)
 	if p.VisibleAt.After(p.Sent) {
-		infoTTY(opts.f, "due at %s (in %s)", stamp(p.VisibleAt), roughly(p.VisibleAt.Sub(p.Sent)))
+		infoTTY(opts.IO, opts.JSON, "due at %s (in %s)", stamp(p.VisibleAt), roughly(p.VisibleAt.Sub(p.Sent)))
 	}
 	return nil
 }
 
-// queuePushLines pushes each line of stdin as a message, after checking
-// every line against the queue's maxsize, so that a bad line writes nothing.
-func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushOptions) error {
-	opts.f.IO.NoteStdin("messages, one per line,")
-	lines, err := iostreams.ReadLines(opts.f.IO.In)
+// pushLines pushes each line of stdin as a message, after checking every
+// line against the queue's maxsize, so that a bad line writes nothing.
+func pushLines(ctx context.Context, opts *pushOptions) error {
+	opts.IO.NoteStdin("messages, one per line,")
+	lines, err := iostreams.ReadLines(opts.IO.In)
 	if err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -161,7 +187,7 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		}
 	}
 	// One read-only script, O(log n) at any queue size.
-	st, err := q.Stats(ctx, opts.queue)
+	st, err := q.Stats(ctx, opts.Queue)
 	if err != nil {
 		return queueErr(err)
 	}
@@ -174,7 +200,7 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	}
 	items := make([]pushItem, len(lines))
 	for i, l := range lines {
-		items[i] = pushItem{line: i + 1, body: l, po: po}
+		items[i] = pushItem{line: i + 1, body: l, po: opts.due}
 	}
 	return pushItems(ctx, opts, q, items, "--lines")
 }
@@ -188,26 +214,26 @@ type pushItem struct {
 
 // pushItems pushes checked items in order, one round trip each, printing
 // each id as it is stored (a JSON array at the end with -o json).
-func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, items []pushItem, flag string) error {
-	prog := opts.f.IO.NewProgress("pushing", len(items))
+func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items []pushItem, flag string) error {
+	prog := opts.IO.NewProgress("pushing", len(items))
 	defer prog.Done()
 	ids := make([]queuePushJSON, 0, len(items))
 	for _, it := range items {
-		p, err := q.Push(ctx, opts.queue, it.body, it.po)
+		p, err := q.Push(ctx, opts.Queue, it.body, it.po)
 		if err != nil {
 			return partialPush(ctx, opts, ids, items, flag, err)
 		}
 		if len(ids) == 0 {
-			warnNotNotified(opts, p)
+			warnNotNotified(opts.IO, p)
 		}
 		ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
-		if !opts.f.JSON() {
-			fmt.Fprintln(opts.f.IO.Out, p.ID)
+		if !opts.JSON {
+			fmt.Fprintln(opts.IO.Out, p.ID)
 		}
 		prog.Add(1)
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(ids)
+	if opts.JSON {
+		return opts.IO.WriteJSON(ids)
 	}
 	return nil
 }
@@ -215,9 +241,9 @@ func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, it
 // partialPush reports a bulk push that failed part way: the ids stored are
 // printed (they were, line by line, in text), and the hint says how many
 // lines were stored and how to resume without duplicates.
-func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSON, items []pushItem, flag string, err error) error {
-	if opts.f.JSON() {
-		_ = opts.f.IO.WriteJSON(ids)
+func partialPush(ctx context.Context, opts *pushOptions, ids []queuePushJSON, items []pushItem, flag string, err error) error {
+	if opts.JSON {
+		_ = opts.IO.WriteJSON(ids)
 	}
 	n, total := len(ids), len(items)
 	// The input line of message k (1-based), for the resume command.
@@ -227,16 +253,16 @@ func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSO
 		}
 		return items[len(items)-1].line + 1
 	}
-	resume := fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", lineOf(n+1), opts.queue, flag)
+	resume := fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", lineOf(n+1), opts.Queue, flag)
 	if ctx.Err() != nil {
 		// An interrupt prints no error: say what was stored here.
-		opts.f.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume)
+		opts.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume)
 		return err
 	}
 	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume)
 	if conn.ReplyLost(err) {
 		hint = fmt.Sprintf("%d of %d messages were stored, and line %d may have been too (its reply was lost): check with `chatq queue peek %s -n 1000`, then resume with %s, or from line %d if it was",
-			n, total, lineOf(n+1), opts.queue, resume, lineOf(n+2))
+			n, total, lineOf(n+1), opts.Queue, resume, lineOf(n+2))
 	}
 	return cmdutil.WithHint(queueErr(fmt.Errorf("after %d of %d messages: %w", n, total, err)), hint)
 }
@@ -254,9 +280,37 @@ func invalidUTF8(line int) error {
 
 // warnNotNotified says once that a push was stored but not announced on
 // the realtime channel (the user may not PUBLISH there).
-func warnNotNotified(opts *queuePushOptions, p *delayq.Pushed) {
+func warnNotNotified(ios *iostreams.IOStreams, p *delayq.Pushed) {
 	if !p.Notified {
-		opts.f.IO.Infof("warning: stored, but this user may not publish on channel %s: consumers waiting with --wait wake at their next deadline instead of at once", p.Channel)
-		opts.f.IO.Infof("hint: allow the channel, e.g. `ACL SETUSER NAME &*` (Redis 7 gives new users no channels)")
+		ios.Infof("warning: stored, but this user may not publish on channel %s: consumers waiting with --wait wake at their next deadline instead of at once", p.Channel)
+		ios.Infof("hint: allow the channel, e.g. `ACL SETUSER NAME &*` (Redis 7 gives new users no channels)")
 	}
+}
+
+// parseAt parses --at: RFC 3339 (fractions allowed) or Unix seconds
+// (decimals allowed).
+func parseAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) <= 9 && isDigits(whole) && (frac == "" || isDigits(frac)) && len(whole) <= 11 {
+		sec, _ := strconv.ParseInt(whole, 10, 64)
+		nsec, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+		return time.Unix(sec, nsec), nil
+	}
+	return time.Time{}, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --at %q: want RFC 3339 or Unix seconds", s),
+		"e.g. --at 2026-05-01T09:00:00Z, --at 2026-05-01T11:00:00+02:00 or --at 1777626000")
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -22,19 +22,19 @@ type jsonlLine struct {
 	At            json.RawMessage `json:"at"`
 }
 
-// queuePushJSONL pushes each JSON line of stdin as a message, after checking
+// pushJSONL pushes each JSON line of stdin as a message, after checking
 // every line (JSON, UTF-8, maxsize, delay and at), so that a bad line
 // writes nothing.
-func queuePushJSONL(ctx context.Context, opts *queuePushOptions, po delayq.PushOptions) error {
-	opts.f.IO.NoteStdin("messages, one JSON value per line,")
-	r := newLineReader(opts.f.IO.In)
+func pushJSONL(ctx context.Context, opts *pushOptions) error {
+	opts.IO.NoteStdin("messages, one JSON value per line,")
+	r := newLineReader(opts.IO.In)
 	var items []pushItem
 	for {
 		b, ok := r.next()
 		if !ok {
 			break
 		}
-		it, err := parseJSONLItem(b, po)
+		it, err := parseJSONLItem(b, opts.due)
 		if err != nil {
 			return cmdutil.WithHint(cmdutil.UsageErrorf("line %d: %v: nothing pushed", r.line, err),
 				`each line is a JSON string ("a body") or an object {"message":"a body","delay":"90s"} or {"message":…,"at":"2026-05-01T09:00:00Z"}; jq -c turns JSON into such lines`)
@@ -45,12 +45,12 @@ func queuePushJSONL(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	if err := r.err(); err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
 	// One read-only script, O(log n) at any queue size.
-	st, err := q.Stats(ctx, opts.queue)
+	st, err := q.Stats(ctx, opts.Queue)
 	if err != nil {
 		return queueErr(err)
 	}
@@ -71,7 +71,7 @@ func queuePushJSONL(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		}
 	}
 	if latestLine > 0 {
-		rdb, err := opts.f.Client()
+		rdb, err := opts.Redis()
 		if err != nil {
 			return err
 		}

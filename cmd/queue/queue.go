@@ -5,16 +5,15 @@ package queue
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const queueLong = `A delayed queue with visibility timeouts, stored in RSMQ's layout (the rsmq
@@ -32,6 +31,8 @@ Keys (with the global --prefix in front): <ns>:QUEUES, <ns>:<queue> and
 <ns>:<queue>:Q, where <ns> is --namespace (env CHATQ_NAMESPACE, default
 rsmq), RSMQ's "ns" option.`
 
+// NewCmd returns the `chatq queue` group; each command declares in its
+// constructor whether it writes.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := cmdutil.NewGroupCmd("queue", "Delayed queue with visibility timeouts, stored in RSMQ's layout", queueLong)
 	cmd.Example = `  chatq queue create jobs --vt 30s
@@ -40,43 +41,26 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
   chatq queue work jobs --concurrency 4 -- ./handle.sh`
 	cmd.PersistentFlags().String("namespace", "", "RSMQ namespace (rsmq's ns option) (env CHATQ_NAMESPACE, default rsmq)")
 	cmd.AddCommand(
-		newQueueCreateCmd(f),
-		newQueueLsCmd(f),
-		newQueueStatsCmd(f),
-		newQueueSetCmd(f),
-		newQueueDeleteCmd(f),
-		newQueuePurgeCmd(f),
-		newQueuePushCmd(f),
-		newQueuePollCmd(f),
-		newQueueAckCmd(f),
-		newQueueRetryCmd(f),
-		newQueuePeekCmd(f),
-		newQueueWorkCmd(f),
-		newQueueRedriveCmd(f),
-		newQueueGetCmd(f),
+		NewCmdCreate(f, nil),
+		NewCmdLs(f, nil),
+		NewCmdStats(f, nil),
+		NewCmdSet(f, nil),
+		NewCmdDelete(f, nil),
+		NewCmdPurge(f, nil),
+		NewCmdPush(f, nil),
+		NewCmdPoll(f, nil),
+		NewCmdAck(f, nil),
+		NewCmdRetry(f, nil),
+		NewCmdPeek(f, nil),
+		NewCmdWork(f, nil),
+		NewCmdRedrive(f, nil),
+		NewCmdGet(f, nil),
 	)
 	// Backup and restore (export.go, import.go).
-	cmd.AddCommand(newQueueExportCmd(f), newQueueImportCmd(f))
+	cmd.AddCommand(NewCmdExport(f, nil), NewCmdImport(f, nil))
 	cmd.AddCommand(NewCmdCheck(f, nil))
-	// A lost reply to these exits 4 ("may have applied"), with the command
-	// that shows whether it was.
-	for name, check := range map[string]string{
-		"create": "chatq queue ls",
-		"set":    "chatq queue stats QUEUE",
-		"delete": "chatq queue ls",
-		"purge":  "chatq queue stats QUEUE",
-		"push":   "chatq queue peek QUEUE",
-		"poll":   "chatq queue stats QUEUE",
-		"ack":    "chatq queue peek QUEUE",
-		"retry":  "chatq queue peek QUEUE",
-		// redrive: see partialRedrive for a reply lost after earlier calls
-		"redrive": "chatq queue stats DLQ",
-		"import":  "chatq queue stats QUEUE",
-	} {
-		cmdutil.MarkWriteSub(cmd, name, check)
-	}
 	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
-		q, err := queueClient(f, cmd)
+		q, err := queueClient(f, cmd)()
 		if err != nil {
 			return nil, err
 		}
@@ -92,37 +76,22 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// queueClient builds the delayq client for cmd's --namespace and the global
-// --prefix; on a cluster the queue names are hash-tagged.
-func queueClient(f *cmdutil.Factory, cmd *cobra.Command) (*delayq.Client, error) {
-	ns := namespace(f, cmd)
-	if err := validNamespace(ns); err != nil {
-		return nil, err
+// queueClient returns the constructor of cmd's queue client: --namespace
+// is read now; the namespace is checked, and the connection made, when it
+// is called. On a cluster the queue names are hash-tagged.
+func queueClient(f *cmdutil.Factory, cmd *cobra.Command) func() (*delayq.Client, error) {
+	flag, _ := cmd.Flags().GetString("namespace")
+	return func() (*delayq.Client, error) {
+		ns, err := conn.Namespace(flag, f.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		c, err := f.Client()
+		if err != nil {
+			return nil, err
+		}
+		return delayq.New(c, delayq.Options{Namespace: ns, Prefix: f.Prefix(), HashTag: f.Config().Cluster}), nil
 	}
-	c, err := f.Client()
-	if err != nil {
-		return nil, err
-	}
-	return delayq.New(c, delayq.Options{Namespace: ns, Prefix: f.Prefix(), HashTag: f.Config().Cluster}), nil
-}
-
-// namespace is cmd's --namespace, else CHATQ_NAMESPACE, else RSMQ's default.
-func namespace(f *cmdutil.Factory, cmd *cobra.Command) string {
-	ns, _ := cmd.Flags().GetString("namespace")
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "rsmq"
-	}
-	return ns
-}
-
-func validNamespace(ns string) error {
-	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
-	}
-	return nil
 }
 
 // listQueues returns the namespace's queue names, sorted, walking the
@@ -164,88 +133,19 @@ func queueErr(err error) error {
 	return err
 }
 
-// checkFlagDuration checks a duration flag the way the queue package would,
-// naming the flag.
-func checkFlagDuration(flag string, d time.Duration, wholeSeconds bool) error {
-	unit := time.Millisecond
-	if wholeSeconds {
-		unit = time.Second
+// orZero is a duration flag as a delayq option: 0 given is -1 there (0
+// there means the default).
+func orZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
 	}
-	if err := delayq.CheckDuration("--"+flag, d, unit); err != nil {
-		return cmdutil.UsageErr(err)
-	}
-	return nil
+	return d
 }
 
-// parseAt parses --at: RFC 3339 (fractions allowed) or Unix seconds
-// (decimals allowed).
-func parseAt(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	whole, frac, _ := strings.Cut(s, ".")
-	if len(frac) <= 9 && isDigits(whole) && (frac == "" || isDigits(frac)) && len(whole) <= 11 {
-		sec, _ := strconv.ParseInt(whole, 10, 64)
-		nsec, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
-		return time.Unix(sec, nsec), nil
-	}
-	return time.Time{}, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --at %q: want RFC 3339 or Unix seconds", s),
-		"e.g. --at 2026-05-01T09:00:00Z, --at 2026-05-01T11:00:00+02:00 or --at 1777626000")
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// ms renders a time as Unix milliseconds for JSON, or nil for the zero time.
-func ms(t time.Time) any {
-	if t.IsZero() {
+// given is a flag's value when it was given, else nil.
+func given[T any](fl *pflag.FlagSet, name string, v T) *T {
+	if !fl.Changed(name) {
 		return nil
 	}
-	return t.UnixMilli()
-}
-
-// stamp renders a time for text output: RFC 3339 with milliseconds in UTC,
-// or "-".
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-}
-
-// roughly renders a wait for people: "1m30s" up to two days, then whole
-// days ("115 days"), never "2764h0m0s".
-func roughly(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Millisecond).String()
-	case d < 48*time.Hour:
-		return d.Round(time.Second).String()
-	}
-	return fmt.Sprintf("%.0f days", d.Hours()/24)
-}
-
-// infoTTY prints success chatter, only when stderr is a terminal and the
-// output is text.
-func infoTTY(f *cmdutil.Factory, format string, a ...any) {
-	if f.IO.ErrTTY && !f.JSON() {
-		f.IO.Infof(format, a...)
-	}
-}
-
-// plural returns "1 message" or "2 messages".
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return &v
 }

@@ -13,16 +13,21 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type queueRedriveOptions struct {
-	f   *cmdutil.Factory
-	cmd *cobra.Command
-	dlq string
-	to  string
-	n   int
+type redriveOptions struct {
+	IO      *iostreams.IOStreams
+	JSON    bool
+	Client  func() (*delayq.Client, error)
+	Cluster bool // the server is a Redis Cluster
+	DLQ     string
+	To      string
+	N       int
 }
 
-func newQueueRedriveCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueRedriveOptions{f: f}
+// NewCmdRedrive returns `chatq queue redrive`. runF, when set (tests),
+// replaces the run function and gets the options after flags are parsed
+// and validated.
+func NewCmdRedrive(f *cmdutil.Factory, runF func(context.Context, *redriveOptions) error) *cobra.Command {
+	opts := &redriveOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "redrive DLQ [--to QUEUE] [-n N]",
 		Short: "Move dead-lettered messages back to their queue, keeping ids and bodies",
@@ -52,13 +57,21 @@ are in different slots, as for dead-letter policies).`,
   chatq queue redrive jobs-dead -o json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.dlq = cmd, args[0]
-			return queueRedriveRun(cmd.Context(), opts)
+			opts.DLQ = args[0]
+			opts.JSON, opts.Client, opts.Cluster = f.JSON(), queueClient(f, cmd), f.Config().Cluster
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return redriveRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.to, "to", "", "destination queue (default: the queue whose dead-letter queue is DLQ)")
-	cmd.Flags().IntVarP(&opts.n, "count", "n", 0, "move at most N messages (default: as many as DLQ holds at the start)")
-	return cmd
+	cmd.Flags().StringVar(&opts.To, "to", "", "destination queue (default: the queue whose dead-letter queue is DLQ)")
+	cmd.Flags().IntVarP(&opts.N, "count", "n", 0, "move at most N messages (default: as many as DLQ holds at the start)")
+	// redrive: see partialRedrive for a reply lost after earlier calls
+	return cmdutil.MarkWrite(cmd, "chatq queue stats DLQ")
 }
 
 type queueRedriveJSON struct {
@@ -71,27 +84,31 @@ type queueRedriveJSON struct {
 	Limit           int      `json:"limit"`
 }
 
-func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
-	if opts.n < 0 {
-		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1 (or 0 for all)", opts.n)
+func (o *redriveOptions) validate() error {
+	if o.N < 0 {
+		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1 (or 0 for all)", o.N)
 	}
-	if err := delayq.CheckName(opts.dlq); err != nil {
+	if err := delayq.CheckName(o.DLQ); err != nil {
 		return err
 	}
-	if opts.to != "" {
-		if err := delayq.CheckName(opts.to); err != nil {
+	if o.To != "" {
+		if err := delayq.CheckName(o.To); err != nil {
 			return err
 		}
-		if opts.to == opts.dlq {
-			return cmdutil.WithHint(cmdutil.UsageErrorf("--to %s: a queue cannot be redriven into itself", opts.to),
-				"name the queue the messages came from, e.g. the one whose `chatq queue stats` shows dead_letter "+opts.dlq)
+		if o.To == o.DLQ {
+			return cmdutil.WithHint(cmdutil.UsageErrorf("--to %s: a queue cannot be redriven into itself", o.To),
+				"name the queue the messages came from, e.g. the one whose `chatq queue stats` shows dead_letter "+o.DLQ)
 		}
 	}
-	if opts.f.Config().Cluster {
+	if o.Cluster {
 		return cmdutil.WithHint(cmdutil.UsageErrorf("redrive is not available on Redis Cluster: the two queues are in different slots"),
 			"move messages with `chatq queue poll DLQ` and `chatq queue push QUEUE` (new ids), as dead-letter policies are refused on Cluster too")
 	}
-	q, err := queueClient(opts.f, opts.cmd)
+	return nil
+}
+
+func redriveRun(ctx context.Context, opts *redriveOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -102,18 +119,18 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 		}
 	}()
 	last := 0
-	res, err := q.Redrive(ctx, opts.dlq, delayq.RedriveOptions{To: opts.to, N: opts.n, Progress: func(moved, limit int) {
+	res, err := q.Redrive(ctx, opts.DLQ, delayq.RedriveOptions{To: opts.To, N: opts.N, Progress: func(moved, limit int) {
 		if prog == nil {
-			prog = opts.f.IO.NewProgress("redriving", limit)
+			prog = opts.IO.NewProgress("redriving", limit)
 		}
 		prog.Add(moved - last)
 		last = moved
 	}})
 	switch {
-	case errors.Is(err, delayq.ErrInvalid) && opts.to == "":
+	case errors.Is(err, delayq.ErrInvalid) && opts.To == "":
 		// The names and -n were checked: no queue or several have dlq as
 		// their dead-letter queue (res.Sources).
-		hint := fmt.Sprintf("name the destination: chatq queue redrive %s --to QUEUE", opts.dlq)
+		hint := fmt.Sprintf("name the destination: chatq queue redrive %s --to QUEUE", opts.DLQ)
 		if len(res.Sources) == 0 {
 			hint += " (no queue's dead-letter policy names it: see `chatq queue stats QUEUE`)"
 		}
@@ -123,32 +140,32 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 	case err != nil:
 		return partialRedrive(ctx, opts, res, err)
 	}
-	if opts.f.JSON() {
-		if err := opts.f.IO.WriteJSON(redriveJSON(opts.dlq, res)); err != nil {
+	if opts.JSON {
+		if err := opts.IO.WriteJSON(redriveJSON(opts.DLQ, res)); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintln(opts.f.IO.Out, res.Moved)
+		fmt.Fprintln(opts.IO.Out, res.Moved)
 	}
-	infoTTY(opts.f, "moved %s from %s to %s", plural(int64(res.Moved), "message"), opts.dlq, res.To)
+	infoTTY(opts.IO, opts.JSON, "moved %s from %s to %s", plural(int64(res.Moved), "message"), opts.DLQ, res.To)
 	if res.InFlight > 0 {
-		opts.f.IO.Infof("left %s in flight in %s (a consumer holds them; a later redrive takes them)", plural(int64(res.InFlight), "message"), opts.dlq)
+		opts.IO.Infof("left %s in flight in %s (a consumer holds them; a later redrive takes them)", plural(int64(res.InFlight), "message"), opts.DLQ)
 	}
 	if len(res.Exists) > 0 {
-		opts.f.IO.Infof("left %s in %s whose id %s already has: %s", plural(int64(len(res.Exists)), "message"), opts.dlq, res.To, strings.Join(res.Exists, " "))
+		opts.IO.Infof("left %s in %s whose id %s already has: %s", plural(int64(len(res.Exists)), "message"), opts.DLQ, res.To, strings.Join(res.Exists, " "))
 	}
 	if len(res.TooLong) > 0 {
-		opts.f.IO.Infof("left %s in %s over %s's maxsize: %s", plural(int64(len(res.TooLong)), "message"), opts.dlq, res.To, strings.Join(res.TooLong, " "))
+		opts.IO.Infof("left %s in %s over %s's maxsize: %s", plural(int64(len(res.TooLong)), "message"), opts.DLQ, res.To, strings.Join(res.TooLong, " "))
 	}
 	if left := len(res.Exists) + len(res.TooLong); left > 0 {
 		var fix []string
 		if len(res.Exists) > 0 {
-			fix = append(fix, fmt.Sprintf("for an id in both, compare `chatq queue get %s ID` with `chatq queue get %s ID` and ack the copy you do not want", res.To, opts.dlq))
+			fix = append(fix, fmt.Sprintf("for an id in both, compare `chatq queue get %s ID` with `chatq queue get %s ID` and ack the copy you do not want", res.To, opts.DLQ))
 		}
 		if len(res.TooLong) > 0 {
 			fix = append(fix, fmt.Sprintf("for a long body, raise the limit with `chatq queue set %s --maxsize N` (up to 65536, or -1 for unlimited)", res.To))
 		}
-		return cmdutil.WithHint(fmt.Errorf("%s left in %s that cannot move to %s", plural(int64(left), "message"), opts.dlq, res.To),
+		return cmdutil.WithHint(fmt.Errorf("%s left in %s that cannot move to %s", plural(int64(left), "message"), opts.DLQ, res.To),
 			strings.Join(fix, "; ")+"; then redrive again")
 	}
 	switch {
@@ -172,21 +189,21 @@ func redriveJSON(dlq string, res *delayq.Redriven) queueRedriveJSON {
 
 // partialRedrive reports a redrive that failed after moving messages: how
 // many, and that running it again is safe.
-func partialRedrive(ctx context.Context, opts *queueRedriveOptions, res *delayq.Redriven, err error) error {
-	if opts.f.JSON() {
-		_ = opts.f.IO.WriteJSON(redriveJSON(opts.dlq, res))
+func partialRedrive(ctx context.Context, opts *redriveOptions, res *delayq.Redriven, err error) error {
+	if opts.JSON {
+		_ = opts.IO.WriteJSON(redriveJSON(opts.DLQ, res))
 	}
-	again := fmt.Sprintf("`chatq queue redrive %s --to %s`", opts.dlq, res.To)
+	again := fmt.Sprintf("`chatq queue redrive %s --to %s`", opts.DLQ, res.To)
 	if ctx.Err() != nil {
-		opts.f.IO.Infof("moved %s to %s before the interrupt; the rest is still in %s: continue with %s",
-			plural(int64(res.Moved), "message"), res.To, opts.dlq, again)
+		opts.IO.Infof("moved %s to %s before the interrupt; the rest is still in %s: continue with %s",
+			plural(int64(res.Moved), "message"), res.To, opts.DLQ, again)
 		return err
 	}
 	hint := fmt.Sprintf("%s moved to %s before the error; the rest is still in %s: continue with %s",
-		plural(int64(res.Moved), "message"), res.To, opts.dlq, again)
+		plural(int64(res.Moved), "message"), res.To, opts.DLQ, again)
 	if conn.ReplyLost(err) {
 		hint = fmt.Sprintf("%s moved to %s before the last call, whose reply was lost: it may have moved up to 100 more (each message is in one queue or the other, never both); check with `chatq queue stats %s`, and continue with %s, which moves only what is still in %s",
-			plural(int64(res.Moved), "message"), res.To, opts.dlq, again, opts.dlq)
+			plural(int64(res.Moved), "message"), res.To, opts.DLQ, again, opts.DLQ)
 	}
 	return cmdutil.WithHint(queueErr(fmt.Errorf("after moving %d messages: %w", res.Moved, err)), hint)
 }

@@ -5,20 +5,25 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
-type queueStatsOptions struct {
-	f         *cmdutil.Factory
-	cmd       *cobra.Command
-	queue     string
-	noReindex bool
+type statsOptions struct {
+	IO        *iostreams.IOStreams
+	JSON      bool
+	Client    func() (*delayq.Client, error)
+	Queue     string
+	NoReindex bool
 }
 
-func newQueueStatsCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueStatsOptions{f: f}
+// NewCmdStats returns `chatq queue stats`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdStats(f *cmdutil.Factory, runF func(context.Context, *statsOptions) error) *cobra.Command {
+	opts := &statsOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "stats QUEUE",
 		Short: "Show a queue's attributes and its ready, delayed and in-flight messages",
@@ -58,13 +63,22 @@ index has it and says so (split_exact false in JSON).`,
   chatq queue stats jobs --no-reindex -o json   # never writes`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue = cmd, args[0]
-			return queueStatsRun(cmd.Context(), opts)
+			opts.Queue = args[0]
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return statsRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.noReindex, "no-reindex", false, "do not rebuild an incomplete index of received messages (never write)")
-	return cmd
+	cmd.Flags().BoolVar(&opts.NoReindex, "no-reindex", false, "do not rebuild an incomplete index of received messages (never write)")
+	return cmdutil.MarkRead(cmd)
 }
+
+func (o *statsOptions) validate() error { return delayq.CheckName(o.Queue) }
 
 // queueStatsJSON has RSMQ's getQueueAttributes fields (vt and delay in
 // seconds, created and modified in Unix seconds) and chatq's.
@@ -117,40 +131,37 @@ func statsJSON(s *delayq.Stats) queueStatsJSON {
 	return j
 }
 
-func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
-	if err := delayq.CheckName(opts.queue); err != nil {
-		return err
-	}
-	q, err := queueClient(opts.f, opts.cmd)
+func statsRun(ctx context.Context, opts *statsOptions) error {
+	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	s, err := q.Stats(ctx, opts.queue)
+	s, err := q.Stats(ctx, opts.Queue)
 	if err != nil {
 		return queueErr(err)
 	}
-	if !s.SplitExact && !opts.noReindex {
-		infoTTY(opts.f, "rebuilding chatq's index of received messages (another client received from %s)", opts.queue)
-		err := q.Reindex(ctx, opts.queue)
+	if !s.SplitExact && !opts.NoReindex {
+		infoTTY(opts.IO, opts.JSON, "rebuilding chatq's index of received messages (another client received from %s)", opts.Queue)
+		err := q.Reindex(ctx, opts.Queue)
 		switch {
 		case err == nil:
-			if s, err = q.Stats(ctx, opts.queue); err != nil {
+			if s, err = q.Stats(ctx, opts.Queue); err != nil {
 				return queueErr(err)
 			}
 		case mayNotWrite(err):
-			opts.f.IO.Infof("warning: this user may not rebuild the index of received messages: %v", err)
+			opts.IO.Infof("warning: this user may not rebuild the index of received messages: %v", err)
 		default:
 			return queueErr(err)
 		}
 	}
 	if !s.SplitExact {
-		opts.f.IO.Infof("warning: delayed and inflight may be off: an rsmq client received from %s (messages and ready are exact)", opts.queue)
+		opts.IO.Infof("warning: delayed and inflight may be off: an rsmq client received from %s (messages and ready are exact)", opts.Queue)
 	}
 	if s.DeadLetterMissing {
-		warnDeadLetterMissing(opts.f, s.Name, s.DeadLetter, s.MaxReceives)
+		warnDeadLetterMissing(opts.IO, s.Name, s.DeadLetter, s.MaxReceives)
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(statsJSON(s))
+	if opts.JSON {
+		return opts.IO.WriteJSON(statsJSON(s))
 	}
 	policy := "-"
 	if s.DeadLetter != "" {
@@ -163,7 +174,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	if s.MaxSize == -1 {
 		maxSize = "unlimited"
 	}
-	t := opts.f.IO.NewTable("FIELD", "VALUE")
+	t := opts.IO.NewTable("FIELD", "VALUE")
 	t.Row("name", s.Name)
 	t.Row("messages", s.Messages)
 	t.Row("ready", s.Ready)
@@ -202,7 +213,7 @@ func oldestReady(s *delayq.Stats) string {
 
 // warnDeadLetterMissing says on stderr that q's dead-letter queue dlq does
 // not exist, and what receive does meanwhile.
-func warnDeadLetterMissing(f *cmdutil.Factory, q, dlq string, maxReceives int) {
-	f.IO.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off, and a message received %d times is delivered again instead of moved (never lost)", q, dlq, maxReceives)
-	f.IO.Infof("hint: create it with `chatq queue create %s`, or drop the policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", dlq, q)
+func warnDeadLetterMissing(ios *iostreams.IOStreams, q, dlq string, maxReceives int) {
+	ios.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off, and a message received %d times is delivered again instead of moved (never lost)", q, dlq, maxReceives)
+	ios.Infof("hint: create it with `chatq queue create %s`, or drop the policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", dlq, q)
 }

@@ -15,24 +15,34 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
-type queueWorkOptions struct {
-	f           *cmdutil.Factory
-	cmd         *cobra.Command
-	queue       string
-	argv        []string
-	concurrency int
-	vt          time.Duration
-	jobTimeout  time.Duration
-	giveUpAfter time.Duration
+type workOptions struct {
+	IO         *iostreams.IOStreams
+	JSON       bool
+	Client     func() (*delayq.Client, error)
+	Persistent func(giveUpAfter time.Duration) *conn.Persistent
+	Queue      string
+	Argv       []string // CMD [ARG...]
+	// Env is what CMD's environment adds to chatq's: the connection
+	// settings (handlerConnEnv).
+	Env         []string
+	Concurrency int
+	VT          *time.Duration // --vt, if given
+	JobTimeout  *time.Duration // --job-timeout, if given
+	GiveUpAfter time.Duration
 }
 
-func newQueueWorkCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &queueWorkOptions{f: f}
+// NewCmdWork returns `chatq queue work`. runF, when set (tests), replaces
+// the run function and gets the options after flags are parsed and
+// validated.
+func NewCmdWork(f *cmdutil.Factory, runF func(context.Context, *workOptions) error) *cobra.Command {
+	opts := &workOptions{IO: f.IO}
+	var vt, jobTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "work QUEUE [--concurrency N] [--vt DUR] [--job-timeout DUR] -- CMD [ARG...]",
 		Short: "Run a command for each message: body on stdin, ack on exit 0",
@@ -95,15 +105,27 @@ terminal's Ctrl-C does not reach their process group) and exits 0.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.cmd, opts.queue, opts.argv = cmd, args[0], args[1:]
-			return queueWorkRun(cmd.Context(), opts)
+			fl := cmd.Flags()
+			opts.Queue, opts.Argv = args[0], args[1:]
+			opts.VT, opts.JobTimeout = given(fl, "vt", vt), given(fl, "job-timeout", jobTimeout)
+			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
+			nsFlag, _ := fl.GetString("namespace")
+			ns, _ := conn.Namespace(nsFlag, f.Getenv) // a bad one fails opts.Client, before any CMD runs
+			opts.Env = handlerConnEnv(f.Config(), ns)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().IntVar(&opts.concurrency, "concurrency", 1, "run up to N commands at once")
-	cmd.Flags().DurationVar(&opts.vt, "vt", 0, "visibility timeout, the lease renewed while CMD runs (default: the queue's)")
-	cmd.Flags().DurationVar(&opts.jobTimeout, "job-timeout", 0, "kill a CMD that runs longer than this (default: no limit)")
-	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
-	return cmd
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 1, "run up to N commands at once")
+	cmd.Flags().DurationVar(&vt, "vt", 0, "visibility timeout, the lease renewed while CMD runs (default: the queue's)")
+	cmd.Flags().DurationVar(&jobTimeout, "job-timeout", 0, "kill a CMD that runs longer than this (default: no limit)")
+	cmd.Flags().DurationVar(&opts.GiveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
+	return cmdutil.MarkRead(cmd)
 }
 
 type workOutcomeJSON struct {
@@ -146,40 +168,45 @@ const killGrace = 5 * time.Second
 // must be possible round trips.
 const minWorkVT = 100 * time.Millisecond
 
-func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
-	f := opts.f
-	if opts.concurrency < 1 {
-		return cmdutil.UsageErrorf("invalid --concurrency %d: must be at least 1", opts.concurrency)
+func (o *workOptions) validate() error {
+	if o.Concurrency < 1 {
+		return cmdutil.UsageErrorf("invalid --concurrency %d: must be at least 1", o.Concurrency)
 	}
-	wo := delayq.WorkOptions{Concurrency: opts.concurrency}
-	if opts.cmd.Flags().Changed("vt") {
-		if err := checkFlagDuration("vt", opts.vt, false); err != nil {
+	if o.VT != nil {
+		if err := delayq.CheckDuration("--vt", *o.VT, time.Millisecond); err != nil {
 			return err
 		}
-		if opts.vt < minWorkVT {
-			return cmdutil.UsageErrorf("invalid --vt %s: work needs at least %s, as it renews the lease every third of it", opts.vt, minWorkVT)
-		}
-		wo.VT = opts.vt
-	}
-	if opts.cmd.Flags().Changed("job-timeout") {
-		if opts.jobTimeout <= 0 {
-			return cmdutil.UsageErrorf("invalid --job-timeout %s: must be positive", opts.jobTimeout)
+		if *o.VT < minWorkVT {
+			return cmdutil.UsageErrorf("invalid --vt %s: work needs at least %s, as it renews the lease every third of it", *o.VT, minWorkVT)
 		}
 	}
-	if err := delayq.CheckName(opts.queue); err != nil {
+	if o.JobTimeout != nil && *o.JobTimeout <= 0 {
+		return cmdutil.UsageErrorf("invalid --job-timeout %s: must be positive", *o.JobTimeout)
+	}
+	return delayq.CheckName(o.Queue)
+}
+
+func workRun(ctx context.Context, opts *workOptions) error {
+	wo := delayq.WorkOptions{Concurrency: opts.Concurrency}
+	if opts.VT != nil {
+		wo.VT = *opts.VT
+	}
+	var jobTimeout time.Duration
+	if opts.JobTimeout != nil {
+		jobTimeout = *opts.JobTimeout
+	}
+	path, err := exec.LookPath(opts.Argv[0])
+	if err != nil {
+		return cmdutil.WithHint(fmt.Errorf("command %q: %w", opts.Argv[0], err), "give a program on $PATH or a path to one; use sh -c '...' for shell code")
+	}
+	q, err := opts.Client()
+	if err != nil {
 		return err
 	}
-	path, err := exec.LookPath(opts.argv[0])
-	if err != nil {
-		return cmdutil.WithHint(fmt.Errorf("command %q: %w", opts.argv[0], err), "give a program on $PATH or a path to one; use sh -c '...' for shell code")
-	}
-	q, err := queueClient(f, opts.cmd)
-	if err != nil {
-		return err
-	}
+	ios := opts.IO
 	var mu sync.Mutex
-	stdout, stderr := io.Writer(lockedWriter{&mu, f.IO.Out}), io.Writer(lockedWriter{&mu, f.IO.ErrOut})
-	if f.JSON() {
+	stdout, stderr := io.Writer(lockedWriter{&mu, ios.Out}), io.Writer(lockedWriter{&mu, ios.ErrOut})
+	if opts.JSON {
 		stdout = stderr
 	}
 	wo.Report = func(o delayq.Outcome) {
@@ -206,24 +233,24 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if f.JSON() {
-			_ = iostreams.WriteJSONLine(f.IO.Out, out)
+		if opts.JSON {
+			_ = iostreams.WriteJSONLine(ios.Out, out)
 			return
 		}
 		verdict := "acked"
 		if !out.Acked {
 			verdict = "left for retry: " + out.Error
 		}
-		f.IO.Infof("%s rc=%d exit %d, %s (%dms)", out.ID, out.RC, out.ExitCode, verdict, out.DurationMs)
+		ios.Infof("%s rc=%d exit %d, %s (%dms)", out.ID, out.RC, out.ExitCode, verdict, out.DurationMs)
 	}
 	wo.Moved = func(n int, to string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if f.JSON() {
-			_ = iostreams.WriteJSONLine(f.IO.Out, workMovedJSON{DeadLettered: n, To: to})
+		if opts.JSON {
+			_ = iostreams.WriteJSONLine(ios.Out, workMovedJSON{DeadLettered: n, To: to})
 			return
 		}
-		f.IO.Infof("moved %s received too often to the dead-letter queue %s", plural(int64(n), "message"), to)
+		ios.Infof("moved %s received too often to the dead-letter queue %s", plural(int64(n), "message"), to)
 	}
 	var warned sync.Once
 	wo.DeadLetterMissing = func(dlq string) {
@@ -232,18 +259,18 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		warned.Do(func() {
 			mu.Lock()
 			defer mu.Unlock()
-			f.IO.Infof("warning: the dead-letter queue %s of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", dlq, opts.queue, opts.queue)
+			ios.Infof("warning: the dead-letter queue %s of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", dlq, opts.Queue, opts.Queue)
 		})
 	}
-	env := append(os.Environ(), handlerConnEnv(f, opts.cmd)...)
-	p := f.Persistent(opts.giveUpAfter)
+	env := append(os.Environ(), opts.Env...)
+	p := opts.Persistent(opts.GiveUpAfter)
 	wo.Received = p.Healthy
 	run := func(ctx context.Context, m delayq.Message) error {
-		c := exec.CommandContext(ctx, path, opts.argv[1:]...)
+		c := exec.CommandContext(ctx, path, opts.Argv[1:]...)
 		c.Stdin = strings.NewReader(m.Body)
 		c.Stdout, c.Stderr = stdout, stderr
 		c.Env = append(env[:len(env):len(env)],
-			"CHATQ_QUEUE="+opts.queue,
+			"CHATQ_QUEUE="+opts.Queue,
 			"CHATQ_MESSAGE_ID="+m.ID,
 			"CHATQ_RECEIPT="+m.Receipt,
 			"CHATQ_RECEIVE_COUNT="+strconv.FormatInt(m.RC, 10),
@@ -264,9 +291,9 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	// --job-timeout bounds the CMD's context; a CMD stopped past it fails
 	// with errJobTimeout, and its message comes back.
 	handle := func(ctx context.Context, m delayq.Message) error {
-		if opts.jobTimeout > 0 {
+		if jobTimeout > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, opts.jobTimeout, fmt.Errorf("%w: ran longer than %s", errJobTimeout, opts.jobTimeout))
+			ctx, cancel = context.WithTimeoutCause(ctx, jobTimeout, fmt.Errorf("%w: ran longer than %s", errJobTimeout, jobTimeout))
 			defer cancel()
 		}
 		err := run(ctx, m)
@@ -278,24 +305,24 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		}
 		return err
 	}
-	err = p.Run(ctx, func(ctx context.Context) error { return q.Work(ctx, opts.queue, wo, handle) })
+	err = p.Run(ctx, func(ctx context.Context) error { return q.Work(ctx, opts.Queue, wo, handle) })
 	if err != nil {
 		return queueErr(err)
 	}
 	if ctx.Err() != nil {
-		f.IO.Infof("stopped: no running commands left")
+		ios.Infof("stopped: no running commands left")
 	}
 	return nil
 }
 
 // handlerConnEnv is the connection settings a handler needs to run chatq
-// against the same queue, with no secret: the URL loses its password.
-func handlerConnEnv(f *cmdutil.Factory, cmd *cobra.Command) []string {
-	cfg := f.Config()
+// against the same queue (in namespace ns), with no secret: the URL loses
+// its password.
+func handlerConnEnv(cfg *conn.Config, ns string) []string {
 	env := []string{
 		"CHATQ_URL=" + withoutPassword(cfg.URL),
 		"CHATQ_PREFIX=" + cfg.Prefix,
-		"CHATQ_NAMESPACE=" + namespace(f, cmd),
+		"CHATQ_NAMESPACE=" + ns,
 		"CHATQ_CLUSTER=" + strconv.FormatBool(cfg.Cluster),
 	}
 	// TLS, Sentinel and credential settings, when set: file names (made

@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
@@ -61,17 +62,29 @@ const topExample = `  chatq top
   chatq top --once -o json | jq '.queues[] | {name, ready, oldest_ready_ms}'`
 
 type topOptions struct {
-	f         *cmdutil.Factory
-	interval  time.Duration
-	once      bool
-	namespace string
-	lim       Limits
-	clock     func() time.Time
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (redis.UniversalClient, error) // built when the run calls it
+
+	Interval time.Duration
+	Once     bool
+	// Snapshot: print one snapshot and exit (--once, -o json, or no
+	// terminal to show the live view on and read keys from).
+	Snapshot  bool
+	Namespace string // --namespace, else CHATQ_NAMESPACE, else rsmq
+	Limits    Limits
+	Prefix    string
+	Cluster   bool
+	URL       string // --url, its password hidden, for errors
+	NoColor   bool   // NO_COLOR is set
+	Clock     func() time.Time
 }
 
-// NewCmd returns `chatq top`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &topOptions{f: f, lim: DefaultLimits, clock: time.Now}
+// NewCmdTop returns `chatq top`. runF, when set (tests), replaces the run
+// function and gets the options once the flags are parsed and validated.
+func NewCmdTop(f *cmdutil.Factory, runF func(context.Context, *topOptions) error) *cobra.Command {
+	opts := &topOptions{IO: f.IO, Limits: DefaultLimits, Clock: time.Now}
+	var nsFlag string
 	cmd := &cobra.Command{
 		Use:     "top [--interval DUR] [--once]",
 		Short:   "Live view of queues, sharded lists, chats and the server (--once: a snapshot)",
@@ -79,61 +92,73 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: topExample,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg := f.Config()
+			opts.JSON, opts.Client, opts.Prefix, opts.Cluster, opts.URL = f.JSON(), f.Client, cfg.Prefix, cfg.Cluster, cfg.RedactedURL()
+			opts.Snapshot = opts.Once || opts.JSON || !f.IO.OutTTY || !inputTTY(f.IO)
+			opts.NoColor = f.Getenv("NO_COLOR") != ""
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			ns, err := conn.Namespace(nsFlag, f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Namespace = ns
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
 			return topRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.interval, "interval", time.Second, "time between refreshes (at least 100ms; with --once, 0 skips the rates)")
-	fl.BoolVar(&opts.once, "once", false, "print one snapshot and exit (what happens off a terminal)")
-	fl.StringVar(&opts.namespace, "namespace", "", "RSMQ namespace of the queues (env CHATQ_NAMESPACE, default rsmq)")
-	fl.IntVar(&opts.lim.Queues, "max-queues", DefaultLimits.Queues, "examine at most N queues per refresh")
-	fl.IntVar(&opts.lim.Lists, "max-lists", DefaultLimits.Lists, "examine at most N sharded lists per refresh")
-	fl.IntVar(&opts.lim.Chats, "max-chats", DefaultLimits.Chats, "examine at most N chats per refresh, in turn")
+	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes (at least 100ms; with --once, 0 skips the rates)")
+	fl.BoolVar(&opts.Once, "once", false, "print one snapshot and exit (what happens off a terminal)")
+	fl.StringVar(&nsFlag, "namespace", "", "RSMQ namespace of the queues (env CHATQ_NAMESPACE, default rsmq)")
+	fl.IntVar(&opts.Limits.Queues, "max-queues", DefaultLimits.Queues, "examine at most N queues per refresh")
+	fl.IntVar(&opts.Limits.Lists, "max-lists", DefaultLimits.Lists, "examine at most N sharded lists per refresh")
+	fl.IntVar(&opts.Limits.Chats, "max-chats", DefaultLimits.Chats, "examine at most N chats per refresh, in turn")
 	return cmdutil.MarkRead(cmd)
 }
 
-func topRun(ctx context.Context, opts *topOptions) error {
-	f := opts.f
-	snapshotOnly := opts.once || f.JSON() || !f.IO.OutTTY || !inputTTY(f.IO)
+func (o *topOptions) validate() error {
 	switch {
-	case opts.interval < 0, !snapshotOnly && opts.interval < 100*time.Millisecond:
-		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --interval %s: at least 100ms", opts.interval),
+	case o.Interval < 0, !o.Snapshot && o.Interval < 100*time.Millisecond:
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --interval %s: at least 100ms", o.Interval),
 			"e.g. --interval 1s; a faster refresh would mostly measure itself")
-	case opts.lim.Queues < 1 || opts.lim.Lists < 1 || opts.lim.Chats < 1:
+	case o.Limits.Queues < 1 || o.Limits.Lists < 1 || o.Limits.Chats < 1:
 		return cmdutil.UsageErrorf("invalid --max-queues, --max-lists or --max-chats: must be at least 1")
 	}
-	ns, err := namespace(f, opts.namespace)
+	return nil
+}
+
+func topRun(ctx context.Context, opts *topOptions) error {
+	c, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	c, err := f.Client()
-	if err != nil {
-		return err
-	}
-	col := newCollector(c, ns, f.Prefix(), f.Config().Cluster, opts.lim, opts.interval, opts.clock)
+	col := newCollector(c, opts.Namespace, opts.Prefix, opts.Cluster, opts.Limits, opts.Interval, opts.Clock)
 	first, err := col.snapshot(ctx, "", "", 0)
 	if err != nil {
-		return fmt.Errorf("top %s: %w", f.Config().RedactedURL(), err)
+		return fmt.Errorf("top %s: %w", opts.URL, err)
 	}
-	if snapshotOnly {
+	if opts.Snapshot {
 		s := first
-		if opts.interval > 0 {
+		if opts.Interval > 0 {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(opts.interval):
+			case <-time.After(opts.Interval):
 			}
 			if s, err = col.snapshot(ctx, "", "", 0); err != nil {
-				return fmt.Errorf("top %s: %w", f.Config().RedactedURL(), err)
+				return fmt.Errorf("top %s: %w", opts.URL, err)
 			}
 		}
-		return printSnapshot(f, s)
+		return printSnapshot(opts.IO, opts.JSON, s)
 	}
 
-	noColor := f.Getenv("NO_COLOR") != ""
-	m := newModel(ctx, col, opts.interval, newStyles(noColor), first)
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out)}
-	if noColor {
+	m := newModel(ctx, col, opts.Interval, newStyles(opts.NoColor), first)
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(opts.IO.In), tea.WithOutput(opts.IO.Out)}
+	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, popts...)
@@ -149,25 +174,9 @@ func inputTTY(io *iostreams.IOStreams) bool {
 	return ok && iostreams.IsTerminal(in)
 }
 
-func printSnapshot(f *cmdutil.Factory, s *Snapshot) error {
-	if f.JSON() {
-		return f.IO.WriteJSON(s)
+func printSnapshot(io *iostreams.IOStreams, json bool, s *Snapshot) error {
+	if json {
+		return io.WriteJSON(s)
 	}
-	return writeTables(func(header ...string) tableWriter { return f.IO.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
-}
-
-// namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as
-// for the queue commands.
-func namespace(f *cmdutil.Factory, flag string) (string, error) {
-	ns := flag
-	if ns == "" {
-		ns = f.Getenv("CHATQ_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "rsmq"
-	}
-	if strings.ContainsAny(ns, "{} \t\r\n") {
-		return "", cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
-	}
-	return ns, nil
+	return writeTables(func(header ...string) tableWriter { return io.NewTable(header...) }, io.OutTTY, io.Out, s)
 }

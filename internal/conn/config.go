@@ -373,3 +373,19 @@ type ConfigEntry struct {
 	Source string `json:"source"`
 	Error  string `json:"error,omitempty"`
 }
+
+// Namespace is the RSMQ namespace of the queue commands and chatq top:
+// flag (their --namespace), else CHATQ_NAMESPACE, else RSMQ's default.
+func Namespace(flag string, getenv func(string) string) (string, error) {
+	ns := flag
+	if ns == "" {
+		ns = getenv("CHATQ_NAMESPACE")
+	}
+	if ns == "" {
+		ns = "rsmq"
+	}
+	if strings.ContainsAny(ns, "{} \t\r\n") {
+		return "", usageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
+	}
+	return ns, nil
+}

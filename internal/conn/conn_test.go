@@ -2,6 +2,7 @@ package conn
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,34 @@ func TestValidateConnection(t *testing.T) {
 	} {
 		if err := c.validateConnection(); err != nil {
 			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
+
+// The queue namespace: --namespace, else CHATQ_NAMESPACE, else rsmq; one
+// that a key or hash tag could not hold is a usage error.
+func TestNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		flag, env, want, wantErr string
+	}{
+		{want: "rsmq"},
+		{env: "fromenv", want: "fromenv"},
+		{flag: "myapp", env: "fromenv", want: "myapp"},
+		{flag: "my app", wantErr: `invalid --namespace "my app": no whitespace, '{' or '}'`},
+		{env: "a{b}", wantErr: `invalid --namespace "a{b}"`},
+	} {
+		got, err := Namespace(tt.flag, func(k string) string {
+			if k == "CHATQ_NAMESPACE" {
+				return tt.env
+			}
+			return ""
+		})
+		var u interface{ Usage() bool }
+		switch {
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("%q, env %q: %q, %v; want %q", tt.flag, tt.env, got, err, tt.want)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &u)):
+			t.Errorf("%q, env %q: %v; want the usage error %q", tt.flag, tt.env, err, tt.wantErr)
 		}
 	}
 }

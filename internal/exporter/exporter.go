@@ -24,8 +24,9 @@ import (
 type Options struct {
 	// Snapshot says what a scrape reads and its limits.
 	Snapshot snapshot.Options
-	// Infof, when set, is told (a line for stderr) when the server can no
-	// longer be read, and when it can again.
+	// Infof, when set, is told (a line for stderr) when the served
+	// metrics can no longer read the server, and when they can again, and
+	// when the server refuses discovery.
 	Infof func(format string, a ...any)
 	// Hint, when set, returns the hint for an error (printed after it).
 	Hint func(error) string
@@ -40,6 +41,7 @@ type Exporter struct {
 
 	scrapeMu sync.Mutex // one snapshot at a time
 	lostAt   time.Time  // when the server stopped answering; zero while it answers
+	refused  bool       // the server refuses discovery (SCAN): said once
 
 	flightMu sync.Mutex
 	flight   *flight // the scrape under way, shared by the requests that wait
@@ -66,19 +68,58 @@ func New(rdb redis.UniversalClient, opt Options) *Exporter {
 func (e *Exporter) Scrape(ctx context.Context) ([]exposition.Family, error) {
 	e.scrapeMu.Lock()
 	defer e.scrapeMu.Unlock()
+	return e.scrape(ctx)
+}
+
+// Check reads the server once, as a served scrape does (telling of a loss
+// as those do), and returns the error when it is one that waiting cannot
+// fix (a password, an ACL): chatq metrics --listen checks so at start.
+func (e *Exporter) Check(ctx context.Context) error {
+	e.scrapeMu.Lock()
+	defer e.scrapeMu.Unlock()
+	_, err := e.scrape(ctx)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case !conn.Transient(err):
+		return err
+	}
+	if e.lostAt.IsZero() {
+		e.lostAt = e.clock()
+		e.tell(err)
+	}
+	return nil
+}
+
+// watched is a scrape of the served metrics: it says once when the server
+// can no longer be read, and once when it can again.
+func (e *Exporter) watched(ctx context.Context) ([]exposition.Family, error) {
+	e.scrapeMu.Lock()
+	defer e.scrapeMu.Unlock()
+	start := e.clock()
+	fams, err := e.scrape(ctx)
+	switch {
+	case err != nil && e.lostAt.IsZero() && ctx.Err() == nil:
+		e.lostAt = start
+		e.tell(err)
+	case err == nil && !e.lostAt.IsZero():
+		e.infof("reconnected after %s: chatq_up is 1 again", e.clock().Sub(e.lostAt).Round(time.Millisecond))
+		e.lostAt = time.Time{}
+	}
+	return fams, err
+}
+
+func (e *Exporter) scrape(ctx context.Context) ([]exposition.Family, error) {
 	start := e.clock()
 	s, err := e.col.Snapshot(ctx, "", "", 0)
 	took := e.clock().Sub(start)
 	if err != nil {
-		if e.lostAt.IsZero() {
-			e.lostAt = start
-			e.tell(err)
-		}
 		return downFamilies(took), err
 	}
-	if !e.lostAt.IsZero() {
-		e.infof("reconnected after %s: chatq_up is 1 again", e.clock().Sub(e.lostAt).Round(time.Millisecond))
-		e.lostAt = time.Time{}
+	if why := s.ListsRefused + s.ChatsRefused; why != "" && !e.refused {
+		e.refused = true
+		e.infof("warning: the server refuses SCAN to this user (%s): no sharded lists or chats are read", why)
+		e.infof("hint: grant it +scan, or run with --max-lists 0 --max-chats 0 (queues only, from their registry)")
 	}
 	return Families(s, took, e.opt.Snapshot.Limits), nil
 }
@@ -119,7 +160,7 @@ func (e *Exporter) shared(ctx context.Context) []exposition.Family {
 	f := &flight{done: make(chan struct{})}
 	e.flight = f
 	e.flightMu.Unlock()
-	f.fams, _ = e.Scrape(ctx)
+	f.fams, _ = e.watched(ctx)
 	e.flightMu.Lock()
 	e.flight = nil
 	e.flightMu.Unlock()

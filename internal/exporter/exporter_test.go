@@ -150,8 +150,9 @@ func TestScrape(t *testing.T) {
 	})
 }
 
-// While the server is away a scrape answers chatq_up 0, and the exporter
-// says so once; when it is back, chatq_up is 1 again and it says that too.
+// While the server is away a served scrape answers chatq_up 0, and the
+// exporter says so once; when it is back, chatq_up is 1 again and it says
+// that too. Check at start returns nothing for a server that is away.
 func TestUpWhileServerAway(t *testing.T) {
 	b, proxy := redistest.Proxied(t, redistest.Embedded(t))
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
@@ -167,7 +168,7 @@ func TestUpWhileServerAway(t *testing.T) {
 		}})
 	ctx := t.Context()
 	up := func() float64 {
-		fams, _ := e.Scrape(ctx)
+		fams, _ := e.watched(ctx) // as /metrics scrapes
 		v, _ := value(parse(t, fams), mUp)
 		return v
 	}
@@ -180,6 +181,9 @@ func TestUpWhileServerAway(t *testing.T) {
 		if v := up(); v != 0 {
 			t.Fatalf("up %v with the server away", v)
 		}
+	}
+	if err := e.Check(ctx); err != nil {
+		t.Errorf("Check with the server away: %v", err)
 	}
 	proxy.Blackhole(false)
 	if v := up(); v != 1 {

@@ -20,6 +20,7 @@ const (
 	mComplete       = "chatq_discovery_complete"
 	mExamined       = "chatq_examined_names"
 	mReadErrors     = "chatq_read_errors"
+	mRefused        = "chatq_discovery_refused"
 	mQueueMessages  = "chatq_queue_messages"
 	mOldestReady    = "chatq_queue_oldest_ready_age_seconds"
 	mSent           = "chatq_queue_messages_sent_total"
@@ -80,6 +81,7 @@ func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []e
 	complete := gauge(mComplete, "1 once discovery has walked the whole registry or keyspace at least once (big ones take several scrapes).")
 	examined := gauge(mExamined, "Names whose numbers this scrape read (chats: read so far, a share each scrape in turn).")
 	readErrors := gauge(mReadErrors, "Names whose numbers could not be read this scrape (deleted meanwhile, a key of the wrong type).")
+	refused := gauge(mRefused, "1 when the server refused discovery to this user (no SCAN in its ACL): no sharded lists or chats are read.")
 	kind := func(k string, known, read, errs int, done bool) {
 		capped.Samples = append(capped.Samples, sample(bool01(known > read+errs), "kind", k))
 		discovered.Samples = append(discovered.Samples, sample(float64(known), "kind", k))
@@ -128,12 +130,14 @@ func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []e
 			shards.Samples = append(shards.Samples, sample(float64(r.Shards), "list", r.Key))
 		}
 		kind("list", s.ListsKnown, len(s.Lists)-lErrs, lErrs, s.ListsComplete)
+		refused.Samples = append(refused.Samples, sample(bool01(s.ListsRefused != ""), "kind", "list"))
 	}
 	chats := gauge(mChatMessages, "Messages stored in the chats read so far (a chat keeps a message until every member has seen it).")
 	if lim.Chats > 0 {
 		chats.Samples = []exposition.Sample{sample(float64(s.Chats.Messages))}
 		kind("chat", s.Chats.Count, s.Chats.Examined, 0, s.ChatsComplete)
+		refused.Samples = append(refused.Samples, sample(bool01(s.ChatsRefused != ""), "kind", "chat"))
 	}
-	return append(fams, info, calls, trips, capped, discovered, complete, examined, readErrors,
+	return append(fams, info, calls, trips, capped, discovered, complete, examined, readErrors, refused,
 		messages, oldest, sent, received, dead, dlq, items, shards, chats)
 }

@@ -105,3 +105,18 @@ func Proxied(t testing.TB, b Backend) (Backend, *faultproxy.Proxy) {
 	t.Cleanup(func() { c.Close() })
 	return Backend{Name: b.Name, URL: u.String(), Client: c, Prefix: b.Prefix}, p
 }
+
+// Stopped returns a client of a server that has stopped, and the URL the
+// server had: every call fails to connect, without retries.
+func Stopped(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	s, err := embedded.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("embedded server: %v", err)
+	}
+	addr, url := s.Addr(), s.URL()
+	s.Close()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	return c, url
+}

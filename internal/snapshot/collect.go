@@ -122,8 +122,9 @@ type scanSet struct {
 	complete bool // a whole cycle has been seen
 	known    map[string]bool
 	cycle    map[string]bool
-	scanned  int64 // members returned in this cycle
-	lastScan int64 // members returned in the last complete cycle
+	refused  string // why the server refused the last step (ACL), or ""
+	scanned  int64  // members returned in this cycle
+	lastScan int64  // members returned in the last complete cycle
 }
 
 // add records members; those valid refuses (queue names written by
@@ -220,6 +221,10 @@ type Snapshot struct {
 	// cycle of it is done (false when that kind is left out).
 	ListsComplete bool `json:"lists_complete"`
 	ChatsComplete bool `json:"chats_complete"`
+	// ListsRefused and ChatsRefused say why the server refused their
+	// discovery (a user without SCAN), or are "".
+	ListsRefused string `json:"lists_refused,omitempty"`
+	ChatsRefused string `json:"chats_refused,omitempty"`
 	// Calls counts the server calls the snapshot made (a script call
 	// counts once) and RoundTrips the round trips they took (a pipeline
 	// counts once, on a Cluster once whatever masters it reaches).
@@ -377,6 +382,7 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 	}
 	s.QueuesComplete = c.queues.complete
 	s.ListsComplete, s.ChatsComplete = c.lists.complete, c.chats.complete
+	s.ListsRefused, s.ChatsRefused = c.lists.refused, c.chats.refused
 	s.KeysComplete = (c.lim.Lists == 0 || c.lists.complete) && (c.lim.Chats == 0 || c.chats.complete)
 	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
@@ -453,9 +459,16 @@ func (c *Collector) discover(ctx context.Context, set *scanSet, page func(contex
 	for calls < c.lim.ScanCalls {
 		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
+		if redis.HasErrorPrefix(err, "NOPERM") {
+			// A user without SCAN (chatq acl leaves it out) finds no
+			// lists or chats; the rest of the snapshot goes on.
+			set.refused = err.Error()
+			return calls, nil
+		}
 		if err != nil {
 			return calls, err
 		}
+		set.refused = ""
 		set.add(found)
 		set.cursor = next
 		if next == 0 {
