@@ -268,3 +268,64 @@ func query(api, sel string) (float64, error) {
 	s, _ := r.Data.Result[0].Value[1].(string)
 	return strconv.ParseFloat(s, 64)
 }
+
+// promtool check metrics accepts what chatq metrics prints, in both
+// formats' text form (it lints names, types, help and units).
+func TestPromtoolChecksMetrics(t *testing.T) {
+	promtool := tool(t, "promtool")
+	b := backend(t)
+	ctx := t.Context()
+	q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
+	if err := q.Create(ctx, "jobs-dead", delayq.Attributes{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Create(ctx, "jobs", delayq.Attributes{MaxReceives: 2, DeadLetter: "jobs-dead"}); err != nil {
+		t.Fatal(err)
+	}
+	chatq(t, b, "list", "rpush", `k"1\`, "a")
+	chatq(t, b, "chat", "create", "--from", "joe", "--to", "jeff", "hi")
+	out := chatq(t, b, "metrics", "--scan-calls", "100000")
+	c := exec.Command(promtool, "check", "metrics")
+	c.Stdin = strings.NewReader(out)
+	if msg, err := c.CombinedOutput(); err != nil || len(bytes.TrimSpace(msg)) != 0 {
+		t.Errorf("promtool check metrics: %v\n%s\non:\n%s", err, msg, out)
+	}
+}
+
+// The alert rules pass promtool's checks and their unit tests.
+func TestAlertRules(t *testing.T) {
+	promtool := tool(t, "promtool")
+	for _, args := range [][]string{{"check", "rules", "chatq-rules.yml"}, {"test", "rules", "chatq-rules_test.yml"}} {
+		c := exec.Command(promtool, args...)
+		c.Dir = "../../monitoring"
+		if msg, err := c.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, msg)
+		}
+	}
+}
+
+// docs/metrics.md shows the rules file as it is, and names every metric.
+func TestDocs(t *testing.T) {
+	rules, err := os.ReadFile("../../monitoring/chatq-rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+string(rules)+"```\n") {
+		t.Error("docs/metrics.md does not show monitoring/chatq-rules.yml as it is (in a yaml code block)")
+	}
+	b := redistest.Embedded(t)
+	chatq(t, b, "queue", "create", "q")
+	var fams []struct{ Name string }
+	if err := json.Unmarshal([]byte(chatq(t, b, "-o", "json", "metrics")), &fams); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if !strings.Contains(string(doc), "`"+f.Name+"`") {
+			t.Errorf("docs/metrics.md does not name %s", f.Name)
+		}
+	}
+}

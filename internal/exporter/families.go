@@ -69,7 +69,7 @@ func downFamilies(took time.Duration) []exposition.Family {
 func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []exposition.Family {
 	fams := downFamilies(took)
 	fams[0].Samples[0].Value = 1
-	info := gauge(mServerInfo, "The server chatq reads: version, mode (standalone, cluster, sentinel) and role; always 1.")
+	info := gauge(mServerInfo, "The server chatq reads, as INFO says: version, mode (redis_mode) and role; always 1.")
 	info.Samples = []exposition.Sample{sample(1, "version", s.Server.Version, "mode", s.Server.Mode, "role", s.Server.Role)}
 	calls := gauge(mScrapeCalls, "Commands and script calls this scrape sent to the server.")
 	calls.Samples = []exposition.Sample{sample(float64(s.Calls))}
