@@ -53,6 +53,16 @@
 //	waitredis ADDR            wait until a Redis server at host:port answers
 //	                          PING (for one a script starts in the background,
 //	                          such as `exec chatq dev --addr 127.0.0.1:$FREEPORT &`)
+//	stdoutjq EXPR             require the last command's stdout to be exactly
+//	                          one JSON value (nothing before or after it) and
+//	                          the jq expression EXPR to yield true for it:
+//	                          stdoutjq '.msgs == 1 and .hiddenmsgs == 0'
+//	stdoutjq -lines EXPR      the same for JSON Lines (chat watch, queue work,
+//	                          export): each line exactly one JSON value; EXPR
+//	                          sees them as one array: stdoutjq -lines 'length == 3'
+//
+// With `!`, stdoutjq requires EXPR to yield false; stdout that is not JSON
+// fails either way.
 //
 // Conditions: [embedded] is true on the embedded server, [redis] on a real
 // server (standalone or Cluster), [cluster] on a Redis Cluster; so
@@ -66,6 +76,7 @@ package chatqtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -77,6 +88,7 @@ import (
 
 	"github.com/chatq-dev/chatq/cmd"
 	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/jsonfilter"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -156,6 +168,7 @@ func params(dir, backend string, connect func(env *testscript.Env) error) testsc
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,
 			"waitredis": cmdWaitRedis,
+			"stdoutjq":  cmdStdoutJQ,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -232,6 +245,60 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Logf("[stderr]\n%s", ts.ReadFile("stderr"))
 		ts.Fatalf("exit code %d, want %d", got, want)
 	}
+}
+
+// cmdStdoutJQ checks the last command's stdout as JSON with a jq
+// expression (see the package documentation).
+func cmdStdoutJQ(ts *testscript.TestScript, neg bool, args []string) {
+	lines := len(args) == 2 && args[0] == "-lines"
+	if lines {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: stdoutjq [-lines] EXPR")
+	}
+	f, err := jsonfilter.JQ(args[0], os.Environ)
+	if err != nil {
+		ts.Fatalf("stdoutjq: %v", err)
+	}
+	out := ts.ReadFile("stdout")
+	var v any
+	if lines {
+		var vs []any
+		vs, err = jsonfilter.DecodeLines([]byte(out))
+		v = vs
+	} else {
+		v, err = jsonfilter.DecodeOne([]byte(out))
+	}
+	if err != nil {
+		ts.Logf("[stdout]\n%s", out)
+		ts.Fatalf("stdoutjq: stdout: %v", err)
+	}
+	got, err := f.Eval(v)
+	if err != nil {
+		ts.Logf("[stdout]\n%s", out)
+		ts.Fatalf("stdoutjq %s: %v", args[0], err)
+	}
+	want := !neg
+	for _, r := range got {
+		if b, ok := r.(bool); !ok || b != want {
+			ts.Logf("[stdout]\n%s", out)
+			ts.Fatalf("stdoutjq %s: got %s, want %v", args[0], jsonText(got), want)
+		}
+	}
+	if len(got) == 0 {
+		ts.Logf("[stdout]\n%s", out)
+		ts.Fatalf("stdoutjq %s: yields nothing, want %v", args[0], want)
+	}
+}
+
+// jsonText renders values as JSON for a failure message.
+func jsonText(vs []any) string {
+	b, err := json.Marshal(vs)
+	if err != nil {
+		return fmt.Sprint(vs)
+	}
+	return string(b)
 }
 
 // waitRedisLimit bounds waitredis. It only decides how long a broken script

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"os"
 	"testing"
 
@@ -40,10 +39,9 @@ func parse[T any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Conte
 	return cmdtest.Parse(t, newRootOnly(f), f, newCmd, args...)
 }
 
-// isUsage reports whether err exits 2, as Run maps it.
-func isUsage(err error) bool {
-	return err != nil && (isCobraUsage(err) || cmdutil.ExitCode(err, false) == cmdutil.ExitUsage)
-}
+// isUsage is cmdtest.IsUsage: whether err exits 2, as Run maps it
+// (TestCobraUsage checks the two agree).
+func isUsage(err error) bool { return cmdtest.IsUsage(err) }
 
 // modes are the two ways output goes: to a terminal and piped.
 var modes = []struct {
@@ -51,11 +49,36 @@ var modes = []struct {
 	tty  bool
 }{{"terminal", true}, {"piped", false}}
 
-// hintOf returns the hint err carries, or "".
-func hintOf(err error) string {
-	var h *cmdutil.HintError
-	if errors.As(err, &h) {
-		return h.Hint()
+// hintOf is cmdtest.Hint: the hint err carries, or "".
+func hintOf(err error) string { return cmdtest.Hint(err) }
+
+// cmdtest.IsUsage knows the plain errors cobra makes itself as Main does
+// (isCobraUsage): it keeps its own list of them, as it cannot import cmd.
+func TestCobraUsage(t *testing.T) {
+	run := func(args ...string) error {
+		root := &cobra.Command{Use: "chatq", SilenceErrors: true, SilenceUsage: true}
+		leaf := &cobra.Command{Use: "leaf", RunE: func(*cobra.Command, []string) error { return nil }}
+		for _, n := range []string{"req", "a", "b", "c", "d", "e", "g"} {
+			leaf.Flags().String(n, "", "")
+		}
+		_ = leaf.MarkFlagRequired("req")
+		leaf.MarkFlagsRequiredTogether("a", "b")
+		leaf.MarkFlagsOneRequired("c", "d")
+		leaf.MarkFlagsMutuallyExclusive("e", "g")
+		root.AddCommand(leaf)
+		root.SetArgs(args)
+		return root.Execute()
 	}
-	return ""
+	for _, args := range [][]string{
+		{"nope"},
+		{"leaf", "--c", "1"},
+		{"leaf", "--req", "1", "--c", "1", "--a", "1"},
+		{"leaf", "--req", "1"},
+		{"leaf", "--req", "1", "--c", "1", "--e", "1", "--g", "1"},
+	} {
+		err := run(args...)
+		if err == nil || !isCobraUsage(err) || !cmdtest.IsUsage(err) {
+			t.Errorf("%q: %v: Main's isCobraUsage %v, cmdtest.IsUsage %v", args, err, err != nil && isCobraUsage(err), cmdtest.IsUsage(err))
+		}
+	}
 }

@@ -48,6 +48,20 @@ func TestTerminalContract(t *testing.T) {
 	if code != 0 || out != "" || errOut != "chatq: no pending messages\n" {
 		t.Errorf("chat pending with nothing: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// a poll's text has no receipt: on a terminal it says how to get them
+	if code, _, errOut := runTTY(ctx, b, "", "queue", "push", "jobs", "again"); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	code, _, errOut = runTTY(ctx, b, "", "queue", "poll", "jobs")
+	if code != 0 || !strings.Contains(errOut, "--jq '.[].receipt'") {
+		t.Errorf("poll on a terminal: exit %d, stderr %q", code, errOut)
+	}
+	// import says what it imported where export does: stderr, on a terminal
+	_, export, _ := run(ctx, b, "queue", "export", "jobs")
+	code, out, errOut = runTTY(ctx, b, export, "queue", "import", "copy", "-")
+	if code != 0 || out != "" || !strings.Contains(errOut, "chatq: imported ") {
+		t.Errorf("import on a terminal: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	// piped, nothing is said
 	code, out, errOut = run(ctx, b, "chat", "pending", "nobody")
 	if code != 0 || out != "" || errOut != "" {

@@ -33,3 +33,16 @@ func TestDemoOnServerRemovesItsKeys(t *testing.T) {
 		}
 	})
 }
+
+// On a terminal the demo feeds the list its input itself: it shows the
+// printf that does it and asks for no typing.
+func TestDemoFeedsItsOwnInput(t *testing.T) {
+	b := redistest.Embedded(t)
+	code, _, stderr := runTTY(t.Context(), b, "", "demo")
+	if code != cmdutil.ExitOK {
+		t.Fatalf("demo exited %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "type it") || !strings.Contains(stderr, "$ printf 'y\\nz\\n' | chatq list lpush demo:jobs -\n") {
+		t.Errorf("demo on a terminal:\n%s", stderr)
+	}
+}

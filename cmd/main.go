@@ -44,6 +44,11 @@ func runTree(ctx context.Context, args []string, io *iostreams.IOStreams, getenv
 
 	c, err := root.ExecuteContextC(ctx)
 	f.Close()
+	if ferr := io.FilterErr(); ferr != nil && (err == nil || errors.Is(err, cmdutil.ErrNothing)) {
+		// --jq or --template failed on output the command printed; a
+		// stream went on filtering the values after it.
+		err = ferr
+	}
 	if err != nil && isCobraUsage(err) {
 		err = cmdutil.UsageErr(err)
 	}

@@ -103,8 +103,7 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 			if err != nil && (cfg == nil || !worksWithBrokenConfig(cmd)) {
 				return err
 			}
-			f.Load(cfg, cmd.Root().PersistentFlags())
-			return nil
+			return f.Load(cfg, cmd.Root().PersistentFlags())
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
@@ -115,6 +114,8 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 	pf.String("prefix", "", "string put in front of every key chatq touches (env CHATQ_PREFIX)")
 	pf.String("config", "", "config file (env CHATQ_CONFIG; default $XDG_CONFIG_HOME/chatq/config.yaml)")
 	pf.StringP("output", "o", "text", "output format: text or json (env CHATQ_OUTPUT)")
+	pf.String("jq", "", "filter JSON output with a jq expression; strings print raw (implies -o json)")
+	pf.String("template", "", "format JSON output with a Go template, as gh's --template (implies -o json)")
 	pf.BoolP("exit-status", "e", false, "exit 3 when there is nothing to return (env CHATQ_EXIT_STATUS)")
 	pf.String("timeout", (3 * time.Second).String(), "connect and command timeout (env CHATQ_TIMEOUT)")
 	pf.Bool("verbose", false, "log every Redis command on stderr, passwords hidden (env CHATQ_VERBOSE)")
@@ -132,6 +133,8 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 		_ = root.MarkPersistentFlagFilename(name, "pem", "crt", "key")
 	}
 
+	_ = root.RegisterFlagCompletionFunc("jq", cobra.NoFileCompletions)
+	_ = root.RegisterFlagCompletionFunc("template", cobra.NoFileCompletions)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	return root

@@ -3,10 +3,9 @@ package chat
 import (
 	"bytes"
 	"context"
-	"errors"
-	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -16,42 +15,23 @@ import (
 )
 
 // parse runs the command newCmd builds on args, as `chatq chat …` would,
-// and returns the options its run would get; the run is not called.
+// and returns the options its run would get (cmdtest.Parse).
 func parse[T any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *T) error) *cobra.Command, args ...string) (*T, error) {
 	t.Helper()
-	f := &cmdutil.Factory{IO: &iostreams.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
-	f.Load(&conn.Config{Prefix: "p:"}, nil)
-	var got *T
-	root := &cobra.Command{Use: "chatq", SilenceErrors: true, SilenceUsage: true}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
-	root.AddCommand(newCmd(f, func(_ context.Context, o *T) error { got = o; return nil }))
-	root.SetArgs(args)
-	root.SetOut(&bytes.Buffer{})
-	root.SetErr(&bytes.Buffer{})
-	if err := root.Execute(); err != nil {
-		return nil, err
-	}
-	if got == nil {
-		t.Fatalf("%v: the run function was not called", args)
-	}
-	return got, nil
+	return cmdtest.Parse(t, cmdtest.Root(), cmdtest.Factory(&conn.Config{Prefix: "p:"}, nil), newCmd, args...)
 }
 
-// isUsage reports whether err exits 2: a usage error, or cobra's own for
-// a missing required flag (which Main maps to one).
-func isUsage(err error) bool {
-	return err != nil && (cmdutil.ExitCode(err, false) == cmdutil.ExitUsage || strings.HasPrefix(err.Error(), "required flag"))
-}
+// isUsage is cmdtest.IsUsage: whether err exits 2.
+func isUsage(err error) bool { return cmdtest.IsUsage(err) }
 
-// streams are fake standard streams, on a terminal or piped.
+// streams are fake standard streams (iostreams.Test), on a terminal or piped.
 type streams struct {
 	io       *iostreams.IOStreams
 	out, err *bytes.Buffer
 }
 
-func newStreams(tty bool, stdin string) streams {
-	s := streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}}
-	s.io = &iostreams.IOStreams{In: strings.NewReader(stdin), Out: s.out, ErrOut: s.err, OutTTY: tty, ErrTTY: tty, InTTY: tty}
+func newStreams(tty bool, stdin string) (s streams) {
+	s.io, s.out, s.err = iostreams.Test(tty, stdin)
 	return s
 }
 
@@ -79,10 +59,4 @@ func mustCreate(t *testing.T, c *chat.Client, id, from string, to []string, msg 
 }
 
 // hintOf returns the hint err carries, or "".
-func hintOf(err error) string {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	return ""
-}
+func hintOf(err error) string { return cmdtest.Hint(err) }

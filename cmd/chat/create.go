@@ -44,8 +44,8 @@ sender) is refused (exit 2).
 Without --id the chat id is the next value of the ids:chat: counter. With
 --id, creating a chat that already exists fails (exit 1) and changes nothing.
 
-JSON: {"chat_id":"1","message_id":1}; message_id is left out when no
-message was sent.`,
+JSON: {"chat_id":"1","message_id":1}; message_id is null when no message
+was sent.`,
 		Example: `  chatq chat create --from joe --to jeff,jenny 'message 1'
   chatq chat create --from joe --to jeff --id standup
   git log -1 | chatq chat create --from ci --to joe,jeff -`,
@@ -102,7 +102,7 @@ func (o *createOptions) validate() error {
 
 type chatCreateResult struct {
 	ChatID    string `json:"chat_id"`
-	MessageID int64  `json:"message_id,omitempty"`
+	MessageID *int64 `json:"message_id"` // null: no message sent
 }
 
 func createRun(ctx context.Context, o *createOptions) error {
@@ -123,7 +123,11 @@ func createRun(ctx context.Context, o *createOptions) error {
 		return chatError(err, o.ID, o.From)
 	}
 	if o.JSON {
-		return o.IO.WriteJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
+		res := chatCreateResult{ChatID: c.ChatID}
+		if c.MessageID != 0 {
+			res.MessageID = &c.MessageID
+		}
+		return o.IO.WriteJSON(res)
 	}
 	fmt.Fprintln(o.IO.Out, c.ChatID)
 	return nil

@@ -79,7 +79,7 @@ func TestCreateRun(t *testing.T) {
 				if err := json.Unmarshal(s.out.Bytes(), &got); err != nil {
 					t.Fatalf("%q: %v", s.out, err)
 				}
-				if want := map[string]any{"chat_id": "standup-" + m.name}; !reflect.DeepEqual(got, want) {
+				if want := map[string]any{"chat_id": "standup-" + m.name, "message_id": nil}; !reflect.DeepEqual(got, want) {
 					t.Errorf("JSON %v, want %v", got, want)
 				}
 

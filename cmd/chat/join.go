@@ -107,8 +107,8 @@ Fails (exit 1), writing nothing, when the chat does not exist or USER is
 not a member; but when USER's chat list (seen:{USER}) still names the chat
 (a stale entry, left by a join racing a leave on a cluster), that entry is
 removed and leave succeeds, saying so.
-JSON: {"chat_id":"1","user":"sam","chat_deleted":false} (and
-"stale_entry_removed":true for a stale entry).`,
+JSON: {"chat_id":"1","user":"sam","chat_deleted":false,"stale_entry_removed":false}
+(stale_entry_removed is true for a stale entry).`,
 		Example:           `  chatq chat leave 1 sam`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
@@ -130,7 +130,7 @@ type chatLeaveResult struct {
 	ChatID            string `json:"chat_id"`
 	User              string `json:"user"`
 	ChatDeleted       bool   `json:"chat_deleted"`
-	StaleEntryRemoved bool   `json:"stale_entry_removed,omitempty"`
+	StaleEntryRemoved bool   `json:"stale_entry_removed"`
 }
 
 func leaveRun(ctx context.Context, o *memberOptions) error {

@@ -94,7 +94,7 @@ func TestJoinLeaveRun(t *testing.T) {
 					if err := json.Unmarshal(s.out.Bytes(), &left); err != nil {
 						t.Fatalf("%q: %v", s.out, err)
 					}
-					if want := map[string]any{"chat_id": id, "user": u, "chat_deleted": i == 2}; !reflect.DeepEqual(left, want) {
+					if want := map[string]any{"chat_id": id, "user": u, "chat_deleted": i == 2, "stale_entry_removed": false}; !reflect.DeepEqual(left, want) {
 						t.Errorf("JSON %v, want %v", left, want)
 					}
 				}

@@ -54,7 +54,7 @@ type) end it with exit 1, and so does --give-up-after when set.
 Text: one message per line, as 'pending' prints them. JSON Lines, one
 message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}.`,
 		Example: `  chatq chat watch jeff
-  chatq chat watch jeff --mark -o json | jq .message`,
+  chatq chat watch jeff --mark --jq .message`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -114,36 +114,29 @@ func (d *demo) run(args ...string) error {
 	return d.runIn(nil, nil, args...)
 }
 
-// runIn is run with stdin read from in, and stdout copied to tee too, each
-// when not nil.
-func (d *demo) runIn(in io.Reader, tee io.Writer, args ...string) error {
+// runIn is run with stdin read from in, shown as `printf … | chatq …`,
+// and stdout written to out instead, each when not nil.
+func (d *demo) runIn(in *string, out io.Writer, args ...string) error {
 	shown := make([]string, len(args))
 	for i, a := range args {
 		shown[i] = shellQuote(a)
 	}
-	fmt.Fprintf(d.opts.IO.ErrOut, "$ chatq %s\n", strings.Join(shown, " "))
+	pipe := ""
 	streams := *d.opts.IO
 	if in != nil {
-		streams.In = in
+		// stdin is not the terminal, so the command does not ask for typing.
+		streams.In, streams.InTTY = strings.NewReader(*in), false
+		pipe = "printf " + shellQuote(strings.ReplaceAll(*in, "\n", `\n`)) + " | "
 	}
-	if tee != nil {
-		streams.Out = teeWriter{streams.Out, tee}
+	if out != nil {
+		streams.Out = out
 	}
+	fmt.Fprintf(d.opts.IO.ErrOut, "$ %schatq %s\n", pipe, strings.Join(shown, " "))
 	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.opts.Output}, args...)
 	if code := d.opts.Exec(d.ctx, full, &streams, func(string) string { return "" }); code != cmdutil.ExitOK {
 		return fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
 	}
 	return nil
-}
-
-// teeWriter writes to b, then a.
-type teeWriter struct{ a, b io.Writer }
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	if _, err := t.b.Write(p); err != nil {
-		return 0, err
-	}
-	return t.a.Write(p)
 }
 
 func shellQuote(s string) string {

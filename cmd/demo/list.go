@@ -1,7 +1,5 @@
 package demo
 
-import "strings"
-
 // demoList is the list part of the tour: tiny shards make the layout visible.
 func demoList(d *demo) error {
 	steps := []struct {
@@ -30,7 +28,7 @@ func demoList(d *demo) error {
 		}
 		var err error
 		if s.in != "" {
-			err = d.runIn(strings.NewReader(s.in), nil, s.args...)
+			err = d.runIn(&s.in, nil, s.args...)
 		} else {
 			err = d.run(s.args...)
 		}

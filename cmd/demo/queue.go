@@ -44,10 +44,19 @@ func demoQueue(d *demo) error {
 	return d.run("queue", "stats", "jobs", "-o", "json")
 }
 
-// pollIDs runs a poll like run does and returns the ids it printed.
+// pollIDs runs a poll like run does and returns the ids it printed. The
+// poll's output is printed after it ends, so that under --jq or --template
+// it goes through the filter like every other step's.
 func (d *demo) pollIDs(args ...string) ([]string, error) {
 	var buf bytes.Buffer
 	if err := d.runIn(nil, &buf, args...); err != nil {
+		return nil, err
+	}
+	if d.opts.Output == "json" {
+		if err := d.opts.IO.WriteJSON(json.RawMessage(bytes.TrimSpace(buf.Bytes()))); err != nil {
+			return nil, err
+		}
+	} else if _, err := d.opts.IO.Out.Write(buf.Bytes()); err != nil {
 		return nil, err
 	}
 	var ids []string

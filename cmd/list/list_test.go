@@ -3,9 +3,9 @@ package list
 import (
 	"bytes"
 	"context"
-	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -16,28 +16,13 @@ import (
 
 // parse runs the command newCmd builds on args, as `chatq list …` would
 // (with the group's --shard-size), and returns the options its run would
-// get; the run is not called.
+// get (cmdtest.Parse).
 func parse[T any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *T) error) *cobra.Command, args ...string) (*T, error) {
 	t.Helper()
-	f := &cmdutil.Factory{IO: &iostreams.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
-	f.Load(&conn.Config{Prefix: "p:", Output: "json"}, nil)
-	var got *T
-	root := &cobra.Command{Use: "chatq", SilenceErrors: true, SilenceUsage: true}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
 	group := &cobra.Command{Use: "list"}
 	addShardSizeFlag(group)
-	group.AddCommand(newCmd(f, func(_ context.Context, o *T) error { got = o; return nil }))
-	root.AddCommand(group)
-	root.SetArgs(append([]string{"list"}, args...))
-	root.SetOut(&bytes.Buffer{})
-	root.SetErr(&bytes.Buffer{})
-	if err := root.Execute(); err != nil {
-		return nil, err
-	}
-	if got == nil {
-		t.Fatalf("%v: the run function was not called", args)
-	}
-	return got, nil
+	cmdtest.Root().AddCommand(group)
+	return cmdtest.Parse(t, group, cmdtest.Factory(&conn.Config{Prefix: "p:", Output: "json"}, nil), newCmd, args...)
 }
 
 // sided adapts a constructor of a head and a tail command to parse.
@@ -57,20 +42,17 @@ func checkShared(t *testing.T, args []string, o *listOptions) {
 	o.IO, o.Redis, o.JSON, o.Prefix = nil, nil, false, ""
 }
 
-// isUsage reports whether err exits 2.
-func isUsage(err error) bool {
-	return err != nil && cmdutil.ExitCode(err, false) == cmdutil.ExitUsage
-}
+// isUsage is cmdtest.IsUsage: whether err exits 2.
+func isUsage(err error) bool { return cmdtest.IsUsage(err) }
 
-// streams are fake standard streams, on a terminal or piped.
+// streams are fake standard streams (iostreams.Test), on a terminal or piped.
 type streams struct {
 	io       *iostreams.IOStreams
 	out, err *bytes.Buffer
 }
 
-func newStreams(tty bool, stdin string) streams {
-	s := streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}}
-	s.io = &iostreams.IOStreams{In: strings.NewReader(stdin), Out: s.out, ErrOut: s.err, OutTTY: tty, ErrTTY: tty}
+func newStreams(tty bool, stdin string) (s streams) {
+	s.io, s.out, s.err = iostreams.Test(tty, stdin)
 	return s
 }
 

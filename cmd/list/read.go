@@ -9,6 +9,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // keyOptions are the options of llen and shards, which read one list.
@@ -90,6 +91,7 @@ type rangeOptions struct {
 // NewCmdRange returns `chatq list lrange`. runF, when set (tests), replaces
 // the run function and gets the options once they are parsed and validated.
 func NewCmdRange(f *cmdutil.Factory, runF func(context.Context, *rangeOptions) error) *cobra.Command {
+	var positional []string
 	cmd := &cobra.Command{
 		Use:   "lrange KEY START STOP",
 		Short: "Print the items from START to STOP of a sharded list, as LRANGE",
@@ -101,17 +103,21 @@ func NewCmdRange(f *cmdutil.Factory, runF func(context.Context, *rangeOptions) e
 is never held long), started over if the list is written in between, so the
 result is still one state; a short range near either end is one call.
 
-Flags go before KEY, so that negative indexes are not taken for flags.`,
+Flags may go anywhere: a negative number is an index, never a flag.`,
 		Example: `  chatq list lrange jobs 0 -1
-  chatq -o json list lrange jobs -3 -1`,
+  chatq list lrange jobs -3 -1 -o json`,
+		// Flags after KEY are parsed here, where a negative index is told
+		// from a flag; this runs before the configuration is loaded, so
+		// -o json there counts.
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 3 {
-				return cmdutil.WithHint(cmdutil.UsageErrorf("accepts 3 arg(s), received %d", len(args)),
-					"put flags before KEY: chatq -o json list lrange KEY START STOP")
+			var err error
+			if positional, err = indexArgs(cmd, args); err != nil {
+				return err
 			}
-			return cmdutil.ExactArgs(3)(cmd, args)
+			return cmdutil.ExactArgs(3)(cmd, positional)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			args := positional
 			opts := &rangeOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
 			var err error
 			if opts.Start, err = parseIndex("START", args[1]); err != nil {
@@ -129,9 +135,50 @@ Flags go before KEY, so that negative indexes are not taken for flags.`,
 			return rangeRun(cmd.Context(), opts)
 		},
 	}
-	// Everything after KEY is an argument: -1 is an index, not a flag.
+	// cobra stops at KEY; indexArgs parses the flags after it.
 	cmd.Flags().SetInterspersed(false)
 	return cmdutil.MarkRead(cmd)
+}
+
+// indexArgs parses the flags among args, where a negative number such as
+// -1 is an argument and not a flag, and returns the arguments.
+func indexArgs(cmd *cobra.Command, args []string) ([]string, error) {
+	var positional, flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if _, err := strconv.ParseInt(a, 10, 64); err == nil || len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		if takesNext(cmd, a) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if err := cmd.Flags().Parse(flags); err != nil {
+		return nil, cmdutil.UsageErr(err)
+	}
+	return positional, nil
+}
+
+// takesNext reports whether flag argument a (--name, -x or -xyz) leaves
+// its value to the next argument.
+func takesNext(cmd *cobra.Command, a string) bool {
+	needsValue := func(fl *pflag.Flag) bool { return fl != nil && fl.NoOptDefVal == "" }
+	if name, ok := strings.CutPrefix(a, "--"); ok {
+		return !strings.Contains(name, "=") && needsValue(cmd.Flags().Lookup(name))
+	}
+	for i, c := range a[1:] {
+		if fl := cmd.Flags().ShorthandLookup(string(c)); needsValue(fl) {
+			return i == len(a)-2 // the value is the rest of a, or the next argument
+		}
+	}
+	return false
 }
 
 func (o *rangeOptions) validate() error {

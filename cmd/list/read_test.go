@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
@@ -26,7 +27,10 @@ func TestReadFlags(t *testing.T) {
 		{[]string{"shards"}, nil},
 		{[]string{"shards", "--shard-size", "1", "jobs"}, nil},
 		{[]string{"lrange", "jobs", "0", "x"}, nil},
-		{[]string{"lrange", "jobs", "0", "-1", "-o", "json"}, nil}, // flags after KEY are arguments
+		{[]string{"lrange", "jobs", "-3", "-1", "--shard-size", "8"}, &rangeOptions{listOptions: listOptions{ShardSize: 8, ShardSizeGiven: true}, Key: "jobs", Start: -3, Stop: -1}},
+		{[]string{"lrange", "jobs", "--shard-size=8", "-10", "--", "-1"}, &rangeOptions{listOptions: listOptions{ShardSize: 8, ShardSizeGiven: true}, Key: "jobs", Start: -10, Stop: -1}},
+		{[]string{"lrange", "jobs", "0", "-1", "--bogus"}, nil},
+		{[]string{"lrange", "jobs", "0", "-1", "2"}, nil},
 		{[]string{"lrange", "jobs", "0"}, nil},
 		{[]string{"lrange", "{jobs}", "0", "1"}, nil},
 	} {
@@ -161,10 +165,4 @@ func squeeze(table string) string {
 }
 
 // hintOf returns the hint err carries, or "".
-func hintOf(err error) string {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	return ""
-}
+func hintOf(err error) string { return cmdtest.Hint(err) }

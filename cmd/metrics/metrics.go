@@ -64,7 +64,7 @@ const metricsExample = `  chatq metrics
   chatq metrics --listen 9464                 # http://127.0.0.1:9464/metrics
   chatq metrics --file /var/lib/node_exporter/textfile/chatq.prom   # from cron
   chatq metrics --include 'app-*' --exclude '*-test' --max-chats 0
-  chatq metrics -o json | jq '.[] | select(.name == "chatq_queue_messages") | .samples'`
+  chatq metrics --jq '.[] | select(.name == "chatq_queue_messages") | .samples'`
 
 type metricsOptions struct {
 	IO     *iostreams.IOStreams

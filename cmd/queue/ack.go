@@ -39,7 +39,7 @@ stale receipts are listed on stderr and make the command exit 1; the others
 are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.`,
 		Example: `  chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv.1.1795268834364
-  chatq queue poll jobs -n 10 -o json | jq -r '.[].receipt' | xargs chatq queue ack jobs`,
+  chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs`,
 		Args: cmdutil.MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Refs = args[0], args[1:]

@@ -96,12 +96,3 @@ func TestRetryRun(t *testing.T) {
 		}
 	})
 }
-
-// hintOf is the hint err carries, or "".
-func hintOf(err error) string {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	return ""
-}

@@ -71,7 +71,7 @@ Read only: the stats script of each queue, 20 to a round trip, and of the
 dead-letter queues --max-dead reads, each O(log n).`,
 		Example: `  chatq queue check jobs --max-ready 1000 --max-oldest 5m
   chatq queue check jobs emails --max-dead 0 || notify "dead letters"
-  chatq queue check jobs --max-oldest 10m -o json | jq '.queues[].checks[] | select(.ok | not)'`,
+  chatq queue check jobs --max-oldest 10m --jq '.queues[].checks[] | select(.ok | not)'`,
 		Args: cmdutil.MinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queues = args

@@ -81,7 +81,8 @@ func createRun(ctx context.Context, opts *createOptions) error {
 	if err != nil {
 		return err
 	}
-	err = q.Create(ctx, opts.Queue, delayq.Attributes{VT: opts.VT, Delay: opts.Delay, MaxSize: opts.MaxSize,
+	// The package reads 0 as its default (30s); a vt of 0 given here is 0.
+	err = q.Create(ctx, opts.Queue, delayq.Attributes{VT: orZero(opts.VT), Delay: orZero(opts.Delay), MaxSize: opts.MaxSize,
 		MaxReceives: opts.MaxReceives, DeadLetter: opts.DeadLetter})
 	if err != nil {
 		return queueErr(err)

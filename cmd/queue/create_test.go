@@ -39,7 +39,7 @@ func TestCreateRun(t *testing.T) {
 			t.Fatalf("terminal: %q %q", out, errOut)
 		}
 		ios, out, errOut = testIO(false, "")
-		if err := createRun(context.Background(), &createOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "other", Delay: 5 * time.Second, MaxSize: -1}); err != nil {
+		if err := createRun(context.Background(), &createOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "other", VT: 30 * time.Second, Delay: 5 * time.Second, MaxSize: -1}); err != nil {
 			t.Fatal(err)
 		}
 		var s queueStatsJSON
@@ -51,6 +51,47 @@ func TestCreateRun(t *testing.T) {
 		err := createRun(context.Background(), &createOptions{IO: ios, Client: testClient(b), Queue: "jobs", MaxSize: 65536})
 		if !errors.Is(err, delayq.ErrQueueExists) || !strings.Contains(hintOf(err), "chatq queue set") {
 			t.Fatalf("create twice: %v", err)
+		}
+	})
+}
+
+// --vt 0 makes a queue whose received messages are due again at once, as
+// RSMQ allows: the package's "0 means the default" must not turn it into
+// 30s (it did), and an export of that queue imports with its vt of 0.
+func TestCreateVTZero(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ios, out, _ := testIO(false, "")
+		if err := createRun(context.Background(), &createOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "zero", MaxSize: 65536}); err != nil {
+			t.Fatal(err)
+		}
+		var s queueStatsJSON
+		decode(t, out, &s)
+		if s.VT != 0 || s.Delay != 0 {
+			t.Fatalf("--vt 0: %+v", s)
+		}
+		q, err := testClient(b)()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Push(context.Background(), "zero", "x", delayq.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 { // due again at once: received twice in a row
+			got, err := q.Receive(context.Background(), "zero", delayq.ReceiveOptions{})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("receive %d: %v %v", i, got, err)
+			}
+		}
+		ios, out, _ = testIO(false, "")
+		if err := exportRun(context.Background(), &exportOptions{IO: ios, Client: testClient(b), Queue: "zero"}); err != nil {
+			t.Fatal(err)
+		}
+		ios, _, _ = testIO(false, out.String())
+		if err := importRun(context.Background(), &importOptions{IO: ios, Client: testClient(b), Queue: "copy", File: "-"}); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := q.Stats(context.Background(), "copy"); err != nil || st.VT != 0 || st.Messages != 1 {
+			t.Fatalf("imported copy of a vt-0 queue: %+v %v", st, err)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -57,7 +56,7 @@ when the queue changed during the export. For an exact point-in-time copy,
 stop the queue's consumers and producers first.`,
 		Example: `  chatq queue export jobs > jobs.jsonl
   chatq queue export jobs -f jobs.jsonl && chatq queue import jobs-copy -f jobs.jsonl
-  chatq queue export jobs | jq -c 'select(.state == "ready") | .message'`,
+  chatq queue export jobs --jq 'select(.state == "ready") | .message'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]
@@ -154,7 +153,7 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 		}()
 		out = tmp
 	}
-	w := bufio.NewWriterSize(out, 256<<10)
+	w := iostreams.BufferLines(out, 256<<10)
 	head := exportHeader{Format: exportFormat, Version: 1, ExportedAt: st.Now.UnixMilli(), Queue: exportQueue{
 		Name: opts.Queue, VT: int64(st.VT.Seconds()), Delay: int64(st.Delay.Seconds()), MaxSize: st.MaxSize,
 		MaxReceives: st.MaxReceives, DeadLetter: st.DeadLetter, Created: st.Created.Unix(), Modified: st.Modified.Unix(),

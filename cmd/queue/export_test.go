@@ -77,13 +77,14 @@ func TestExportImportRun(t *testing.T) {
 		if !res.Created || res.Imported != 2 || res.AlreadyPresent != 0 || res.ConflictIDs == nil {
 			t.Fatalf("import JSON: %+v", res)
 		}
-		// Again from the file, on a terminal: everything is there already.
-		ios, out, _ = testIO(true, "")
+		// Again from the file, on a terminal: everything is there already;
+		// the summary is on stderr, as export's.
+		ios, out, errOut = testIO(true, "")
 		if err := importRun(ctx, &importOptions{IO: ios, Client: testClient(b), Queue: "copy", File: file}); err != nil {
 			t.Fatal(err)
 		}
-		if out.String() != "imported 0 messages into copy (2 already present, 0 conflicts)\n" {
-			t.Fatalf("terminal import: %q", out)
+		if out.Len() != 0 || errOut.String() != "chatq: imported 0 messages into copy (2 already present, 0 conflicts)\n" {
+			t.Fatalf("terminal import: stdout %q, stderr %q", out, errOut)
 		}
 		q, _ := testClient(b)()
 		if st, err := q.Stats(ctx, "copy"); err != nil || st.Messages != 2 || st.VT != 2*time.Minute || st.MaxSize != 2048 {

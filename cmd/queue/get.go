@@ -33,7 +33,7 @@ ID may also be a receipt (ID.RC.FR). A message that is not in the queue
 (acked, popped, dead-lettered, or never there) exits 1; a malformed id
 exits 2. JSON: the fields of peek -o json for one message.`,
 		Example: `  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2
-  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 -o json | jq -r .message`,
+  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .message`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Ref = args[0], args[1]

@@ -3,13 +3,11 @@ package queue
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -18,83 +16,57 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// parse runs the command newCmd makes on args, under a group with
-// --namespace as NewCmd gives it, with a runF that keeps the options: it
-// returns them (nil when the command did not get to run) and the error.
-// Leading "-o json" args stand for the global flag.
+// parse runs the command newCmd makes on args (after the command's name),
+// under a group with --namespace as NewCmd gives it, and returns the
+// options the run would get (cmdtest.Parse). Leading "-o json" args stand
+// for the global flag.
 func parse[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, args ...string) (*O, error) {
 	t.Helper()
 	output := "text"
 	if len(args) >= 2 && args[0] == "-o" {
 		output, args = args[1], args[2:]
 	}
-	f := &cmdutil.Factory{IO: &iostreams.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard},
-		Getenv: func(string) string { return "" }}
-	f.Load(&conn.Config{Output: output}, nil)
-	var got *O
-	cmd := newCmd(f, func(_ context.Context, o *O) error { got = o; return nil })
-	group := &cobra.Command{Use: "queue", SilenceUsage: true, SilenceErrors: true}
+	f := cmdtest.Factory(&conn.Config{Output: output}, nil)
+	group := &cobra.Command{Use: "queue"}
 	group.PersistentFlags().String("namespace", "", "")
-	group.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
-	group.AddCommand(cmd)
-	group.SetArgs(append([]string{cmd.Name()}, args...))
-	group.SetOut(io.Discard)
-	group.SetErr(io.Discard)
-	err := group.Execute()
-	return got, err
+	cmdtest.Root().AddCommand(group)
+	return cmdtest.Parse(t, group, f, newCmd, append([]string{newCmd(f, nil).Name()}, args...)...)
 }
 
 // flagCase is a row of a flags → options table: the arguments, and the
-// options runF gets or the usage error they make.
+// options runF gets or the usage error they make (cmdtest.FlagCase, with
+// the field names the tables here use).
 type flagCase[O any] struct {
 	args    []string
 	want    O
 	wantErr string
 }
 
-// checkFlags runs each case through the command newCmd makes; clear
-// zeroes what is not a value (streams, constructors) before the options are
-// compared.
+// checkFlags runs each case through the command newCmd makes
+// (cmdtest.CheckFlags); clear zeroes what is not a value (streams,
+// constructors) before the options are compared.
 func checkFlags[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, clear func(*O), tests []flagCase[O]) {
 	t.Helper()
-	for _, tt := range tests {
-		got, err := parse(t, newCmd, tt.args...)
-		if tt.wantErr != "" {
-			wantUsage(t, tt.args, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		clear(got)
-		if !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("%q: got %+v, want %+v", tt.args, *got, tt.want)
-		}
+	cases := make([]cmdtest.FlagCase[O], len(tests))
+	for i, tt := range tests {
+		cases[i] = cmdtest.FlagCase[O]{Args: tt.args, Want: tt.want, WantErr: tt.wantErr}
 	}
+	cmdtest.CheckFlags(t, func(args ...string) (*O, error) { return parse(t, newCmd, args...) }, clear, cases)
 }
 
-// wantUsage fails t unless err is a usage error (exit 2) saying want.
-// Cobra's own checks of flag groups are not typed (chatq's main makes them
-// exit 2): for them only the text is checked.
+// wantUsage is cmdtest.WantUsage.
 func wantUsage(t *testing.T, args []string, err error, want string) {
 	t.Helper()
-	switch {
-	case err == nil:
-		t.Errorf("%q: no error, want %q", args, want)
-	case !strings.Contains(err.Error(), want):
-		t.Errorf("%q: error %q, want %q", args, err, want)
-	case strings.Contains(err.Error(), "if any flags in the group"), strings.Contains(err.Error(), "at least one of the flags"):
-	case cmdutil.ExitCode(err, false) != cmdutil.ExitUsage:
-		t.Errorf("%q: %v exits %d, want 2", args, err, cmdutil.ExitCode(err, false))
-	}
+	cmdtest.WantUsage(t, args, err, want)
 }
 
-// testIO returns fake streams, all terminals (tty) or all piped.
-func testIO(tty bool, stdin string) (ios *iostreams.IOStreams, out, errOut *bytes.Buffer) {
-	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
-	return &iostreams.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut, OutTTY: tty, ErrTTY: tty}, out, errOut
+// testIO is iostreams.Test: fake streams, all terminals (tty) or all piped.
+func testIO(tty bool, stdin string) (*iostreams.IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	return iostreams.Test(tty, stdin)
 }
+
+// hintOf is cmdtest.Hint: the hint err carries, or "".
+func hintOf(err error) string { return cmdtest.Hint(err) }
 
 // testClient is the client constructor for backend b, in RSMQ's default
 // namespace.
@@ -122,12 +94,10 @@ func newQueue(t *testing.T, b redistest.Backend, name string, a delayq.Attribute
 	return ids
 }
 
-// decode parses the JSON a run printed into v.
+// decode is cmdtest.DecodeJSON: it parses the JSON a run printed into v.
 func decode(t *testing.T, out *bytes.Buffer, v any) {
 	t.Helper()
-	if err := json.Unmarshal(out.Bytes(), v); err != nil {
-		t.Fatalf("not JSON: %v: %q", err, out)
-	}
+	cmdtest.DecodeJSON(t, out.Bytes(), v)
 }
 
 // A bad namespace is a usage error of the client constructor, before it

@@ -59,7 +59,10 @@ reply exits 4: run the same command again.
 
 Lines need only id, message (or message_base64) and due (or visible_at,
 as peek -o json prints it); rc and fr are optional, other fields are
-ignored, so chatq queue peek -o json | jq -c '.[]' imports too.`,
+ignored, so chatq queue peek --jq '.[]' imports too.
+
+On a terminal it says on stderr what it imported, as export does; piped it
+prints nothing, and -o json prints {"imported","already_present",…}.`,
 		Example: `  chatq queue export jobs -f jobs.jsonl
   chatq queue import jobs-restored -f jobs.jsonl
   chatq --url redis://other:6379 queue import jobs - < jobs.jsonl
@@ -166,7 +169,8 @@ func importRun(ctx context.Context, opts *importOptions) error {
 			err = werr
 		}
 	} else if im.attrs != nil {
-		fmt.Fprintf(opts.IO.Out, "imported %s into %s (%d already present, %s)\n",
+		// Where export says what it did: on stderr, on a terminal.
+		infoTTY(opts.IO, opts.JSON, "imported %s into %s (%d already present, %s)",
 			plural(int64(im.res.Imported), "message"), opts.Queue, im.res.AlreadyPresent, plural(int64(im.res.Conflicts), "conflict"))
 	}
 	if err != nil {
@@ -279,7 +283,8 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 		diff("dead-letter queue", strconv.Quote(a.DeadLetter), strconv.Quote(h.DeadLetter))
 		return nil
 	}
-	cfg := delayq.Attributes{VT: time.Duration(h.VT) * time.Second, Delay: time.Duration(h.Delay) * time.Second, MaxSize: h.MaxSize,
+	// An exported vt or delay of 0 is 0, not the package's default.
+	cfg := delayq.Attributes{VT: orZero(time.Duration(h.VT) * time.Second), Delay: orZero(time.Duration(h.Delay) * time.Second), MaxSize: h.MaxSize,
 		MaxReceives: h.MaxReceives, DeadLetter: h.DeadLetter}
 	err := im.q.Create(ctx, opts.Queue, cfg)
 	if err != nil && cfg.DeadLetter != "" && (errors.Is(err, delayq.ErrQueueNotFound) || strings.Contains(err.Error(), "dead-letter")) {

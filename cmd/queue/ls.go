@@ -49,7 +49,7 @@ without a queue) shows the error in its row; ls then exits 1.`,
 		Example: `  chatq queue ls
   chatq queue ls --namespace myapp -o json
   chatq queue ls -l
-  chatq queue ls -l -o json | jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
+  chatq queue ls -l --jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
@@ -126,6 +126,12 @@ func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []stri
 	failed, inexact := 0, 0
 	out := make([]queueLongJSON, 0, len(rows))
 	t := opts.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
+	// A piped table writes its rows at once: with -o json, only the JSON.
+	row := func(cells ...any) {
+		if !opts.JSON {
+			t.Row(cells...)
+		}
+	}
 	for _, r := range rows {
 		if r.Err != nil {
 			failed++
@@ -134,7 +140,7 @@ func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []stri
 				msg = "not found: the registry names it, but the queue does not exist"
 			}
 			out = append(out, queueLongJSON{Name: r.Name, Error: msg})
-			t.Row(r.Name, "-", "-", "-", "-", "-", "-", "error: "+msg)
+			row(r.Name, "-", "-", "-", "-", "-", "-", "error: "+msg)
 			continue
 		}
 		s := &r
@@ -154,7 +160,7 @@ func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []stri
 				dl += " (missing)"
 			}
 		}
-		t.Row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
+		row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
 	}
 	if opts.JSON {
 		err = opts.IO.WriteJSON(out)

@@ -44,7 +44,7 @@ found or the queue ends; each page is read at its own instant.`,
 		Example: `  chatq queue peek jobs
   chatq queue peek jobs -n 100 -o json
   chatq queue peek jobs --state inflight
-  chatq queue peek jobs --state ready --older-than 1h -n 1000 -o json | jq -r '.[].id'`,
+  chatq queue peek jobs --state ready --older-than 1h -n 1000 --jq '.[].id'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.OlderThan = args[0], given(cmd.Flags(), "older-than", olderThan)

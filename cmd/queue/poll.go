@@ -55,14 +55,15 @@ retried without --pop (its messages come back after their visibility
 timeout); with --pop it exits 4, since popped messages may be gone.
 
 Text output: one line per message, ID, RC and MESSAGE (tab-separated when
-piped; tabs and newlines in the message escaped). JSON: an array of
+piped; tabs and newlines in the message escaped); it has no receipt: --jq
+'.[].receipt' prints them, one per line. JSON: an array of
 {"id","message","rc","fr","sent"} as RSMQ returns them (fr and sent in Unix
 milliseconds), plus "receipt": ID.RC.FR, naming this delivery. Ack or retry
 by receipt to act only while no later receive has taken the message (see
 'chatq queue ack').`,
 		Example: `  chatq queue poll jobs
   chatq queue poll jobs -n 10 --vt 5m -o json
-  chatq queue poll jobs -o json | jq -r '.[].receipt' | xargs chatq queue ack jobs
+  chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs
   chatq queue poll jobs --wait 30s --pop`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -190,6 +191,9 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 		}
 		if err := t.Flush(); err != nil {
 			return err
+		}
+		if len(r) > 0 && !opts.Pop {
+			infoTTY(opts.IO, opts.JSON, "ack by id: chatq queue ack %s ID…; by receipt (only this delivery): --jq '.[].receipt' prints them", opts.Queue)
 		}
 	}
 	if len(r) == 0 {

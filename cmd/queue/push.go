@@ -71,7 +71,7 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
   jq -c . task.json | chatq queue push jobs -
   chatq queue push jobs --lines - < tasks.txt
   printf '%s\n' '"two\nlines"' '{"message":"later","delay":"90s"}' | chatq queue push jobs --jsonl -
-  chatq queue peek old -n 100 -o json | jq -c '.[]' | chatq queue push jobs --jsonl -`,
+  chatq queue peek old -n 100 --jq '.[]' | chatq queue push jobs --jsonl -`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Body = args[0], args[1]

@@ -58,8 +58,8 @@ about a millisecond of server time each; the queue stays in use). With
 --no-reindex, or for a user who may not write, it reports the split as the
 index has it and says so (split_exact false in JSON).`,
 		Example: `  chatq queue stats jobs
-  chatq queue stats jobs -o json | jq .ready
-  chatq queue stats jobs -o json | jq '.oldest_ready_ms / 1000'   # seconds the oldest ready message has waited
+  chatq queue stats jobs --jq .ready
+  chatq queue stats jobs --jq '.oldest_ready_ms / 1000'   # seconds the oldest ready message has waited
   chatq queue stats jobs --no-reindex -o json   # never writes`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -35,6 +36,8 @@ type workOptions struct {
 	VT          *time.Duration // --vt, if given
 	JobTimeout  *time.Duration // --job-timeout, if given
 	GiveUpAfter time.Duration
+	UntilEmpty  bool
+	MaxJobs     *int // --max-jobs, if given
 }
 
 // NewCmdWork returns `chatq queue work`. runF, when set (tests), replaces
@@ -43,8 +46,9 @@ type workOptions struct {
 func NewCmdWork(f *cmdutil.Factory, runF func(context.Context, *workOptions) error) *cobra.Command {
 	opts := &workOptions{IO: f.IO}
 	var vt, jobTimeout time.Duration
+	var maxJobs int
 	cmd := &cobra.Command{
-		Use:   "work QUEUE [--concurrency N] [--vt DUR] [--job-timeout DUR] -- CMD [ARG...]",
+		Use:   "work QUEUE [--concurrency N] [--vt DUR] [--job-timeout DUR] [--until-empty] [--max-jobs N] -- CMD [ARG...]",
 		Short: "Run a command for each message: body on stdin, ack on exit 0",
 		Long: `Receive messages as they become due and run CMD once per message, up to
 --concurrency at a time. The message body is CMD's stdin. Exit 0 acks the
@@ -90,11 +94,20 @@ a missing queue), or after --give-up-after without the server.
 
 On SIGINT or SIGTERM work stops taking messages, waits for the running
 commands (renewing their leases; they get no signal from chatq, and a
-terminal's Ctrl-C does not reach their process group) and exits 0.`,
+terminal's Ctrl-C does not reach their process group) and exits 0.
+
+For cron: --until-empty exits 0 once no message is ready and its own
+commands are done (it does not wait for delayed messages, or for failed
+ones to come back); --max-jobs N exits 0 after N messages, their commands
+done. A failed command does not change the exit code: its message comes
+back, and the outcome says so.`,
 		Example: `  chatq queue work jobs -- ./handle-job.sh
   chatq queue work emails --concurrency 4 --vt 1m --job-timeout 10m -o json -- python3 send.py
   chatq queue work jobs -- sh -c 'echo "$CHATQ_MESSAGE_ID: $(cat)"'
-  chatq queue work jobs -- sh -c 'handle || chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m'`,
+  chatq queue work jobs -- sh -c 'handle || chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m'
+
+  # a cron drain: what is ready now, 4 at a time, then exit
+  chatq queue work jobs --until-empty --concurrency 4 -- ./handle-job.sh`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return cmdutil.UsageErrorf("want a queue and a command: chatq queue work QUEUE -- CMD [ARG...]")
@@ -108,6 +121,7 @@ terminal's Ctrl-C does not reach their process group) and exits 0.`,
 			fl := cmd.Flags()
 			opts.Queue, opts.Argv = args[0], args[1:]
 			opts.VT, opts.JobTimeout = given(fl, "vt", vt), given(fl, "job-timeout", jobTimeout)
+			opts.MaxJobs = given(fl, "max-jobs", maxJobs)
 			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
 			nsFlag, _ := fl.GetString("namespace")
 			ns, _ := conn.Namespace(nsFlag, f.Getenv) // a bad one fails opts.Client, before any CMD runs
@@ -125,6 +139,8 @@ terminal's Ctrl-C does not reach their process group) and exits 0.`,
 	cmd.Flags().DurationVar(&vt, "vt", 0, "visibility timeout, the lease renewed while CMD runs (default: the queue's)")
 	cmd.Flags().DurationVar(&jobTimeout, "job-timeout", 0, "kill a CMD that runs longer than this (default: no limit)")
 	cmd.Flags().DurationVar(&opts.GiveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
+	cmd.Flags().BoolVar(&opts.UntilEmpty, "until-empty", false, "exit 0 once no message is ready and the commands started are done")
+	cmd.Flags().IntVar(&maxJobs, "max-jobs", 0, "exit 0 after N messages, their commands done (default: no limit)")
 	return cmdutil.MarkRead(cmd)
 }
 
@@ -183,11 +199,15 @@ func (o *workOptions) validate() error {
 	if o.JobTimeout != nil && *o.JobTimeout <= 0 {
 		return cmdutil.UsageErrorf("invalid --job-timeout %s: must be positive", *o.JobTimeout)
 	}
+	if o.MaxJobs != nil && *o.MaxJobs < 1 {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --max-jobs %d: must be at least 1", *o.MaxJobs),
+			"leave it out for no limit; --until-empty stops when nothing is ready")
+	}
 	return delayq.CheckName(o.Queue)
 }
 
 func workRun(ctx context.Context, opts *workOptions) error {
-	wo := delayq.WorkOptions{Concurrency: opts.Concurrency}
+	wo := delayq.WorkOptions{Concurrency: opts.Concurrency, UntilEmpty: opts.UntilEmpty}
 	if opts.VT != nil {
 		wo.VT = *opts.VT
 	}
@@ -305,7 +325,20 @@ func workRun(ctx context.Context, opts *workOptions) error {
 		}
 		return err
 	}
-	err = p.Run(ctx, func(ctx context.Context) error { return q.Work(ctx, opts.Queue, wo, handle) })
+	// --max-jobs counts across reconnects: each Work takes what is left.
+	var taken atomic.Int64
+	counted := func(ctx context.Context, m delayq.Message) error {
+		taken.Add(1)
+		return handle(ctx, m)
+	}
+	err = p.Run(ctx, func(ctx context.Context) error {
+		if opts.MaxJobs != nil {
+			if wo.MaxJobs = *opts.MaxJobs - int(taken.Load()); wo.MaxJobs <= 0 {
+				return nil
+			}
+		}
+		return q.Work(ctx, opts.Queue, wo, counted)
+	})
 	if err != nil {
 		return queueErr(err)
 	}

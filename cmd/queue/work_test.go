@@ -56,11 +56,14 @@ func TestHandlerConnEnv(t *testing.T) {
 }
 
 func TestWorkFlags(t *testing.T) {
-	vt, hour := time.Second, time.Hour
+	vt, hour, three := time.Second, time.Hour, 3
 	tests := []flagCase[workOptions]{
 		{args: []string{"jobs", "--", "./handle.sh"}, want: workOptions{Queue: "jobs", Argv: []string{"./handle.sh"}, Concurrency: 1}},
 		{args: []string{"jobs", "--concurrency", "4", "--vt", "1s", "--job-timeout", "1h", "--give-up-after", "1m", "--", "sh", "-c", "cat"},
 			want: workOptions{Queue: "jobs", Argv: []string{"sh", "-c", "cat"}, Concurrency: 4, VT: &vt, JobTimeout: &hour, GiveUpAfter: time.Minute}},
+		{args: []string{"jobs", "--until-empty", "--max-jobs", "3", "--", "cat"},
+			want: workOptions{Queue: "jobs", Argv: []string{"cat"}, Concurrency: 1, UntilEmpty: true, MaxJobs: &three}},
+		{args: []string{"jobs", "--max-jobs", "0", "--", "cmd"}, wantErr: "invalid --max-jobs 0: must be at least 1"},
 		{args: []string{"jobs"}, wantErr: "want a queue and a command"},
 		{args: []string{"jobs", "cmd", "--", "arg"}, wantErr: "put the command after the queue name and --"},
 		{args: []string{"jobs", "--concurrency", "0", "--", "cmd"}, wantErr: "invalid --concurrency 0"},

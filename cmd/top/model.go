@@ -368,7 +368,7 @@ func (m *model) queueView() []string {
 	if q.Error != "" {
 		return append(lines, m.st.bad.Render(q.Error), foot)
 	}
-	summary := fmt.Sprintf("ready %d · delayed %d · inflight %d · oldest ready %s", q.Ready, q.Delayed, q.InFlight, age(q.OldestReadyMs, q.Ready > 0))
+	summary := fmt.Sprintf("ready %d · delayed %d · inflight %d · oldest ready %s", q.Ready, q.Delayed, q.InFlight, age(q.OldestMs(), q.Ready > 0))
 	if q.DeadLetter != "" {
 		summary += " · dead letters to " + dlq(*q, 200)
 	}

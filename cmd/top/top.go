@@ -59,7 +59,7 @@ The queues past --max-queues are not read.`
 const topExample = `  chatq top
   chatq top --interval 5s --namespace myapp
   chatq top --once
-  chatq top --once -o json | jq '.queues[] | {name, ready, oldest_ready_ms}'`
+  chatq top --once --jq '.queues[] | {name, ready, oldest_ready_ms}'`
 
 type topOptions struct {
 	IO     *iostreams.IOStreams

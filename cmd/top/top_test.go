@@ -66,7 +66,8 @@ func normalize(s *Snapshot) {
 	for i := range s.Queues {
 		q := &s.Queues[i]
 		if q.Ready > 0 {
-			q.OldestReadyMs = 5000
+			ms := int64(5000)
+			q.OldestReadyMs = &ms
 		}
 	}
 	var now time.Time

@@ -34,20 +34,6 @@ func Classified(cmd *cobra.Command) (writes, ok bool) {
 	return false, r
 }
 
-// MarkWriteSub marks the subcommand name of group as a write.
-//
-// Deprecated: declare it in the subcommand's constructor with MarkWrite;
-// this goes once every command group does.
-func MarkWriteSub(group *cobra.Command, name, check string) {
-	for _, sub := range group.Commands() {
-		if sub.Name() == name {
-			MarkWrite(sub, check)
-			return
-		}
-	}
-	panic("no subcommand " + name + " of " + group.Name())
-}
-
 func annotate(cmd *cobra.Command, key, value string) *cobra.Command {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}

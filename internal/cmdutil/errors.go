@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/jsonfilter"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/spf13/cobra"
 )
@@ -83,14 +84,40 @@ func (e *maybeAppliedError) checkHint() string {
 	return fmt.Sprintf("check with `%s` before retrying, so that a retry does not apply it twice", e.check)
 }
 
+// appliedFilterError is --jq or --template failing on the output of a
+// command that writes: the write was made, so it must not exit 1 (which
+// says nothing changed) and invite a retry. It exits 4, whose "check before
+// retrying" is what a script must do.
+type appliedFilterError struct {
+	err   error
+	check string
+}
+
+func (e *appliedFilterError) Error() string {
+	return e.err.Error() + "; the command itself succeeded: its change was made, only its output could not be printed"
+}
+func (e *appliedFilterError) Unwrap() error { return e.err }
+
+func (e *appliedFilterError) checkHint() string {
+	h := "do not run it again to see the output: the change is made"
+	if e.check != "" {
+		h += fmt.Sprintf("; `%s` shows the result", e.check)
+	}
+	return h + "; try an expression on `-o json` output first"
+}
+
 // MaybeApplied turns err into a maybeAppliedError when cmd writes and err
-// says that a reply was lost after its request was sent; otherwise it
-// returns err.
+// says that a reply was lost after its request was sent, or into an
+// appliedFilterError when cmd writes and only --jq or --template failed;
+// otherwise it returns err.
 func MaybeApplied(cmd *cobra.Command, err error) error {
 	if cmd == nil || err == nil {
 		return err
 	}
 	check, ok := cmd.Annotations[writeAnnotation]
+	if ok && errors.As(err, new(*jsonfilter.RuntimeError)) {
+		return &appliedFilterError{err: err, check: check}
+	}
 	if !ok || !conn.ReplyLost(err) {
 		return err
 	}
@@ -115,6 +142,10 @@ func (f *Factory) HintFor(err error) string {
 	if errors.As(err, &ma) {
 		return ma.checkHint()
 	}
+	var af *appliedFilterError
+	if errors.As(err, &af) {
+		return af.checkHint()
+	}
 	return conn.FailureHint(err, f.cfg, f.Getenv)
 }
 
@@ -131,7 +162,7 @@ func ExitCode(err error, exitStatus bool) int {
 		return ExitOK
 	case errors.As(err, &ue) && ue.Usage(), errors.Is(err, names.ErrInvalid):
 		return ExitUsage
-	case errors.As(err, new(*maybeAppliedError)):
+	case errors.As(err, new(*maybeAppliedError)), errors.As(err, new(*appliedFilterError)):
 		return ExitMaybeApplied
 	case breached(err):
 		return exitBreached

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/jsonfilter"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -41,10 +42,49 @@ type Factory struct {
 func (f *Factory) Config() *conn.Config { return f.cfg }
 
 // Load sets the configuration and the global flags it was read from, once
-// they are parsed.
-func (f *Factory) Load(cfg *conn.Config, flags *pflag.FlagSet) {
+// they are parsed, and compiles --jq or --template: a bad expression is a
+// usage error before any server call. Either flag implies -o json.
+func (f *Factory) Load(cfg *conn.Config, flags *pflag.FlagSet) error {
 	f.cfg = cfg
 	f.flags = flags
+	filter, err := outputFilter(flags)
+	if err != nil || filter == nil {
+		return err
+	}
+	if fl := flags.Lookup("output"); fl != nil && fl.Changed && fl.Value.String() != "json" {
+		return WithHint(UsageErrorf("%s needs JSON output, and -o %s was given", filter.Flag(), fl.Value),
+			"drop -o "+fl.Value.String()+": "+filter.Flag()+" implies -o json")
+	}
+	cfg.Output = "json"
+	f.IO.SetFilter(filter)
+	return nil
+}
+
+// outputFilter compiles --jq or --template when one is given, nil when
+// neither is (then nothing of either is built).
+func outputFilter(flags *pflag.FlagSet) (*jsonfilter.Filter, error) {
+	if flags == nil {
+		return nil, nil
+	}
+	jq, tmpl := flags.Lookup("jq"), flags.Lookup("template")
+	switch {
+	case jq == nil || tmpl == nil || !jq.Changed && !tmpl.Changed:
+		return nil, nil
+	case jq.Changed && tmpl.Changed:
+		return nil, WithHint(UsageErrorf("--jq and --template exclude each other"),
+			"a template can do what a jq expression does with range, if and the template functions; or filter with --jq alone")
+	case jq.Changed:
+		filter, err := jsonfilter.JQ(jq.Value.String(), os.Environ)
+		if err != nil {
+			return nil, WithHint(UsageErr(err), "quote the expression for the shell, e.g. --jq '.[] | .id'; jq's manual has the syntax")
+		}
+		return filter, nil
+	}
+	filter, err := jsonfilter.Template(tmpl.Value.String())
+	if err != nil {
+		return nil, WithHint(UsageErr(err), `e.g. --template '{{range .}}{{.id}}{{"\n"}}{{end}}'; Go's text/template has the syntax`)
+	}
+	return filter, nil
 }
 
 // Flags returns the global flags the configuration was read from.

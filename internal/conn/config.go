@@ -120,7 +120,11 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		}
 		if len(unknown) > 0 {
 			sort.Strings(unknown)
-			err := configErr("known keys: "+strings.Join(configKeys, ", "), "config file %s: unknown key %s", path, strings.Join(unknown, ", "))
+			hint := "known keys: " + strings.Join(configKeys, ", ")
+			if near := nearest(unknown[0], configKeys); near != "" {
+				hint = fmt.Sprintf("did you mean %s? (%s)", near, hint)
+			}
+			err := configErr(hint, "config file %s: unknown key %s", path, strings.Join(unknown, ", "))
 			for _, k := range unknown {
 				problems = append(problems, configProblem{key: k, raw: fmt.Sprint(v.Get(k)), err: err})
 			}
@@ -295,6 +299,45 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// nearest returns the name in names closest to s when s is a likely
+// misspelling of it (at most two edits away, or its first three letters or
+// more), else "".
+func nearest(s string, names []string) string {
+	s = strings.ToLower(s)
+	best, bestD := "", 3
+	for _, n := range names {
+		d := editDistance(s, n)
+		if len(s) >= 3 && strings.HasPrefix(n, s) {
+			d = min(d, 2)
+		}
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func contains(list []string, s string) bool {

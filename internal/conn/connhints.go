@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -102,6 +104,10 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 		return "the server is loading its data set into memory after a restart: retry when it is done (`chatq ping` answers then)"
 	case code == "MASTERDOWN":
 		return "the replica has lost its master: point --url at the master, or use --sentinel-master NAME to follow failovers"
+	case code == "ERR" && strings.Contains(msg, "DB index is out of range"):
+		return fmt.Sprintf("the server has no database %d (it has as many as `CONFIG GET databases` says, 16 by default: 0 to 15): give a lower number in the URL's /N or --db (CHATQ_DB)", cfg.db())
+	case code == "ERR" && strings.Contains(msg, "SELECT is not allowed in cluster mode"):
+		return "a Redis Cluster has only database 0: drop the URL's /N and --db (CHATQ_DB)"
 	case code == "ERR" && strings.Contains(msg, "unknown command") && cfg.SentinelMaster == "":
 		return "if --url names a Sentinel (`chatq ping` says), add --sentinel-master NAME to reach its master"
 	}
@@ -120,6 +126,19 @@ func redisMessage(msg string) string {
 		}
 	}
 	return msg
+}
+
+// db is the database number chatq selects: --db, else the URL's /N.
+func (c *Config) db() int {
+	if c.DBSet {
+		return c.DB
+	}
+	if u, err := url.Parse(normalizeURL(c.URL)); err == nil {
+		if n, err := strconv.Atoi(strings.Trim(u.Path, "/")); err == nil {
+			return n
+		}
+	}
+	return 0
 }
 
 // userName is the ACL user chatq authenticates as.

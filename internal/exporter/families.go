@@ -107,7 +107,7 @@ func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []e
 			sample(float64(r.Ready), "queue", q, "state", "ready"),
 			sample(float64(r.Delayed), "queue", q, "state", "delayed"),
 			sample(float64(r.InFlight), "queue", q, "state", "inflight"))
-		oldest.Samples = append(oldest.Samples, sample(float64(r.OldestReadyMs)/1000, "queue", q))
+		oldest.Samples = append(oldest.Samples, sample(float64(r.OldestMs())/1000, "queue", q))
 		sent.Samples = append(sent.Samples, sample(float64(r.TotalSent), "queue", q))
 		received.Samples = append(received.Samples, sample(float64(r.TotalRecv), "queue", q))
 		dead.Samples = append(dead.Samples, sample(float64(r.TotalDead), "queue", q))

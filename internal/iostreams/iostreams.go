@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
 // IOStreams are the streams a command reads and writes, so tests can run
@@ -32,10 +34,10 @@ func SystemIO() *IOStreams {
 	}
 }
 
-func IsTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// IsTerminal reports whether f is a terminal: one the terminal driver
+// answers for (a TTY or a pseudo-terminal), not any character device, so
+// that /dev/null is not one.
+func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // Infof writes a "chatq: …" line to stderr.
 func (s *IOStreams) Infof(format string, a ...any) {

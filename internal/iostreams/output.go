@@ -1,6 +1,7 @@
 package iostreams
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +11,12 @@ import (
 )
 
 // WriteJSON prints v as JSON followed by a newline: indented on a terminal,
-// one line when piped. HTML characters are not escaped.
+// one line when piped. HTML characters are not escaped. Under --jq or
+// --template the filter's result is printed instead.
 func (s *IOStreams) WriteJSON(v any) error {
+	if o, ok := s.Out.(*filteredOut); ok {
+		return writeFiltered(o, v)
+	}
 	enc := json.NewEncoder(s.Out)
 	enc.SetEscapeHTML(false)
 	if s.OutTTY {
@@ -20,11 +25,29 @@ func (s *IOStreams) WriteJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// WriteJSONLine prints v as one line of JSON Lines (for streaming commands).
+// WriteJSONLine prints v as one line of JSON Lines (for streaming
+// commands). When w is stdout under --jq or --template, the filter's result
+// for v is printed instead.
 func WriteJSONLine(w io.Writer, v any) error {
+	switch o := w.(type) {
+	case *filteredOut:
+		return writeFiltered(o, v)
+	case unbuffered:
+		return writeFiltered(o.filteredOut, v)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+func writeFiltered(o *filteredOut, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return o.writeValue(buf.Bytes())
 }
 
 // table prints rows: aligned with a header on a terminal, tab-separated with
@@ -101,10 +124,21 @@ func (t *Table) Flush() error {
 // sequence (OSC, CSI) cannot move the cursor, retitle the window or hide
 // text. Backslashes are doubled so the result reads back unambiguously.
 // Only output to a terminal goes through it: piped output stays byte-exact.
-func TerminalSafe(s string) string {
+func TerminalSafe(s string) string { return terminalSafe(s, false) }
+
+// terminalSafeLines is TerminalSafe for text that is meant to span lines
+// (--jq's raw strings, --template's output): newlines and tabs act, and
+// backslashes stay as they are.
+func terminalSafeLines(s string) string { return terminalSafe(s, true) }
+
+func terminalSafe(s string, lines bool) string {
 	safe := true
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c == '\\' || c >= 0x80 {
+		c := s[i]
+		if lines && (c == '\n' || c == '\t' || c == '\\') {
+			continue
+		}
+		if c < 0x20 || c == 0x7f || c == '\\' || c >= 0x80 {
 			safe = false
 			break
 		}
@@ -118,6 +152,8 @@ func TerminalSafe(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case lines && (r == '\n' || r == '\t' || r == '\\'):
+			b.WriteRune(r)
 		case r == '\\':
 			b.WriteString(`\\`)
 		case r == '\t':

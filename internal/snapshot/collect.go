@@ -263,10 +263,10 @@ type QueueRow struct {
 	DeadLetter      string `json:"dead_letter"`
 	DeadLetterDepth *int64 `json:"dead_letter_depth"`
 	// OldestReadyMs is how long the first ready message has been due, in
-	// ms (0 when none is ready).
-	OldestReadyMs int64 `json:"oldest_ready_ms"`
-	TotalSent     int64 `json:"totalsent"`
-	TotalRecv     int64 `json:"totalrecv"`
+	// ms; nil (null) when none is ready, as in queue stats.
+	OldestReadyMs *int64 `json:"oldest_ready_ms"`
+	TotalSent     int64  `json:"totalsent"`
+	TotalRecv     int64  `json:"totalrecv"`
 	// TotalDead counts the messages moved to the dead-letter queue.
 	TotalDead int64 `json:"totaldead"`
 	// PushRate and RecvRate are per second since the previous refresh,
@@ -280,6 +280,14 @@ type QueueRow struct {
 	Error       string    `json:"error,omitempty"`
 	// ServerNow is the server's time the numbers were read at.
 	ServerNow time.Time `json:"-"`
+}
+
+// OldestMs is OldestReadyMs, 0 when no message is ready.
+func (r *QueueRow) OldestMs() int64 {
+	if r.OldestReadyMs == nil {
+		return 0
+	}
+	return *r.OldestReadyMs
 }
 
 // ListRow is one sharded list.
@@ -564,7 +572,8 @@ func queueRow(st delayq.Stats) QueueRow {
 	// How long the oldest ready message has been due: stats reads it in
 	// the same O(log n) call.
 	if st.OldestReady != nil {
-		r.OldestReadyMs = st.OldestReadyAge.Milliseconds()
+		ms := st.OldestReadyAge.Milliseconds()
+		r.OldestReadyMs = &ms
 	}
 	return r
 }

@@ -40,6 +40,13 @@ type WorkOptions struct {
 	// message received too often again because its dead-letter queue
 	// deadLetter does not exist (as ReceiveOptions.DeadLetterMissing).
 	DeadLetterMissing func(deadLetter string)
+	// UntilEmpty makes Work return once no message is ready and none of
+	// its handlers is running (a drain: it does not wait for delayed
+	// messages, or for failed ones to come back).
+	UntilEmpty bool
+	// MaxJobs, when positive, makes Work return after it has received that
+	// many messages and their handlers have returned.
+	MaxJobs int
 }
 
 // Outcome is what became of one message under Work.
@@ -93,7 +100,13 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 	if opt.Heartbeat < 0 {
 		return fmt.Errorf("heartbeat must not be negative: %w", errInvalidValue)
 	}
+	if opt.MaxJobs < 0 {
+		return fmt.Errorf("max jobs %d: must not be negative: %w", opt.MaxJobs, errInvalidValue)
+	}
 	ro := ReceiveOptions{N: 1, VT: opt.VT, Wait: time.Minute, Moved: opt.Moved, DeadLetterMissing: opt.DeadLetterMissing}
+	if opt.UntilEmpty {
+		ro.Wait = 0 // an empty receive ends the drain; it must not wait
+	}
 	if _, err := ro.check(); err != nil {
 		return err
 	}
@@ -105,7 +118,11 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 	slots := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	taken := 0
 	for {
+		if opt.MaxJobs > 0 && taken == opt.MaxJobs {
+			return nil // after the handlers return (wg.Wait)
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -124,9 +141,18 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		}
 		if len(r.messages) == 0 {
 			<-slots
+			if opt.UntilEmpty {
+				if len(slots) == 0 {
+					return nil // nothing ready, no handler running
+				}
+				// A running handler may fail, or push: look again once
+				// they are done.
+				wg.Wait()
+			}
 			continue
 		}
 		m := r.messages[0]
+		taken++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -68,3 +68,60 @@ func TestWork(t *testing.T) {
 		}
 	})
 }
+
+// UntilEmpty drains the queue and returns, leaving a delayed message and a
+// failed one (which comes back only after its vt); MaxJobs returns after
+// that many messages, their handlers done.
+func TestWorkUntilEmptyAndMaxJobs(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		c := newClient(t, b)
+		mustCreate(t, c, "q", delayq.Attributes{})
+		pushMany(t, c, "q", 10)
+		if _, err := c.Push(ctx, "q", "later", delayq.PushOptions{Delay: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		handled := 0
+		count := func(ctx context.Context, m delayq.Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			handled++
+			return nil
+		}
+		if err := c.Work(ctx, "q", delayq.WorkOptions{MaxJobs: 3, Concurrency: 2}, count); err != nil {
+			t.Fatal(err)
+		}
+		if handled != 3 {
+			t.Fatalf("MaxJobs 3 handled %d", handled)
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- c.Work(ctx, "q", delayq.WorkOptions{UntilEmpty: true, Concurrency: 3, VT: time.Hour},
+				func(ctx context.Context, m delayq.Message) error {
+					if m.Body == "5" {
+						return errors.New("fails")
+					}
+					return count(ctx, m)
+				})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("UntilEmpty did not return")
+		}
+		s, err := c.Stats(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if handled != 9 || s.Messages != 2 || s.Delayed != 1 || s.InFlight != 1 || s.Ready != 0 {
+			t.Fatalf("after the drain: handled %d, stats %+v", handled, s)
+		}
+		if err := c.Work(ctx, "q", delayq.WorkOptions{MaxJobs: -1}, count); err == nil {
+			t.Fatal("MaxJobs -1 accepted")
+		}
+	})
+}

@@ -1,0 +1,677 @@
+package jsonfilter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/template/parse"
+)
+
+// A --template is parsed by text/template's own parser and run here on
+// decoded JSON (objects, arrays, strings, int64, Number, bool, null), with
+// text/template's semantics for what JSON can hold: fields, variables,
+// pipelines, if/else, range (with break and continue), with, define and
+// template, and/or/not, eq/ne/lt/le/gt/ge, len, index, slice, print, printf,
+// println, and the functions of templateFuncs. It is not text/template's
+// executor because that one looks methods up by name through reflection,
+// which keeps every exported method of every type in the binary: 11 MB
+// more, and about 8% more instructions at every command's start (see
+// docs/performance.md, "Start-up"). JSON values have no methods to call.
+
+// builtinNames are the functions text/template predefines that a
+// --template can call here.
+var builtinNames = []string{"and", "or", "not", "len", "index", "slice", "eq", "ne", "lt", "le", "gt", "ge", "print", "printf", "println"}
+
+// parseTemplate parses text, the functions named by builtinNames and
+// templateFuncs known to the parser.
+func parseTemplate(text string) (map[string]*parse.Tree, error) {
+	names := map[string]any{}
+	for _, n := range builtinNames {
+		names[n] = true
+	}
+	for n := range templateFuncs(nil) {
+		names[n] = true
+	}
+	return parse.Parse("--template", text, "", "", names)
+}
+
+// loopControl is what {{break}} and {{continue}} return to their range.
+type loopControl string
+
+func (l loopControl) Error() string { return string(l) }
+
+const (
+	errBreak    = loopControl("break")
+	errContinue = loopControl("continue")
+)
+
+// execError is a failure at a node of the template, said with where.
+type execError struct {
+	context string
+	err     error
+}
+
+func (e *execError) Error() string { return "at <" + e.context + ">: " + e.err.Error() }
+
+type variable struct {
+	name  string
+	value any
+}
+
+type state struct {
+	trees map[string]*parse.Tree
+	tree  *parse.Tree
+	w     io.Writer
+	funcs map[string]func(args []any) (any, error)
+	vars  []variable
+	depth int
+}
+
+func (s *state) errorf(n parse.Node, format string, a ...any) error {
+	_, ctx := s.tree.ErrorContext(n)
+	return &execError{ctx, fmt.Errorf(format, a...)}
+}
+
+// execute runs the template named "--template" on dot.
+func execute(w io.Writer, trees map[string]*parse.Tree, funcs map[string]func([]any) (any, error), dot any) error {
+	t := trees["--template"]
+	if t == nil || t.Root == nil {
+		return nil
+	}
+	s := &state{trees: trees, tree: t, w: w, funcs: funcs, vars: []variable{{"$", dot}}}
+	return s.walk(dot, t.Root)
+}
+
+func (s *state) walk(dot any, node parse.Node) error {
+	switch n := node.(type) {
+	case *parse.ListNode:
+		for _, c := range n.Nodes {
+			if err := s.walk(dot, c); err != nil {
+				return err
+			}
+		}
+	case *parse.TextNode:
+		_, err := s.w.Write(n.Text)
+		return err
+	case *parse.CommentNode:
+	case *parse.ActionNode:
+		v, err := s.pipeline(dot, n.Pipe)
+		if err != nil || len(n.Pipe.Decl) > 0 {
+			return err
+		}
+		_, err = io.WriteString(s.w, printable(v))
+		return err
+	case *parse.IfNode:
+		return s.branch(dot, &n.BranchNode, false)
+	case *parse.WithNode:
+		return s.branch(dot, &n.BranchNode, true)
+	case *parse.RangeNode:
+		return s.rangeOver(dot, n)
+	case *parse.BreakNode:
+		return errBreak
+	case *parse.ContinueNode:
+		return errContinue
+	case *parse.TemplateNode:
+		t := s.trees[n.Name]
+		if t == nil {
+			return s.errorf(n, "no template %q", n.Name)
+		}
+		var v any
+		if n.Pipe != nil {
+			var err error
+			if v, err = s.pipeline(dot, n.Pipe); err != nil {
+				return err
+			}
+		}
+		if s.depth++; s.depth > 100 {
+			return s.errorf(n, "templates nested more than 100 deep")
+		}
+		inner := &state{trees: s.trees, tree: t, w: s.w, funcs: s.funcs, vars: []variable{{"$", v}}, depth: s.depth}
+		err := inner.walk(v, t.Root)
+		s.depth--
+		return err
+	default:
+		return s.errorf(node, "unknown node %s", node)
+	}
+	return nil
+}
+
+func (s *state) branch(dot any, b *parse.BranchNode, with bool) error {
+	mark := len(s.vars)
+	defer func() { s.vars = s.vars[:mark] }()
+	v, err := s.pipeline(dot, b.Pipe)
+	if err != nil {
+		return err
+	}
+	switch {
+	case truth(v) && with:
+		return s.walk(v, b.List)
+	case truth(v):
+		return s.walk(dot, b.List)
+	case b.ElseList != nil:
+		return s.walk(dot, b.ElseList)
+	}
+	return nil
+}
+
+func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
+	mark := len(s.vars)
+	defer func() { s.vars = s.vars[:mark] }()
+	pipe := *n.Pipe
+	pipe.Decl = nil // set per element below
+	v, err := s.pipeline(dot, &pipe)
+	if err != nil {
+		return err
+	}
+	one := func(key, elem any) error {
+		switch len(n.Pipe.Decl) {
+		case 1:
+			s.setVar(n.Pipe.Decl[0].Ident[0], elem, n.Pipe.IsAssign)
+		case 2:
+			s.setVar(n.Pipe.Decl[0].Ident[0], key, n.Pipe.IsAssign)
+			s.setVar(n.Pipe.Decl[1].Ident[0], elem, n.Pipe.IsAssign)
+		}
+		err := s.walk(elem, n.List)
+		s.vars = s.vars[:mark+len(n.Pipe.Decl)*boolInt(!n.Pipe.IsAssign)]
+		return err
+	}
+	if !n.Pipe.IsAssign {
+		for _, d := range n.Pipe.Decl {
+			s.vars = append(s.vars, variable{d.Ident[0], nil})
+		}
+	}
+	count := 0
+	run := func(key, elem any) (stop bool, err error) {
+		count++
+		switch err := one(key, elem); {
+		case errors.Is(err, errBreak):
+			return true, nil
+		case errors.Is(err, errContinue), err == nil:
+			return false, nil
+		default:
+			return true, err
+		}
+	}
+	switch v := v.(type) {
+	case []any:
+		for i, e := range v {
+			if stop, err := run(int64(i), e); stop || err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if stop, err := run(k, v[k]); stop || err != nil {
+				return err
+			}
+		}
+	case int64:
+		for i := range v {
+			if stop, err := run(i, i); stop || err != nil {
+				return err
+			}
+		}
+	case nil:
+	default:
+		return s.errorf(n, "range can't iterate over %s", describe(v))
+	}
+	if count == 0 && n.ElseList != nil {
+		return s.walk(dot, n.ElseList)
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// setVar declares a variable, or assigns an existing one (=).
+func (s *state) setVar(name string, v any, assign bool) {
+	for i := len(s.vars) - 1; i >= 0; i-- {
+		if s.vars[i].name == name {
+			s.vars[i].value = v
+			return
+		}
+	}
+	if !assign {
+		s.vars = append(s.vars, variable{name, v})
+	}
+}
+
+func (s *state) lookupVar(n parse.Node, name string) (any, error) {
+	for i := len(s.vars) - 1; i >= 0; i-- {
+		if s.vars[i].name == name {
+			return s.vars[i].value, nil
+		}
+	}
+	return nil, s.errorf(n, "undefined variable %s", name)
+}
+
+func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
+	if p == nil {
+		return nil, nil
+	}
+	var v any
+	for i, c := range p.Cmds {
+		var final []any
+		if i > 0 {
+			final = []any{v}
+		}
+		var err error
+		if v, err = s.command(dot, c, final); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range p.Decl {
+		if p.IsAssign {
+			s.setVar(d.Ident[0], v, true)
+		} else {
+			s.vars = append(s.vars, variable{d.Ident[0], v})
+		}
+	}
+	return v, nil
+}
+
+// command evaluates one command of a pipeline; final is the value piped
+// into it, when there is one.
+func (s *state) command(dot any, c *parse.CommandNode, final []any) (any, error) {
+	if id, ok := c.Args[0].(*parse.IdentifierNode); ok {
+		return s.call(dot, id, c.Args[1:], final)
+	}
+	if len(c.Args) > 1 || final != nil {
+		return nil, s.errorf(c, "%s is not a function: it takes no arguments", c.Args[0])
+	}
+	return s.arg(dot, c.Args[0])
+}
+
+// arg evaluates a node used as a value.
+func (s *state) arg(dot any, n parse.Node) (any, error) {
+	switch n := n.(type) {
+	case *parse.DotNode:
+		return dot, nil
+	case *parse.FieldNode:
+		return s.fields(n, dot, ".", n.Ident)
+	case *parse.VariableNode:
+		v, err := s.lookupVar(n, n.Ident[0])
+		if err != nil {
+			return nil, err
+		}
+		return s.fields(n, v, n.Ident[0], n.Ident[1:])
+	case *parse.ChainNode:
+		v, err := s.arg(dot, n.Node)
+		if err != nil {
+			return nil, err
+		}
+		return s.fields(n, v, n.Node.String(), n.Field)
+	case *parse.PipeNode:
+		mark := len(s.vars)
+		defer func() { s.vars = s.vars[:mark] }()
+		return s.pipeline(dot, n)
+	case *parse.IdentifierNode:
+		return s.call(dot, n, nil, nil)
+	case *parse.StringNode:
+		return n.Text, nil
+	case *parse.BoolNode:
+		return n.True, nil
+	case *parse.NumberNode:
+		switch {
+		case n.IsInt:
+			return n.Int64, nil
+		case n.IsFloat:
+			return Number(n.Float64), nil
+		}
+		return nil, s.errorf(n, "invalid number %s", n.Text)
+	case *parse.NilNode:
+		return nil, nil
+	}
+	return nil, s.errorf(n, "can't evaluate %s", n)
+}
+
+// fields follows .a.b from v: a field of an object is its member, null when
+// it has none (as text/template reads a map).
+func (s *state) fields(n parse.Node, v any, path string, names []string) (any, error) {
+	for _, name := range names {
+		switch m := v.(type) {
+		case map[string]any:
+			v = m[name]
+		case nil:
+			return nil, s.errorf(n, "%s is null, so it has no field %s", strings.TrimSuffix(path, "."), name)
+		default:
+			return nil, s.errorf(n, "%s is %s, which has no fields (asked for %s)", strings.TrimSuffix(path, "."), describe(m), name)
+		}
+		if path == "." {
+			path += name
+		} else {
+			path += "." + name
+		}
+	}
+	return v, nil
+}
+
+func (s *state) call(dot any, id *parse.IdentifierNode, argNodes []parse.Node, final []any) (any, error) {
+	name := id.Ident
+	if name == "and" || name == "or" {
+		// The first false (and) or true (or) argument, else the last; the
+		// ones after it are not evaluated.
+		n := len(argNodes) + len(final)
+		if n == 0 {
+			return nil, s.errorf(id, "%s needs at least one argument", name)
+		}
+		var v any
+		for i := range n {
+			if i < len(argNodes) {
+				var err error
+				if v, err = s.arg(dot, argNodes[i]); err != nil {
+					return nil, err
+				}
+			} else {
+				v = final[0]
+			}
+			if truth(v) == (name == "or") {
+				return v, nil
+			}
+		}
+		return v, nil
+	}
+	args := make([]any, 0, len(argNodes)+len(final))
+	for _, a := range argNodes {
+		v, err := s.arg(dot, a)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, v)
+	}
+	args = append(args, final...)
+	var v any
+	var err error
+	if fn := s.funcs[name]; fn != nil {
+		v, err = fn(args)
+	} else {
+		v, err = builtin(name, args)
+	}
+	if err != nil {
+		return nil, s.errorf(id, "%s: %v", name, err)
+	}
+	return v, nil
+}
+
+// truth is text/template's: false, 0, null, "" and empty arrays and objects
+// are false.
+func truth(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case int64:
+		return v != 0
+	case Number:
+		return v != 0
+	case string:
+		return v != ""
+	case []any:
+		return len(v) > 0
+	case map[string]any:
+		return len(v) > 0
+	}
+	return true
+}
+
+// printable is how a value prints: null as "<no value>" (as text/template
+// prints a missing map key), an array or object as JSON.
+func printable(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "<no value>"
+	case string:
+		return v
+	case []any, map[string]any:
+		b, err := json.Marshal(jsonValue(v))
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// jsonValue undoes templateValue's number types for encoding as JSON.
+func jsonValue(v any) any {
+	switch v := v.(type) {
+	case Number:
+		return json.Number(v.String())
+	case []any:
+		out := make([]any, len(v))
+		for i := range v {
+			out[i] = jsonValue(v[i])
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k := range v {
+			out[k] = jsonValue(v[k])
+		}
+		return out
+	}
+	return v
+}
+
+// describe names the JSON type of v, for messages.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case int64, Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "a value"
+}
+
+// builtin runs one of text/template's predefined functions (builtinNames).
+func builtin(name string, a []any) (any, error) {
+	switch name {
+	case "not":
+		if len(a) != 1 {
+			return nil, errors.New("want one argument")
+		}
+		return !truth(a[0]), nil
+	case "len":
+		switch v := first(a, 1).(type) {
+		case string:
+			return int64(len(v)), nil
+		case []any:
+			return int64(len(v)), nil
+		case map[string]any:
+			return int64(len(v)), nil
+		}
+		return nil, errors.New("want one string, array or object")
+	case "index":
+		if len(a) == 0 {
+			return nil, errors.New("want a value to index")
+		}
+		v := a[0]
+		for _, k := range a[1:] {
+			switch x := v.(type) {
+			case []any:
+				i, ok := k.(int64)
+				if !ok || i < 0 || i >= int64(len(x)) {
+					return nil, fmt.Errorf("index %s out of range of an array of %d", printable(k), len(x))
+				}
+				v = x[i]
+			case map[string]any:
+				key, ok := k.(string)
+				if !ok {
+					return nil, fmt.Errorf("an object's index is a string, not %s", describe(k))
+				}
+				v = x[key]
+			case nil:
+				return nil, nil
+			default:
+				return nil, fmt.Errorf("can't index %s", describe(x))
+			}
+		}
+		return v, nil
+	case "slice":
+		if len(a) < 1 || len(a) > 3 {
+			return nil, errors.New("want a value and up to two indexes")
+		}
+		var n int64
+		switch x := a[0].(type) {
+		case string:
+			n = int64(len(x))
+		case []any:
+			n = int64(len(x))
+		default:
+			return nil, fmt.Errorf("can't slice %s", describe(x))
+		}
+		idx := []int64{0, n}
+		for i, k := range a[1:] {
+			v, ok := k.(int64)
+			if !ok || v < 0 || v > n {
+				return nil, fmt.Errorf("index %s out of range 0 to %d", printable(k), n)
+			}
+			idx[i] = v
+		}
+		if idx[0] > idx[1] {
+			return nil, fmt.Errorf("invalid slice indexes %d > %d", idx[0], idx[1])
+		}
+		if s, ok := a[0].(string); ok {
+			return s[idx[0]:idx[1]], nil
+		}
+		return a[0].([]any)[idx[0]:idx[1]], nil
+	case "eq", "ne", "lt", "le", "gt", "ge":
+		if len(a) < 2 || name != "eq" && len(a) != 2 {
+			return nil, errors.New("want two arguments (eq: two or more)")
+		}
+		if name == "eq" {
+			for _, b := range a[1:] {
+				c, err := compare(a[0], b, true)
+				if err != nil {
+					return nil, err
+				}
+				if c == 0 {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		c, err := compare(a[0], a[1], name == "ne")
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "ne":
+			return c != 0, nil
+		case "lt":
+			return c < 0, nil
+		case "le":
+			return c <= 0, nil
+		case "gt":
+			return c > 0, nil
+		}
+		return c >= 0, nil
+	case "print", "println":
+		args := make([]any, len(a))
+		for i, v := range a {
+			args[i] = printArg(v, false)
+		}
+		if name == "println" {
+			return fmt.Sprintln(args...), nil
+		}
+		return fmt.Sprint(args...), nil
+	case "printf":
+		format, ok := a[0].(string)
+		if !ok {
+			return nil, errors.New("want a format string first")
+		}
+		args := make([]any, len(a)-1)
+		for i, v := range a[1:] {
+			args[i] = printArg(v, true)
+		}
+		return fmt.Sprintf(format, args...), nil
+	}
+	return nil, fmt.Errorf("function %q not defined", name)
+}
+
+// printArg is a value as print and printf take it: arrays and objects as
+// JSON, null as <nil>; for printf, numbers as Go numbers so that %d and %f
+// work.
+func printArg(v any, printf bool) any {
+	switch v := v.(type) {
+	case []any, map[string]any:
+		return printable(v)
+	case Number:
+		if printf {
+			return float64(v)
+		}
+	}
+	return v
+}
+
+// compare orders a and b: numbers by value (whole or not), strings by
+// bytes; booleans and null only for equality.
+func compare(a, b any, equality bool) (int, error) {
+	num := func(v any) (float64, bool) {
+		switch v := v.(type) {
+		case int64:
+			return float64(v), true
+		case Number:
+			return float64(v), true
+		}
+		return 0, false
+	}
+	if x, ok := a.(int64); ok {
+		if y, ok := b.(int64); ok {
+			return cmpOrdered(x, y), nil
+		}
+	}
+	if x, ok := num(a); ok {
+		if y, ok := num(b); ok {
+			return cmpOrdered(x, y), nil
+		}
+	}
+	if x, ok := a.(string); ok {
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y), nil
+		}
+	}
+	if equality {
+		switch a.(type) {
+		case bool, nil:
+			if a == b {
+				return 0, nil
+			}
+			return 1, nil
+		}
+	}
+	return 0, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+}
+
+func cmpOrdered[T int64 | float64](x, y T) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
