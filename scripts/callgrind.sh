@@ -6,7 +6,7 @@
 # machine's load; they vary by a few percent from run to run (map seeds,
 # the scheduler), hence the rounds. GOMAXPROCS=1 and no async preemption
 # keep callgrind working and the counts steadier. A server: CHATQ_URL.
-#   CHATQ_URL=redis://127.0.0.1:6379/0 scripts/callgrind.sh main -- ping
+#   CHATQ_URL=redis://127.0.0.1:6379/0 scripts/callgrind.sh main WORKTREE -- ping
 set -euo pipefail
 cd "$(dirname "$0")/.."
 refs=()

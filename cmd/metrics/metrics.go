@@ -172,10 +172,11 @@ func (o *metricsOptions) validate() error {
 // listenAddr is --listen as host:port: a port alone (9464 or :9464) is on
 // 127.0.0.1, so that metrics are not served beyond this machine unasked.
 func listenAddr(s string) (string, error) {
+	hostPort := s
 	if !strings.Contains(s, ":") {
-		s = ":" + s
+		hostPort = ":" + s
 	}
-	host, port, err := net.SplitHostPort(s)
+	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		return "", fmt.Errorf("invalid --listen %q: want HOST:PORT or a port", s)
 	}
