@@ -365,10 +365,17 @@ func TestACLReadOnly(t *testing.T) {
 		{"queue", "peek", "jobs", "--grep", "m"}, {"queue", "peek", "jobs", "--grep", "^m$", "--regexp"},
 		{"queue", "export", "jobs", "--grep", "m"}, {"queue", "peek", "held", "--inflight-for", "1ms"},
 		{"chat", "history", "1", "--grep", "hi"}, {"top", "--once", "--interval", "0"},
+		{"queue", "check", "jobs", "--max-ready", "10"}, {"metrics", "--max-lists", "0", "--max-chats", "0"},
 	} {
 		if code, msg := run(ro, args...); code != 0 {
 			t.Errorf("%v as the read-only user: exit %d: %s", args, code, msg)
 		}
+	}
+	// Without SCAN (the line leaves it out) metrics reads the queues, and
+	// says that it cannot find lists and chats.
+	if code, msg := run(ro, "metrics"); code != 0 || !strings.Contains(msg, `chatq_queue_messages{queue="jobs",state="ready"} 1`) ||
+		!strings.Contains(msg, `chatq_discovery_refused{kind="list"} 1`) || !strings.Contains(msg, "refuses SCAN") {
+		t.Errorf("metrics as the read-only user: exit %d: %s", code, msg)
 	}
 	for _, args := range [][]string{
 		{"queue", "push", "jobs", "m"}, {"queue", "poll", "jobs"}, {"queue", "create", "other"},

@@ -48,16 +48,19 @@ administrator, then give the user a password on the server:
 The line holds no password and keeps the user's passwords: it resets the
 user's commands, keys and channels, then grants. Run it again after changing
 --prefix or --namespace. --read-only grants what ping, chat members, ls,
-history, pending --peek and watch, queue ls (-l), stats, peek, get and export,
-and list llen, lrange and shards need: read commands, and the scripts that read (a script
-runs with its caller's permissions, so it can write nothing).
+history, pending --peek and watch, queue ls (-l), stats, peek, get, export and
+check, list llen, lrange and shards, metrics and top's view need: read
+commands, and the scripts that read (a script runs with its caller's
+permissions, so it can write nothing). top's actions (retry, delete,
+redrive) need a user that may write.
 
 -o json prints the line and, per chatq command, what it needs
 (docs/security.md lists the same). chatq bench and chatq demo are not
 covered: they write under prefixes of their own, and need no production
-user. Shell completion of list keys and chat ids needs SCAN, which the line
-leaves out (SCAN lists every key name on the server, whatever the key
-patterns).`,
+user. Shell completion of list keys and chat ids, and the discovery of
+sharded lists and chats by metrics and top, need SCAN, which the line leaves out
+(SCAN lists every key name on the server, whatever the key patterns):
+without it metrics and top read the queues only, and say so.`,
 		Example: `  chatq --prefix app: acl --user app | redis-cli
   chatq --prefix app: acl --user dashboard --read-only
   chatq --prefix app: --cluster acl --user app -o json`,
@@ -153,7 +156,6 @@ var (
 		{"chat ls", []string{"UserChats"}},
 		{"chat members", []string{"Members"}},
 		{"chat history", []string{"History"}},
-		{"top (chats)", []string{"Chats", "Stats"}},
 	}
 	queueCommands = []commandOps{
 		{"queue create", []string{"Create"}},
@@ -178,6 +180,7 @@ var (
 		{"top (queues)", []string{"Queues", "Stats", "Peek"}},
 		// the actions of top's queue view
 		{"top: retry, delete, redrive", []string{"Get", "Retry", "Ack", "Redrive"}},
+		{"queue check", []string{"StatsEach"}},
 	}
 	// Info checks an explicit --shard-size against the list's.
 	listCommands = []commandOps{
@@ -187,7 +190,6 @@ var (
 		{"list llen", []string{"LLen", "Info"}},
 		{"list lrange", []string{"LRange", "Info"}},
 		{"list shards", []string{"Layout", "Info"}},
-		{"top (lists)", []string{"Lists", "Info"}},
 	}
 )
 
@@ -202,13 +204,44 @@ type commandOps struct {
 // tests, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
 func needs(prefix string) []need {
 	// Access makes no Redis call: the clients need no server.
-	// top's server line reads INFO (its PING is the connection's).
-	out := []need{{"ping", false, nil, nil, nil}, {"top (server)", false, []string{"info"}, nil, nil}}
+	// top's view of chats, lists and the server reads what metrics does
+	// (its row); its queue view also peeks.
+	out := []need{{"ping", false, nil, nil, nil}}
 	out = append(out, fromAccess(chatCommands, table(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
 	// The queue patterns keep "{ns}" for the namespaces (aclArgs puts
 	// each in, behind the prefix).
-	out = append(out, fromAccess(queueCommands, table(delayq.New(nil, delayq.Options{Namespace: "{ns}"}).Access()))...)
-	return append(out, fromAccess(listCommands, table(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access()))...)
+	queues := table(delayq.New(nil, delayq.Options{Namespace: "{ns}"}).Access())
+	lists := table(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access())
+	chats := table(chat.New(nil, chat.Options{Prefix: prefix}).Access())
+	out = append(out, fromAccess(queueCommands, queues)...)
+	out = append(out, fromAccess(listCommands, lists)...)
+	return append(out, metricsNeed(queues, lists, chats))
+}
+
+// metricsNeed is what chatq metrics (and chatq top) needs: the listings
+// and numbers of the three packages, and INFO; but not SCAN, which finds
+// the lists and chats: it lists every key name on the server whatever the
+// key patterns, so the line leaves it out (metrics then reads queues only,
+// and says so).
+func metricsNeed(queues, lists, chats map[string]access) need {
+	n := need{Command: "metrics", Redis: []string{"info"}}
+	for _, part := range [][]need{
+		fromAccess([]commandOps{{"metrics", []string{"Queues", "StatsEach"}}}, queues),
+		fromAccess([]commandOps{{"metrics", []string{"Lists", "Info"}}}, lists),
+		fromAccess([]commandOps{{"metrics", []string{"Chats", "Stats"}}}, chats),
+	} {
+		n.Write = n.Write || part[0].Write
+		for _, c := range part[0].Redis {
+			if c != "scan" {
+				n.Redis = appendNew(n.Redis, c)
+			}
+		}
+		for _, k := range part[0].Keys {
+			n.Keys = appendNew(n.Keys, k)
+		}
+	}
+	slices.Sort(n.Redis)
+	return n
 }
 
 // access is one method's row of a package's Access table.

@@ -9,6 +9,7 @@ import (
 	"github.com/chatq-dev/chatq/cmd/demo"
 	"github.com/chatq-dev/chatq/cmd/dev"
 	"github.com/chatq-dev/chatq/cmd/list"
+	"github.com/chatq-dev/chatq/cmd/metrics"
 	"github.com/chatq-dev/chatq/cmd/queue"
 	"github.com/chatq-dev/chatq/cmd/top"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -42,9 +43,11 @@ Exit codes:
        applied it (the hint names the command that shows whether it did);
        exit 1 on a write means it was not applied; also a write that
        succeeded but whose output --jq or --template could not filter
+  5    a health check found a threshold breached (queue check); 1 stays
+       "could not find out"
   130  interrupted: Ctrl-C or SIGTERM cut a command short; chat watch,
-       queue work and dev run until stopped, so for them it is the normal
-       end: they stop cleanly and exit 0`
+       queue work, metrics --listen and dev run until stopped, so for them
+       it is the normal end: they stop cleanly and exit 0`
 
 const rootExample = `  # try it without a Redis server
   chatq demo
@@ -159,6 +162,7 @@ func subcommands() []subcommand {
 		{"queue", queue.NewCmd},
 		{"list", list.NewCmd},
 		{"top", func(f *cmdutil.Factory) *cobra.Command { return top.NewCmdTop(f, nil) }},
+		{"metrics", func(f *cmdutil.Factory) *cobra.Command { return metrics.NewCmd(f, nil) }},
 	}
 }
 

@@ -58,6 +58,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	)
 	// Backup and restore (export.go, import.go).
 	cmd.AddCommand(NewCmdExport(f, nil), NewCmdImport(f, nil))
+	cmd.AddCommand(NewCmdCheck(f, nil))
 	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 		q, err := queueClient(f, cmd)()
 		if err != nil {

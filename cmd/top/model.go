@@ -543,7 +543,7 @@ func (m *model) queueView() []string {
 	if q.Error != "" {
 		return append(lines, m.st.bad.Render(q.Error), foot)
 	}
-	summary := fmt.Sprintf("ready %d · delayed %d · inflight %d · oldest ready %s", q.Ready, q.Delayed, q.InFlight, age(q.oldestMs(), q.Ready > 0))
+	summary := fmt.Sprintf("ready %d · delayed %d · inflight %d · oldest ready %s", q.Ready, q.Delayed, q.InFlight, age(q.OldestMs(), q.Ready > 0))
 	if q.DeadLetter != "" {
 		summary += " · dead letters to " + dlq(*q, 200)
 	}
@@ -571,7 +571,7 @@ func (m *model) queueView() []string {
 			sel = m.selectedMessage()
 		}
 		for i, p := range s.Peek {
-			text := row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.serverNow), count(p.RC), oneLine(p.Body)})
+			text := row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.ServerNow), count(p.RC), oneLine(p.Body)})
 			if i == sel {
 				lines = append(lines, m.st.selected.Render(fit("> "+text, m.width)))
 			} else {

@@ -57,8 +57,8 @@ What a refresh costs the server, whatever the number of keys:
   chats: a big keyspace is discovered over several refreshes, and the view
   says so;
   per queue shown (at most --max-queues): the queue stats script
-  (O(log n): counts and the oldest ready age), and an HEXISTS of its
-  dead-letter queue when it has one;
+  (O(log n): counts and the oldest ready age), 20 to a round trip, and
+  an HEXISTS of its dead-letter queue when that one is not shown;
   per list shown (at most --max-lists): the length script (O(1)), which
   also returns its end shards;
   one pipeline of a ZCARD and a GET for each of at most --max-chats chats,

@@ -73,7 +73,7 @@ func normalize(s *Snapshot) {
 	var now time.Time
 	for _, q := range s.Queues {
 		if q.Name == s.PeekQueue {
-			now = q.serverNow
+			now = q.ServerNow
 		}
 	}
 	for i := range s.Peek {

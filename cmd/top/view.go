@@ -150,7 +150,7 @@ func queueColumns(width int, rows []QueueRow) []column {
 
 func queueCells(r QueueRow, cols []column) []string {
 	cells := []string{r.Name, count(r.Ready), count(r.Delayed), count(r.InFlight), dlq(r, cols[4].width),
-		age(r.oldestMs(), r.Ready > 0), rate(r.PushRate), rate(r.RecvRate)}
+		age(r.OldestMs(), r.Ready > 0), rate(r.PushRate), rate(r.RecvRate)}
 	if r.Error != "" {
 		cells = []string{r.Name, "", "", "", r.Error, "", "", ""}
 	}
@@ -354,7 +354,7 @@ func writeTables(newTable func(header ...string) tableWriter, tty bool, out io.W
 				depth = fmt.Sprint(*r.DeadLetterDepth)
 			}
 		}
-		queues = append(queues, []any{"queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.oldestMs(), rateCell(r.PushRate), rateCell(r.RecvRate)})
+		queues = append(queues, []any{"queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.OldestMs(), rateCell(r.PushRate), rateCell(r.RecvRate)})
 	}
 	lists := [][]any{{"KIND", "NAME", "LENGTH", "SHARDS"}}
 	for _, r := range s.Lists {

@@ -310,6 +310,8 @@ func TestBounded(t *testing.T) {
 		}},
 		{name: "chat completion", args: []string{"__complete", "chat", "members", ""}},
 		{name: "top --once", args: []string{"top", "--once", "--interval", "0"}},
+		{name: "metrics", args: []string{"metrics"}},
+		{name: "queue check", args: []string{"queue", "check", "big", "dlq", "--max-ready", "1000000000", "--max-oldest", "1000000h", "--max-inflight", "1000000000", "--max-dead", "1000000000"}},
 		{name: "queue purge", args: []string{"queue", "purge", "big", "--force"}, prep: func(h *harness) []string {
 			h.restore("big")
 			return nil

@@ -20,6 +20,9 @@ const (
 	// server may have applied it; exit 1 on a write means it was not.
 	ExitMaybeApplied = 4
 	ExitInterrupted  = 130
+	// exitBreached: a health check (queue check) found a threshold
+	// breached; its error has a Breached() bool method.
+	exitBreached = 5
 )
 
 // ErrNothing is returned by a command that succeeded with nothing to return
@@ -161,9 +164,18 @@ func ExitCode(err error, exitStatus bool) int {
 		return ExitUsage
 	case errors.As(err, new(*maybeAppliedError)), errors.As(err, new(*appliedFilterError)):
 		return ExitMaybeApplied
+	case breached(err):
+		return exitBreached
 	default:
 		return ExitError
 	}
+}
+
+// breached reports whether err says that a health check found a
+// threshold breached.
+func breached(err error) bool {
+	var b interface{ Breached() bool }
+	return errors.As(err, &b) && b.Breached()
 }
 
 // refusedError is a destructive command that was not confirmed: off a

@@ -57,3 +57,26 @@ func TestHintFor(t *testing.T) {
 		}
 	}
 }
+
+type breach struct{ yes bool }
+
+func (b breach) Error() string  { return "threshold breached" }
+func (b breach) Breached() bool { return b.yes }
+
+// An error that says a health check found a threshold breached exits 5,
+// also wrapped; one that says it was not exits 1.
+func TestBreachedExits5(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code int
+	}{
+		{breach{true}, 5},
+		{fmt.Errorf("check: %w", breach{true}), 5},
+		{WithHint(breach{true}, "look"), 5},
+		{breach{false}, ExitError},
+	} {
+		if code := ExitCode(tc.err, false); code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.err, code, tc.code)
+		}
+	}
+}

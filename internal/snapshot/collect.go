@@ -1,4 +1,9 @@
-package top
+// Package snapshot reads what chatq keeps under a prefix, the queues,
+// sharded lists and chats and the server, in bounded steps: discovery by
+// the packages' listings (SSCAN of the queue registry, SCANs of the keys)
+// carried on from one snapshot to the next, and the numbers of at most a
+// limit of each. chatq top and chatq metrics read through it.
+package snapshot
 
 import (
 	"context"
@@ -8,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/conn"
@@ -22,8 +26,10 @@ import (
 // Limits bound the work of one refresh, whatever the number of keys.
 type Limits struct {
 	Queues int // queues examined (stats) per refresh
-	Lists  int // sharded lists examined per refresh
-	Chats  int // chats examined per refresh, in turn
+	// Lists sharded lists are examined per refresh, and Chats chats in
+	// turn; 0 leaves lists (or chats) out, their discovery included.
+	Lists int
+	Chats int
 	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists, and
 	// as many chats; RegistryCalls SSCANs of COUNT ScanCount read the queue
 	// registry.
@@ -35,13 +41,33 @@ type Limits struct {
 // DefaultLimits are the limits of `chatq top` unless flags change them.
 var DefaultLimits = Limits{Queues: 30, Lists: 20, Chats: 50, ScanCalls: 4, RegistryCalls: 2, ScanCount: 500}
 
-// maxPeek is the most messages the queue view asks for.
-const maxPeek = 50
+// MaxPeek is the most messages the queue view asks for.
+const MaxPeek = 50
 
-// collector takes snapshots. It keeps what discovery found so far and the
+// Options configure a Collector.
+type Options struct {
+	Namespace string // the queues' RSMQ namespace; "" is "rsmq"
+	Prefix    string // in front of every key
+	Cluster   bool   // the server is a Redis Cluster: queue names are hash-tagged
+	Limits    Limits
+	// Interval is the time between refreshes: a rate is measured over at
+	// least half of it.
+	Interval time.Duration
+	// Clock is the client's clock (time.Now when nil); tests drive it.
+	Clock func() time.Time
+	// Filter, when set, keeps the names of queues, lists and chats it
+	// matches; the others are not read, nor counted as known.
+	Filter *Filter
+	// DeadLetters also reads the dead-letter queues of the queues read
+	// that are not among them (past Limits.Queues, or filtered out), for
+	// their depth: at most one more stats call per queue read.
+	DeadLetters bool
+}
+
+// Collector takes snapshots. It keeps what discovery found so far and the
 // counters of the previous refresh (for rates), so each refresh does a
 // bounded share of the work.
-type collector struct {
+type Collector struct {
 	rdb     redis.UniversalClient
 	q       *delayq.Client
 	list    *shardlist.Client
@@ -50,6 +76,8 @@ type collector struct {
 	cluster bool
 	clock   func() time.Time
 	lim     Limits
+	trips   *tripCounter
+	dlqs    bool // Options.DeadLetters
 	// minSample is the shortest time a rate is measured over: half the
 	// refresh interval.
 	minSample time.Duration
@@ -89,12 +117,14 @@ type chatSample struct {
 // refreshes and the members of the last complete cycle plus the current one.
 type scanSet struct {
 	valid    func(string) error // when set, the members it refuses are left out
+	keep     func(string) bool  // the members it refuses are left out too
 	cursor   uint64
 	complete bool // a whole cycle has been seen
 	known    map[string]bool
 	cycle    map[string]bool
-	scanned  int64 // members returned in this cycle
-	lastScan int64 // members returned in the last complete cycle
+	refused  string // why the server refused the last step (ACL), or ""
+	scanned  int64  // members returned in this cycle
+	lastScan int64  // members returned in the last complete cycle
 }
 
 // add records members; those valid refuses (queue names written by
@@ -105,7 +135,7 @@ func (s *scanSet) add(members []string) {
 		s.known, s.cycle = map[string]bool{}, map[string]bool{}
 	}
 	for _, n := range members {
-		if s.valid != nil && s.valid(n) != nil {
+		if s.valid != nil && s.valid(n) != nil || !s.keep(n) {
 			continue
 		}
 		s.known[n] = true
@@ -144,13 +174,25 @@ func (s *scanSet) sorted() []string {
 	return out
 }
 
-func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
-	return &collector{minSample: interval / 2,
-		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
-		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
-		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
-		prefix: prefix, cluster: cluster, clock: clock, lim: lim,
-		queues: scanSet{valid: names.Queue},
+// New returns a Collector reading through rdb. It adds a hook to rdb that
+// counts round trips (Snapshot.RoundTrips): snapshots are best taken
+// one at a time, and nothing else should use rdb meanwhile.
+func New(rdb redis.UniversalClient, opt Options) *Collector {
+	clock := opt.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	trips := &tripCounter{}
+	rdb.AddHook(trips)
+	keep := opt.Filter.Match
+	return &Collector{minSample: opt.Interval / 2,
+		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: opt.Namespace, Prefix: opt.Prefix, HashTag: opt.Cluster}),
+		list:   shardlist.New(rdb, shardlist.Options{Prefix: opt.Prefix}),
+		chat:   chat.New(rdb, chat.Options{Prefix: opt.Prefix}),
+		prefix: opt.Prefix, cluster: opt.Cluster, clock: clock, lim: opt.Limits, trips: trips, dlqs: opt.DeadLetters,
+		queues: scanSet{valid: names.Queue, keep: keep},
+		lists:  scanSet{keep: keep},
+		chats:  scanSet{keep: keep},
 		prev:   map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
 	}
 }
@@ -173,12 +215,24 @@ type Snapshot struct {
 	// KeysComplete is true once a whole discovery cycle (the lists' SCAN,
 	// then the chats') is done; KeysScanned counts the names it found in
 	// the cycle under way (or in the last complete one).
-	KeysComplete bool       `json:"keys_complete"`
-	KeysScanned  int64      `json:"keys_scanned"`
-	Calls        int        `json:"calls"`
-	Peek         []PeekRow  `json:"-"`
-	PeekQueue    string     `json:"-"`
-	Limits       limitsJSON `json:"limits"`
+	KeysComplete bool  `json:"keys_complete"`
+	KeysScanned  int64 `json:"keys_scanned"`
+	// ListsComplete and ChatsComplete are each discovery's own: a whole
+	// cycle of it is done (false when that kind is left out).
+	ListsComplete bool `json:"lists_complete"`
+	ChatsComplete bool `json:"chats_complete"`
+	// ListsRefused and ChatsRefused say why the server refused their
+	// discovery (a user without SCAN), or are "".
+	ListsRefused string `json:"lists_refused,omitempty"`
+	ChatsRefused string `json:"chats_refused,omitempty"`
+	// Calls counts the server calls the snapshot made (a script call
+	// counts once) and RoundTrips the round trips they took (a pipeline
+	// counts once, on a Cluster once whatever masters it reaches).
+	Calls      int        `json:"calls"`
+	RoundTrips int        `json:"round_trips"`
+	Peek       []PeekRow  `json:"-"`
+	PeekQueue  string     `json:"-"`
+	Limits     limitsJSON `json:"limits"`
 }
 
 type limitsJSON struct {
@@ -213,6 +267,8 @@ type QueueRow struct {
 	OldestReadyMs *int64 `json:"oldest_ready_ms"`
 	TotalSent     int64  `json:"totalsent"`
 	TotalRecv     int64  `json:"totalrecv"`
+	// TotalDead counts the messages moved to the dead-letter queue.
+	TotalDead int64 `json:"totaldead"`
 	// PushRate and RecvRate are per second since the previous refresh,
 	// nil before there is one.
 	PushRate *float64 `json:"push_rate"`
@@ -222,12 +278,12 @@ type QueueRow struct {
 	PushHistory []float64 `json:"-"`
 	RecvHistory []float64 `json:"-"`
 	Error       string    `json:"error,omitempty"`
-	// serverNow is the server's time the numbers were read at.
-	serverNow time.Time
+	// ServerNow is the server's time the numbers were read at.
+	ServerNow time.Time `json:"-"`
 }
 
-// oldestMs is OldestReadyMs, 0 when no message is ready.
-func (r *QueueRow) oldestMs() int64 {
+// OldestMs is OldestReadyMs, 0 when no message is ready.
+func (r *QueueRow) OldestMs() int64 {
 	if r.OldestReadyMs == nil {
 		return 0
 	}
@@ -271,12 +327,13 @@ type PeekRow struct {
 	Body      string
 }
 
-// snapshot takes one snapshot: the server, discovery (bounded SCAN steps),
+// Snapshot takes one snapshot: the server, discovery (bounded SCAN steps),
 // then the numbers of at most the limits' queues, lists and chats whose
 // names contain filter. peekQueue, when not "", also peeks at up to peekN
-// of its messages. This is the one place chatq top reads from Redis.
-func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
+// of its messages. This is the one place chatq top and chatq metrics read from Redis.
+func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peekN int) (*Snapshot, error) {
 	now := c.clock()
+	trips := c.trips.n.Load()
 	s := &Snapshot{Time: now, TimeMs: now.UnixMilli(), Limits: limitsJSON{c.lim.Queues, c.lim.Lists, c.lim.Chats}}
 	calls := 0
 	fail := func(err error) (*Snapshot, error) {
@@ -312,15 +369,19 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	if err != nil {
 		return fail(err)
 	}
-	n, err = c.discover(ctx, &c.lists, c.list.Lists)
-	calls += n
-	if err != nil {
-		return fail(err)
+	if c.lim.Lists > 0 {
+		n, err = c.discover(ctx, &c.lists, c.list.Lists)
+		calls += n
+		if err != nil {
+			return fail(err)
+		}
 	}
-	n, err = c.discover(ctx, &c.chats, c.chat.Chats)
-	calls += n
-	if err != nil {
-		return fail(err)
+	if c.lim.Chats > 0 {
+		n, err = c.discover(ctx, &c.chats, c.chat.Chats)
+		calls += n
+		if err != nil {
+			return fail(err)
+		}
 	}
 	for id := range c.chatData {
 		if !c.chats.known[id] {
@@ -328,7 +389,9 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 		}
 	}
 	s.QueuesComplete = c.queues.complete
-	s.KeysComplete = c.lists.complete && c.chats.complete
+	s.ListsComplete, s.ChatsComplete = c.lists.complete, c.chats.complete
+	s.ListsRefused, s.ChatsRefused = c.lists.refused, c.chats.refused
+	s.KeysComplete = (c.lim.Lists == 0 || c.lists.complete) && (c.lim.Chats == 0 || c.chats.complete)
 	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
 	// Queues.
@@ -362,7 +425,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	s.Chats = ci
 
 	if peekQueue != "" && peekN > 0 {
-		ps, err := c.q.Peek(ctx, peekQueue, delayq.PeekOptions{N: min(peekN, maxPeek)})
+		ps, err := c.q.Peek(ctx, peekQueue, delayq.PeekOptions{N: min(peekN, MaxPeek)})
 		calls++
 		if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
 			return fail(err)
@@ -373,11 +436,12 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 		}
 	}
 	s.Calls = calls
+	s.RoundTrips = int(c.trips.n.Load() - trips)
 	return s, nil
 }
 
 // scanRegistry reads the next steps of the queue registry.
-func (c *collector) scanRegistry(ctx context.Context) (int, error) {
+func (c *Collector) scanRegistry(ctx context.Context) (int, error) {
 	calls := 0
 	for calls < c.lim.RegistryCalls {
 		page, next, err := c.q.Queues(ctx, c.queues.cursor, "", c.lim.ScanCount)
@@ -398,14 +462,21 @@ func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 // discover takes the next steps of a listing of lists or chats, each one
 // SCAN of the prefix's keys (node by node on a cluster), at most
 // Limits.ScanCalls of them.
-func (c *collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
+func (c *Collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
 	calls := 0
 	for calls < c.lim.ScanCalls {
 		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
+		if redis.HasErrorPrefix(err, "NOPERM") {
+			// A user without SCAN (chatq acl leaves it out) finds no
+			// lists or chats; the rest of the snapshot goes on.
+			set.refused = err.Error()
+			return calls, nil
+		}
 		if err != nil {
 			return calls, err
 		}
+		set.refused = ""
 		set.add(found)
 		set.cursor = next
 		if next == 0 {
@@ -416,48 +487,58 @@ func (c *collector) discover(ctx context.Context, set *scanSet, page func(contex
 	return calls, nil
 }
 
-// queueRows reads the stats of names (counts and the oldest ready age,
-// one O(log n) script call each), four queues at a time.
-func (c *collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
-	rows := make([]QueueRow, len(names))
-	callsPer := make([]int, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i, name := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			rows[i], callsPer[i], errs[i] = c.queueRow(ctx, name)
-		}()
+// queueRows reads the stats of names (counts, counters and the oldest
+// ready age: one O(log n) script call each, 20 a round trip, and an
+// HEXISTS of each dead-letter queue not among names, in one pipeline) and
+// the depth of their dead-letter queues: of those among names, and with
+// Options.DeadLetters of the others, read after.
+func (c *Collector) queueRows(ctx context.Context, names []string, now time.Time) ([]QueueRow, int, error) {
+	stats, err := c.q.StatsEach(ctx, names)
+	calls := len(names)
+	if err != nil {
+		return nil, calls, err
 	}
-	wg.Wait()
-	calls := 0
-	for i := range rows {
-		calls += callsPer[i]
+	depth := map[string]int64{}
+	for _, st := range stats {
+		if st.Err == nil {
+			depth[st.Name] = st.Messages
+		}
 	}
-	for _, err := range errs {
+	var more []string // dead-letter queues not among names
+	for _, st := range stats {
+		if _, ok := depth[st.DeadLetter]; st.Err == nil && st.DeadLetter != "" && !ok && !slices.Contains(more, st.DeadLetter) {
+			more = append(more, st.DeadLetter)
+		}
+	}
+	calls += len(more) // StatsEach's HEXISTS of each
+	var exist []string
+	for _, st := range stats {
+		if st.Err == nil && st.DeadLetter != "" && !st.DeadLetterMissing && slices.Contains(more, st.DeadLetter) && !slices.Contains(exist, st.DeadLetter) {
+			exist = append(exist, st.DeadLetter)
+		}
+	}
+	if len(exist) > 0 && c.dlqs {
+		dl, err := c.q.StatsEach(ctx, exist)
+		calls += len(exist)
 		if err != nil {
 			return nil, calls, err
 		}
-	}
-	depth := map[string]int64{}
-	for i := range rows {
-		if rows[i].Error == "" {
-			depth[rows[i].Name] = rows[i].Messages
+		for _, st := range dl {
+			if st.Err == nil {
+				depth[st.Name] = st.Messages
+			}
 		}
 	}
-	for i := range rows {
+	rows := make([]QueueRow, len(stats))
+	for i, st := range stats {
 		r := &rows[i]
+		*r = queueRow(st)
 		if d, ok := depth[r.DeadLetter]; ok {
 			r.DeadLetterDepth = &d
 		}
-		if r.Error != "" {
-			continue
+		if r.Error == "" {
+			c.rate(r, now)
 		}
-		c.rate(r, now)
 	}
 	// Forget the counters of queues no longer shown.
 	shown := map[string]bool{}
@@ -473,45 +554,34 @@ func (c *collector) queueRows(ctx context.Context, names []string, now time.Time
 	return rows, calls, nil
 }
 
-// statsCall is the per-queue numbers call.
-func (c *collector) statsCall(ctx context.Context, name string) (*delayq.Stats, error) {
-	return c.q.Stats(ctx, name)
-}
-
-// queueRow reads one queue; a failure that is about the queue (deleted, a
-// wrong type) is kept in the row, one about the connection returned.
-func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, error) {
-	r := QueueRow{Name: name}
-	st, err := c.statsCall(ctx, name)
+// queueRow is one queue's row from its stats; a failure about the queue
+// (deleted, a key of the wrong type) is kept in the row.
+func queueRow(st delayq.Stats) QueueRow {
+	r := QueueRow{Name: st.Name}
 	switch {
-	case errors.Is(err, delayq.ErrQueueNotFound):
+	case errors.Is(st.Err, delayq.ErrQueueNotFound):
 		r.Error = "deleted"
-		return r, 1, nil
-	case err != nil && (ctx.Err() != nil || isConnErr(err)):
-		return r, 1, err
-	case err != nil:
-		r.Error = err.Error()
-		return r, 1, nil
+		return r
+	case st.Err != nil:
+		r.Error = st.Err.Error()
+		return r
 	}
 	r.Messages, r.Ready, r.Delayed, r.InFlight = st.Messages, st.Ready, st.Delayed, st.InFlight
-	r.DeadLetter, r.TotalSent, r.TotalRecv = st.DeadLetter, st.TotalSent, st.TotalRecv
-	r.serverNow = st.Now
+	r.DeadLetter, r.TotalSent, r.TotalRecv, r.TotalDead = st.DeadLetter, st.TotalSent, st.TotalRecv, st.TotalDead
+	r.ServerNow = st.Now
 	// How long the oldest ready message has been due: stats reads it in
 	// the same O(log n) call.
 	if st.OldestReady != nil {
 		ms := st.OldestReadyAge.Milliseconds()
 		r.OldestReadyMs = &ms
 	}
-	if st.DeadLetter != "" {
-		return r, 2, nil // and the HEXISTS of the dead-letter queue
-	}
-	return r, 1, nil
+	return r
 }
 
 // rate sets r's rates from the counters' change since the previous
 // sample, and keeps the last minute of them. Refreshes closer than
 // minSample to the last sample (a key asked for one) reuse its rates.
-func (c *collector) rate(r *QueueRow, now time.Time) {
+func (c *Collector) rate(r *QueueRow, now time.Time) {
 	h := c.rates[r.Name]
 	if h == nil {
 		h = &rateHistory{}
@@ -557,7 +627,7 @@ func (h *rateHistory) add(at time.Time, push, recv float64) {
 
 // listRows reads the length and end shards of each list: one O(1) script
 // call each.
-func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
+func (c *Collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
 	rows := make([]ListRow, 0, len(keys))
 	calls := 0
 	for _, k := range keys {
@@ -583,7 +653,7 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 
 // chatsInfo examines the next Limits.Chats chats in turn (their stored
 // messages and last id, in one round trip) and sums up what is known.
-func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
+func (c *Collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
 	ids := matching(c.chats.sorted(), filter)
 	ci := ChatsInfo{Count: len(ids), Busiest: []ChatRow{}}
 	if len(ids) == 0 {
