@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -64,7 +66,8 @@ func TestLostReplyExits4(t *testing.T) {
 }
 
 // A bulk push whose reply is lost part way prints the ids it stored, exits
-// 4, and says which line may also be stored and how to resume.
+// 4, and says which lines (one batch: all or none) may also be stored and
+// how to resume either way; the batch was in fact stored whole.
 func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
@@ -72,22 +75,31 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 		if code, _, stderr := run(ctx, pb, "queue", "create", "bulk"); code != 0 {
 			t.Fatalf("create: %d %s", code, stderr)
 		}
-		if code, _, stderr := run(ctx, pb, "queue", "push", "bulk", "warm"); code != 0 {
-			t.Fatalf("push: %d %s", code, stderr)
+		var in strings.Builder
+		for i := 1; i <= 150; i++ {
+			fmt.Fprintf(&in, "line-%d\n", i)
 		}
-		p.DropReplyTo("line-3")
+		// The second batch, lines 101-150 (the first loads the script).
+		p.DropReplyTo("line-120")
 		var out, errOut syncBuffer
-		code := runChatq(ctx, pb, "line-1\nline-2\nline-3\nline-4\n", &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "push", "bulk", "--lines", "-")
+		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "push", "bulk", "--lines", "-")
 		if code != cmdutil.ExitMaybeApplied {
 			t.Fatalf("exit %d, want 4: %s", code, errOut.String())
 		}
-		if n := strings.Count(out.String(), `"id":`); n != 2 {
-			t.Errorf("printed %d ids, want the 2 stored: %s", n, out.String())
+		var ids []struct{ ID string }
+		if err := json.Unmarshal([]byte(out.String()), &ids); err != nil || len(ids) != 100 {
+			t.Errorf("printed %d ids (%v), want the 100 stored: %s", len(ids), err, out.String())
 		}
-		for _, want := range []string{"2 of 4 messages were stored, and line 3 may have been too", "tail -n +3"} {
+		for _, want := range []string{"100 of 150 messages were stored, and lines 101-150 may have been too, all of them or none",
+			"resume with `tail -n +151 FILE | chatq queue push bulk --lines -` if it is there, else with `tail -n +101 FILE"} {
 			if !strings.Contains(errOut.String(), want) {
 				t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
 			}
+		}
+		code, stdout, stderr := run(ctx, b, "queue", "stats", "bulk", "-o", "json")
+		var st struct{ Msgs int }
+		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.Msgs != 150 {
+			t.Errorf("the lost batch was not stored whole: exit %d, %+v %v %s", code, st, err, stderr)
 		}
 	})
 }

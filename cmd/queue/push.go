@@ -52,8 +52,11 @@ channel <ns>:rt:<queue>, which wakes waiting polls.
 
 With --lines and -, each line of stdin is a message of its own: every line is
 checked against maxsize before the first is pushed, they are pushed in order
-(one round trip each), and their ids are printed one per line (a JSON array
-with -o json). A terminal shows a progress bar for long inputs.
+in batches (up to 100 messages or 1 MiB per script call, each call atomic),
+and their ids are printed one per line (a JSON array with -o json). If the
+push stops part way (the queue deleted, the connection lost, Ctrl-C, which
+waits for the batch in flight), chatq says how many messages were stored
+and how to resume without duplicates. A terminal shows a progress bar.
 
 With --jsonl and -, each line of stdin is one JSON value, so a body may hold
 newlines: a JSON string (the body), or an object with "message" (the body)
@@ -212,25 +215,50 @@ type pushItem struct {
 	po   delayq.PushOptions
 }
 
-// pushItems pushes checked items in order, one round trip each, printing
-// each id as it is stored (a JSON array at the end with -o json).
+// pushBatch and pushBatchBytes bound one PushMany call of a bulk push: at
+// most 100 messages (the package's limit), fewer once their bodies reach
+// 1 MiB (a single bigger body goes alone).
+const (
+	pushBatch      = 100
+	pushBatchBytes = 1 << 20
+)
+
+// pushItems pushes checked items in order, in batches of one atomic script
+// call each, printing the ids of each batch as it is stored (a JSON array
+// at the end with -o json). An interrupt stops between batches: a batch
+// sent is waited for (bounded by the client's read timeout), so that what
+// was stored is known.
 func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items []pushItem, flag string) error {
 	prog := opts.IO.NewProgress("pushing", len(items))
 	defer prog.Done()
 	ids := make([]queuePushJSON, 0, len(items))
-	for _, it := range items {
-		p, err := q.Push(ctx, opts.Queue, it.body, it.po)
+	bodies := make([]string, 0, pushBatch)
+	due := make([]delayq.PushOptions, 0, pushBatch)
+	for start := 0; start < len(items); {
+		end := batchEnd(items, start)
+		if ctx.Err() != nil {
+			return partialPush(ctx, opts, ids, items, end, flag, ctx.Err())
+		}
+		bodies, due = bodies[:0], due[:0]
+		for _, it := range items[start:end] {
+			bodies = append(bodies, it.body)
+			due = append(due, it.po)
+		}
+		ps, err := q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)
 		if err != nil {
-			return partialPush(ctx, opts, ids, items, flag, err)
+			return partialPush(ctx, opts, ids, items, end, flag, err)
 		}
-		if len(ids) == 0 {
-			warnNotNotified(opts.IO, p)
+		if start == 0 {
+			warnNotNotified(opts.IO, &ps[0])
 		}
-		ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
-		if !opts.JSON {
-			fmt.Fprintln(opts.IO.Out, p.ID)
+		for _, p := range ps {
+			ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
+			if !opts.JSON {
+				fmt.Fprintln(opts.IO.Out, p.ID)
+			}
 		}
-		prog.Add(1)
+		prog.Add(end - start)
+		start = end
 	}
 	if opts.JSON {
 		return opts.IO.WriteJSON(ids)
@@ -238,10 +266,23 @@ func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items [
 	return nil
 }
 
-// partialPush reports a bulk push that failed part way: the ids stored are
-// printed (they were, line by line, in text), and the hint says how many
-// lines were stored and how to resume without duplicates.
-func partialPush(ctx context.Context, opts *pushOptions, ids []queuePushJSON, items []pushItem, flag string, err error) error {
+// batchEnd is where the batch that starts at items[start] ends: after
+// pushBatch messages, or once its bodies reach pushBatchBytes.
+func batchEnd(items []pushItem, start int) int {
+	end, size := start, 0
+	for end < len(items) && end-start < pushBatch && (end == start || size+len(items[end].body) <= pushBatchBytes) {
+		size += len(items[end].body)
+		end++
+	}
+	return end
+}
+
+// partialPush reports a bulk push that stopped part way, while the batch
+// of items[len(ids):end] was to be or was being sent: the ids stored are
+// printed (they were, batch by batch, in text), and the hint says how many
+// messages were stored and how to resume without duplicates. A batch is
+// one atomic call, so a lost reply leaves all of its lines stored or none.
+func partialPush(ctx context.Context, opts *pushOptions, ids []queuePushJSON, items []pushItem, end int, flag string, err error) error {
 	if opts.JSON {
 		_ = opts.IO.WriteJSON(ids)
 	}
@@ -253,16 +294,22 @@ func partialPush(ctx context.Context, opts *pushOptions, ids []queuePushJSON, it
 		}
 		return items[len(items)-1].line + 1
 	}
-	resume := fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", lineOf(n+1), opts.Queue, flag)
-	if ctx.Err() != nil {
+	resume := func(k int) string {
+		return fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", lineOf(k), opts.Queue, flag)
+	}
+	if ctx.Err() != nil && !conn.ReplyLost(err) {
 		// An interrupt prints no error: say what was stored here.
-		opts.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume)
+		opts.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume(n+1))
 		return err
 	}
-	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume)
+	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume(n+1))
 	if conn.ReplyLost(err) {
-		hint = fmt.Sprintf("%d of %d messages were stored, and line %d may have been too (its reply was lost): check with `chatq queue peek %s -n 1000`, then resume with %s, or from line %d if it was",
-			n, total, lineOf(n+1), opts.Queue, resume, lineOf(n+2))
+		lost := fmt.Sprintf("line %d may have been too (its reply was lost)", lineOf(n+1))
+		if end-n > 1 {
+			lost = fmt.Sprintf("lines %d-%d may have been too, all of them or none (one atomic call, whose reply was lost)", lineOf(n+1), lineOf(end))
+		}
+		hint = fmt.Sprintf("%d of %d messages were stored, and %s: look for the message of line %d with `chatq queue peek %s` or `chatq queue export %s`, then resume with %s if it is there, else with %s",
+			n, total, lost, lineOf(n+1), opts.Queue, opts.Queue, resume(end+1), resume(n+1))
 	}
 	return cmdutil.WithHint(queueErr(fmt.Errorf("after %d of %d messages: %w", n, total, err)), hint)
 }

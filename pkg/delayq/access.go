@@ -37,6 +37,7 @@ var access = []struct {
 	{"Delete", true, false, "exists srem type unlink zcard"},
 	{"Purge", true, false, "hmget hset type unlink zcard"},
 	{"Push", true, true, "hget hincrby hmget hset publish time type zadd zcard"},
+	{"PushMany", true, true, "hget hincrby hmget hset publish time type zadd zcard"},
 	// A receive whose caller left releases what it claimed (retry.lua).
 	{"Receive", true, true, receiveCommands},
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},

@@ -2,6 +2,8 @@ package delayq_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/redistest"
@@ -69,6 +71,43 @@ func BenchmarkPollAckReceipt(b *testing.B) {
 			if res, err := c.Ack(ctx, "q", r[0].Receipt); err != nil || res.Acked != 1 {
 				b.Fatalf("ack: %v %v", res, err)
 			}
+		}
+	})
+}
+
+// BenchmarkPushMany: 100 messages per call, one round trip; the time and
+// the server's script time (INFO commandstats) are per message.
+func BenchmarkPushMany(b *testing.B) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Attributes{})
+		ctx := context.Background()
+		bodies := make([]string, 100)
+		for i := range bodies {
+			bodies[i] = "a message of some 30 bytes...."
+		}
+		usec := func() float64 {
+			if !be.Real() {
+				return 0
+			}
+			s := be.Client.Info(ctx, "commandstats").Val()
+			_, rest, _ := strings.Cut(s, "cmdstat_evalsha:")
+			_, rest, _ = strings.Cut(rest, "usec=")
+			v, _, _ := strings.Cut(rest, ",")
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+		before := usec()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.PushMany(ctx, "q", bodies, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bodies)), "ns/msg")
+		if be.Real() {
+			b.ReportMetric((usec()-before)*1000/float64(b.N*len(bodies)), "server-ns/msg")
 		}
 	})
 }

@@ -143,7 +143,7 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 	vt := time.Minute
 	var err error
 	var op string
-	switch rng.Intn(18) {
+	switch rng.Intn(19) {
 	case 0:
 		op = "push"
 		_, err = c.Push(ctx, "q", "new", delayq.PushOptions{})
@@ -198,6 +198,9 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 	case 17:
 		op = "peek --state"
 		_, err = c.Peek(ctx, "q", delayq.PeekOptions{N: 10, State: []string{"ready", "delayed", "inflight"}[rng.Intn(3)], OlderThan: time.Duration(rng.Intn(2)) * time.Millisecond})
+	case 18:
+		op = "push many"
+		_, err = c.PushMany(ctx, "q", []string{"new 1", "new 2", "new 3"}, []delayq.PushOptions{{}, {Delay: time.Second}, {At: time.Now()}})
 	}
 	return op, err
 }

@@ -131,6 +131,9 @@ var (
 	//go:embed push.lua
 	pushLua    string
 	pushScript = queueScript(pushLua)
+	//go:embed pushmany.lua
+	pushManyLua    string
+	pushManyScript = queueScript(pushManyLua)
 	//go:embed receive.lua
 	receiveLua    string
 	receiveScript = queueScript(receiveLua)
@@ -360,7 +363,7 @@ func run(ctx context.Context, c redis.Scripter, s luascript.Runner, keys []strin
 // name, as sent to the server (after the prelude), for delayqtest.Scripts.
 func scripts() map[string]string {
 	out := map[string]string{
-		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "receive.lua": receiveLua,
+		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "pushmany.lua": pushManyLua, "receive.lua": receiveLua,
 		"ack.lua": ackLua, "retry.lua": retryLua, "stats.lua": statsLua, "peek.lua": peekLua,
 		"purge.lua": purgeLua, "delete.lua": deleteLua, "reindex_begin.lua": reindexBeginLua,
 		"reindex_step.lua": reindexStepLua, "reindex_end.lua": reindexEndLua,

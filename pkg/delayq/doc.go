@@ -90,6 +90,10 @@
 // and, on Redis 7, permissions, all before its first write.
 //
 //	Push       push.lua     id, score, body, totalsent, PUBLISH
+//	PushMany   pushmany.lua up to 100 messages per call, atomically and in
+//	                        order: every body and due time checked first,
+//	                        then one ZADD, one HSET, totalsent and one
+//	                        PUBLISH for them all
 //	Receive    receive.lua  claim up to 100 due messages per call (hide for
 //	                        the vt, or delete with Pop); dead-letter moves
 //	Ack        ack.lua      delete up to 100 messages per call

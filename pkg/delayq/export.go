@@ -224,10 +224,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 	case "notfound":
 		return nil, notFound(q)
 	case "toolong":
-		i := int(num(a[1])) - 1
-		if i < 0 || i >= len(msgs) {
-			i = 0
-		}
+		i := position(a[1], len(msgs))
 		return nil, fmt.Errorf("queue %q: message %s: %d UTF-16 units, maxsize is %s: %w", q, msgs[i].ID, len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)
 	}
 	res.Notified = num(a[1]) == 1

@@ -42,24 +42,9 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	mode, value := "default", int64(0)
-	delay, hasDelay, err := checkOption("delay", opt.Delay, time.Millisecond)
-	switch {
-	case !opt.At.IsZero() && hasDelay:
-		return nil, fmt.Errorf("give a time or a delay, not both: %w", errInvalidValue)
-	case err != nil:
+	mode, value, err := opt.script()
+	if err != nil {
 		return nil, err
-	case !opt.At.IsZero():
-		ms := opt.At.UnixMilli()
-		if opt.At.After(time.UnixMilli(ms)) {
-			ms++ // never due before the time asked for
-		}
-		if ms < 0 {
-			return nil, fmt.Errorf("time %s: before 1970: %w", opt.At, errInvalidValue)
-		}
-		mode, value = "at", ms
-	case hasDelay:
-		mode, value = "delay", delay.Milliseconds()
 	}
 	// A body that is not UTF-8 could not be shown in JSON or to a Node
 	// consumer without changing it; chat send refuses it too.
@@ -77,10 +62,118 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	case "toolong":
 		return nil, fmt.Errorf("queue %q: %d UTF-16 units, maxsize is %s: %w", q, n16, str(a[1]), ErrMessageTooLong)
 	case "toolate":
-		return nil, fmt.Errorf("time %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: %w",
-			opt.At.UTC().Format(time.RFC3339), maxSeconds, msTime(str(a[1])).UTC().Format(time.RFC3339), errInvalidValue)
+		return nil, tooLate(opt.At, str(a[1]))
 	}
 	return &Pushed{ID: str(a[1]), VisibleAt: msTime(str(a[2])), Sent: msTime(str(a[3])), Notified: len(a) > 4 && num(a[4]) == 1, Channel: c.channel(q)}, nil
+}
+
+// PushMany pushes up to 100 messages to queue q, in order, in one atomic
+// script call: all are stored or none. due says when they become due: nil
+// or empty for the queue's delay, one PushOptions for all, or one per
+// body. Every body is checked (UTF-8, then the queue's maxsize inside the
+// script) and every due time, before anything is written; a failure
+// names the message by its position from 1 ("message 3"). The ids share
+// the server time of the call and sort in the order given, so messages
+// due at the same time are received in that order. totalsent grows by
+// len(bodies), and one PUBLISH on the realtime channel announces the
+// batch (Pushed.Notified, the same in every result). One round trip.
+func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []PushOptions) ([]Pushed, error) {
+	if err := CheckName(q); err != nil {
+		return nil, err
+	}
+	if len(bodies) > maxBatch {
+		return nil, fmt.Errorf("%d messages: at most %d per PushMany call: %w", len(bodies), maxBatch, errInvalidValue)
+	}
+	if len(due) > 1 && len(due) != len(bodies) {
+		return nil, fmt.Errorf("%d due times for %d messages: give none, one, or one per message: %w", len(due), len(bodies), errInvalidValue)
+	}
+	if len(bodies) == 0 {
+		return []Pushed{}, nil
+	}
+	args := make([]any, 0, 1+5*len(bodies))
+	args = append(args, c.channel(q))
+	dueOf := func(i int) PushOptions {
+		if len(due) == 0 {
+			return PushOptions{}
+		}
+		return due[min(i, len(due)-1)]
+	}
+	for i, body := range bodies {
+		mode, value, err := dueOf(i).script()
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i+1, err)
+		}
+		if !utf8.ValidString(body) {
+			return nil, fmt.Errorf("message %d is not valid UTF-8 (send binary data encoded, e.g. base64): %w", i+1, errInvalidValue)
+		}
+		// Two decimal digits of position (maxBatch is 100) sort the ids
+		// of one call, which share their time part, in the order given.
+		args = append(args, fmt.Sprintf("%02d", i)+randomID()[2:], mode, value, len16(body), body)
+	}
+	a, err := run(ctx, c.rdb, pushManyScript, c.keys(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	switch str(a[0]) {
+	case "notfound":
+		return nil, notFound(q)
+	case "toolong":
+		i := position(a[1], len(bodies))
+		return nil, fmt.Errorf("queue %q: message %d: %d UTF-16 units, maxsize is %s: %w", q, i+1, len16(bodies[i]), str(a[2]), ErrMessageTooLong)
+	case "toolate":
+		i := position(a[1], len(bodies))
+		return nil, fmt.Errorf("message %d: %w", i+1, tooLate(dueOf(i).At, str(a[2])))
+	}
+	if len(a) != 3+2*len(bodies) {
+		return nil, fmt.Errorf("unexpected reply of %d values for %d messages", len(a), len(bodies))
+	}
+	sent, notified := msTime(str(a[1])), num(a[2]) == 1
+	out := make([]Pushed, len(bodies))
+	for i := range out {
+		out[i] = Pushed{ID: str(a[3+2*i]), VisibleAt: msTime(str(a[4+2*i])), Sent: sent, Notified: notified, Channel: c.channel(q)}
+	}
+	return out, nil
+}
+
+// script returns how push.lua and pushmany.lua read the due time: mode
+// "at" with Unix ms, "delay" with ms, or "default" (the queue's delay).
+func (o PushOptions) script() (mode string, value int64, err error) {
+	delay, hasDelay, err := checkOption("delay", o.Delay, time.Millisecond)
+	switch {
+	case !o.At.IsZero() && hasDelay:
+		return "", 0, fmt.Errorf("give a time or a delay, not both: %w", errInvalidValue)
+	case err != nil:
+		return "", 0, err
+	case !o.At.IsZero():
+		ms := o.At.UnixMilli()
+		if o.At.After(time.UnixMilli(ms)) {
+			ms++ // never due before the time asked for
+		}
+		if ms < 0 {
+			return "", 0, fmt.Errorf("time %s: before 1970: %w", o.At, errInvalidValue)
+		}
+		return "at", ms, nil
+	case hasDelay:
+		return "delay", delay.Milliseconds(), nil
+	}
+	return "default", 0, nil
+}
+
+// tooLate is the error of a push whose time at is further ahead of the
+// server's time now (Unix ms) than RSMQ's largest delay.
+func tooLate(at time.Time, now string) error {
+	return fmt.Errorf("time %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: %w",
+		at.UTC().Format(time.RFC3339), maxSeconds, msTime(now).UTC().Format(time.RFC3339), errInvalidValue)
+}
+
+// position is the 0-based index of the message a script reply names by
+// its 1-based position v, kept within n messages.
+func position(v any, n int) int {
+	i := int(num(v)) - 1
+	if i < 0 || i >= n {
+		return 0
+	}
+	return i
 }
 
 // Message is a message of a queue, with RSMQ's fields.

@@ -38,28 +38,11 @@ if not allowed({"ZADD", KEYS[1], "0", "x"}, {"HSET", KEYS[2], "x", "x"}, {"HINCR
 end
 local notify = allowed({"PUBLISH", ARGV[6], "1"})
 local now, _, t = clock()
--- The id starts with the server time in microseconds in base 36, as RSMQ's.
-local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-local id = ""
-while us > 0 do
-  local r = us % 36
-  id = string.sub(digits, r + 1, r + 1) .. id
-  us = (us - r) / 36
-end
-id = id .. ARGV[1]
-if ARGV[2] == "at" and tonumber(ARGV[3]) > now + 9999999000 then
+local id = messageID(t) .. ARGV[1]
+local visible = dueAt(ARGV[2], ARGV[3], now, a[2])
+if not visible then
   return {"toolate", string.format("%.0f", now)}
 end
-local visible
-if ARGV[2] == "at" then
-  visible = tonumber(ARGV[3])
-elseif ARGV[2] == "delay" then
-  visible = now + tonumber(ARGV[3])
-else
-  visible = now + tonumber(a[2]) * 1000
-end
-visible = string.format("%.0f", visible)
 redis.call("ZADD", KEYS[1], visible, id)
 redis.call("HSET", KEYS[2], id, ARGV[5])
 redis.call("HINCRBY", KEYS[2], "totalsent", 1)

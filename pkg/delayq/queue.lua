@@ -148,3 +148,37 @@ local function add(res, id, score, body, m)
   res[#res + 1] = m[2] or ""
   res[#res + 1] = m[3] or ""
 end
+
+-- messageID is the time part of a new message's id, RSMQ's: the server
+-- time t (TIME's reply) in microseconds, in base 36 (10 characters until
+-- the year 5188); the client's random characters follow it.
+local function messageID(t)
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+  local id = ""
+  while us > 0 do
+    local r = us % 36
+    id = string.sub(digits, r + 1, r + 1) .. id
+    us = (us - r) / 36
+  end
+  return id
+end
+
+-- dueAt is when a pushed message becomes due, Unix ms as a string: at the
+-- time value ("at"), value ms after now ("delay"), or the queue's delay
+-- (seconds) after now ("default"); nil for an "at" further ahead than
+-- RSMQ's largest delay, 9999999 s.
+local function dueAt(mode, value, now, delay)
+  local v
+  if mode == "at" then
+    v = tonumber(value)
+    if v > now + 9999999000 then
+      return nil
+    end
+  elseif mode == "delay" then
+    v = now + tonumber(value)
+  else
+    v = now + tonumber(delay) * 1000
+  end
+  return string.format("%.0f", v)
+end

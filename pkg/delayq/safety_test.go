@@ -368,8 +368,11 @@ func TestACL(t *testing.T) {
 			t.Fatal("push says it notified without permission")
 		}
 	}
-	if n := b.Client.ZCard(ctx, b.Prefix+"rsmq:q").Val(); n != 3 {
-		t.Fatalf("3 pushes stored %d messages", n)
+	if ps, err := nopub.PushMany(ctx, "q", []string{"two", "more"}, nil); err != nil || len(ps) != 2 || ps[0].Notified || ps[1].Notified {
+		t.Fatalf("push many without channel permission: %+v %v", ps, err)
+	}
+	if n := b.Client.ZCard(ctx, b.Prefix+"rsmq:q").Val(); n != 5 {
+		t.Fatalf("5 pushes stored %d messages", n)
 	}
 	if p, err := admin.Push(ctx, "q", "x", delayq.PushOptions{}); err != nil || !p.Notified {
 		t.Fatalf("push with permission: %+v %v", p, err)
@@ -409,8 +412,15 @@ func TestACL(t *testing.T) {
 	ro := user("chatqtest-ro"+suffix, "~*", "+@read", "+time", "+evalsha", "+eval", "+script")
 	b.Client.HIncrBy(ctx, b.Prefix+"rsmq:q:Q", "totalrecv", 1) // as an rsmq receive would
 	s, err := ro.Stats(ctx, "q")
-	if err != nil || s.Messages != 4 || s.SplitExact {
+	if err != nil || s.Messages != 6 || s.SplitExact {
 		t.Fatalf("read-only stats = %+v, %v", s, err)
+	}
+	before = dump(t, b.Client, b.Prefix)
+	if _, err := ro.PushMany(ctx, "q", []string{"x", "y"}, nil); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("read-only push many: %v", err)
+	}
+	if after := dump(t, b.Client, b.Prefix); after != before {
+		t.Fatalf("refused push many changed:\n%s\nto\n%s", before, after)
 	}
 	if err := ro.Reindex(ctx, "q"); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("read-only reindex: %v", err)
