@@ -59,7 +59,7 @@ done
 # and setup. Exit 1 when a cell failed or a setup did not start.
 matrix() {
   python3 - "$1" <<'PY'
-import json, os, sys
+import json, os, re, sys
 
 out = sys.argv[1]
 setups = ["standalone", "scripts", "rsmq", "cluster", "tls", "sentinel"]
@@ -75,6 +75,15 @@ def setup_of(pkg, test):
         if word in top:
             return s
     return "standalone"
+
+def why(lines):
+    """The first line that says why a test failed: a t.Error's, a txtar
+    script's FAIL, or a panic."""
+    for l in lines:
+        t = l.strip()
+        if re.match(r"\S+_test\.go:\d+: ", t) or t.startswith("FAIL: testdata") or t.startswith("panic:"):
+            return ": " + (t if len(t) <= 200 else t[:197] + "...")
+    return ""
 
 def name(label):
     return label.replace("-", " ", 1)
@@ -120,7 +129,7 @@ for label in labels:
         if action == "pass":
             passed[s] += 1
         elif action == "fail":
-            failed[s].append(short(pkg) + " " + test)
+            failed[s].append(short(pkg) + " " + test + why(output.get((pkg, test), [])))
     for pkg in sorted(pkgfail):
         if not any(k[0] == pkg and a == "fail" for k, a in final.items()):
             failed["standalone"].append(short(pkg) + " (the package: build, panic or timeout)")
