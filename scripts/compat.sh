@@ -224,7 +224,10 @@ one() {
   dir=$(mktemp -d)
   pids=()
   . scripts/servers.sh
-  trap 'stop_servers; rm -rf "$dir"' EXIT
+  tests=
+  # the tests run in a session of their own, so that an interrupt stops
+  # them and the servers their tests started, not only go test
+  trap '[ -z "$tests" ] || kill -TERM -- "-$tests" 2>/dev/null; stop_servers; rm -rf "$dir"' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
 
@@ -249,19 +252,34 @@ one() {
   CHATQ_TEST_TLS_CACERT="$tls/ca.pem" CHATQ_TEST_TLS_CERT="$tls/client.pem" CHATQ_TEST_TLS_KEY="$tls/client.key" \
   CHATQ_TEST_TLS_CLUSTER_URL="$tls_cluster_url" CHATQ_REQUIRE_TLS=1 CHATQ_TEST_ACL=1 \
   CHATQ_TEST_SENTINEL_URL="redis://127.0.0.1:$sentinel_port" CHATQ_TEST_SENTINEL_MASTER=chatq CHATQ_REQUIRE_SENTINEL=1 \
-    "${gotest[@]}" >"$out/$label.json" 2>"$out/$label.stderr" || true
+    setsid "${gotest[@]}" >"$out/$label.json" 2>"$out/$label.stderr" &
+  tests=$!
+  wait "$tests" || true
+  tests=
 }
 
+stopped=
+trap 'stopped=130' INT
+trap 'stopped=143' TERM
 for d in "${dirs[@]}"; do
   label=$(label "$d")
   label=${label// /-}
   echo "$me: $label ($d)" >&2
   rm -f "$out/$label.json" "$out/$label.nostart"
-  # errexit holds in the subshell only outside a condition
+  # errexit holds in the subshell only outside a condition; an interrupt
+  # stops it (its trap stops what it started), then this run
   set +e
-  (set -e; one "$d" "$label") 2>"$out/$label.setup"
+  (set -e; one "$d" "$label") 2>"$out/$label.setup" &
+  child=$!
+  wait "$child"
   rc=$?
   set -e
+  if [ -n "$stopped" ]; then
+    kill -TERM "$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+    echo "$me: interrupted; logs in $out" >&2
+    exit "$stopped"
+  fi
   if [ "$rc" != 0 ]; then
     mv "$out/$label.setup" "$out/$label.nostart"
     rm -f "$out/$label.json"
