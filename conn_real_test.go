@@ -16,7 +16,8 @@ import (
 
 	"github.com/chatq-dev/chatq/chatqtest"
 	"github.com/chatq-dev/chatq/cmd"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -58,12 +59,12 @@ func TestTLSScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars["TLSADDR"] = u.Host
-	admin, err := cmdutil.NewClient(&cmdutil.Config{URL: tlsURL, CACert: vars["CACERT"], Timeout: 5 * time.Second}, &cmdutil.IOStreams{ErrOut: os.Stderr}, 0)
+	admin, err := conn.NewClient(&conn.Config{URL: tlsURL, CACert: vars["CACERT"], Timeout: 5 * time.Second}, &iostreams.IOStreams{ErrOut: os.Stderr}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Close() })
-	clusterAdmin, err := cmdutil.NewClient(&cmdutil.Config{URL: vars["TLSCLUSTERURL"], Cluster: true, CACert: vars["CACERT"], Timeout: 5 * time.Second}, &cmdutil.IOStreams{ErrOut: os.Stderr}, 0)
+	clusterAdmin, err := conn.NewClient(&conn.Config{URL: vars["TLSCLUSTERURL"], Cluster: true, CACert: vars["CACERT"], Timeout: 5 * time.Second}, &iostreams.IOStreams{ErrOut: os.Stderr}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestACLScripts(t *testing.T) {
 		user := "chatqtest-" + randomHex(6)
 		password := randomHex(16)
 		var out, errOut bytes.Buffer
-		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 		if code := cmd.Run(context.Background(), []string{"--prefix", prefix, "--user", user, "--url", realURL, "acl", "--namespace", "rsmq,other,ns,app"}, io, func(string) string { return "" }); code != 0 {
 			return fmt.Errorf("chatq acl: exit %d: %s", code, errOut.String())
 		}
@@ -177,9 +178,9 @@ func TestSentinelFailover(t *testing.T) {
 	sentinelURL := gate(t, "CHATQ_TEST_SENTINEL_URL", "CHATQ_REQUIRE_SENTINEL")
 	master := gate(t, "CHATQ_TEST_SENTINEL_MASTER", "CHATQ_REQUIRE_SENTINEL")
 	ctx := context.Background()
-	redis.SetLogger(cmdutil.QuietLogger{})
-	cfg := &cmdutil.Config{URL: sentinelURL, SentinelMaster: master, Timeout: 3 * time.Second}
-	c, err := cmdutil.NewClient(cfg, &cmdutil.IOStreams{ErrOut: os.Stderr}, 0)
+	redis.SetLogger(conn.QuietLogger{})
+	cfg := &conn.Config{URL: sentinelURL, SentinelMaster: master, Timeout: 3 * time.Second}
+	c, err := conn.NewClient(cfg, &iostreams.IOStreams{ErrOut: os.Stderr}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestSentinelFailover(t *testing.T) {
 
 	// ping through Sentinel reports the mode
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	getenv := func(string) string { return "" }
 	if code := cmd.Run(ctx, []string{"--url", sentinelURL, "--sentinel-master", master, "ping", "-o", "json"}, io, getenv); code != 0 {
 		t.Fatalf("ping: exit %d: %s", code, errOut.String())
@@ -311,7 +312,7 @@ func TestACLReadOnly(t *testing.T) {
 	}()
 	run := func(url string, args ...string) (int, string) {
 		var out, errOut bytes.Buffer
-		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 		code := cmd.Run(ctx, append([]string{"--url", url, "--prefix", prefix}, args...), io, func(string) string { return "" })
 		return code, out.String() + errOut.String()
 	}

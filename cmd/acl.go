@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -120,7 +121,7 @@ patterns).`,
 	}
 	cmd.Flags().BoolVar(&opts.readOnly, "read-only", false, "grant only what the commands that read need")
 	cmd.Flags().StringSliceVar(&opts.namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
-	return cmd
+	return cmdutil.MarkRead(cmd) // prints a line; needs no server
 }
 
 type aclResult struct {
@@ -152,7 +153,7 @@ func aclRun(opts *aclOptions) error {
 	args := aclArgs(cfg.User, sel, cfg.Prefix, nss, cfg.Cluster, aclDB(cfg) != 0)
 	res := aclResult{User: cfg.User, ReadOnly: opts.readOnly, Line: strings.Join(quoteAll(args), " "), Needs: sel}
 	if f.JSON() {
-		return f.WriteJSON(res)
+		return f.IO.WriteJSON(res)
 	}
 	_, err := fmt.Fprintln(f.IO.Out, res.Line)
 	return err
@@ -229,7 +230,7 @@ func expandPattern(prefix, ns, p string) string {
 }
 
 // aclDB is the database chatq selects: --db, else the URL's.
-func aclDB(cfg *cmdutil.Config) int {
+func aclDB(cfg *conn.Config) int {
 	if cfg.DBSet {
 		return cfg.DB
 	}

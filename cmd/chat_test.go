@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
@@ -34,7 +34,7 @@ func (s *syncBuffer) String() string {
 
 // runChatq runs one chatq command line in process against b.
 func runChatq(ctx context.Context, b redistest.Backend, stdin string, out, errOut *syncBuffer, args ...string) int {
-	io := &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut}
+	io := &iostreams.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut}
 	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
 	return Run(ctx, full, io, func(string) string { return "" })
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func newConfigCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
 		Long: `Show the effective configuration: each setting, its value and its source
@@ -23,7 +23,7 @@ with a bad configuration too.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entries := f.Config().Describe(f.Flags(), f.Getenv)
 			if f.JSON() {
-				if err := f.WriteJSON(entries); err != nil {
+				if err := f.IO.WriteJSON(entries); err != nil {
 					return err
 				}
 				return f.Config().Err
@@ -32,7 +32,7 @@ with a bad configuration too.`,
 			if f.Config().Err != nil {
 				header = append(header, "ERROR")
 			}
-			t := f.NewTable(header...)
+			t := f.IO.NewTable(header...)
 			for _, e := range entries {
 				row := []any{e.Key, e.Value, e.Source}
 				if f.Config().Err != nil {
@@ -45,5 +45,5 @@ with a bad configuration too.`,
 			}
 			return f.Config().Err
 		},
-	}
+	})
 }

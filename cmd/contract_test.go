@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
 // runTTY runs a command line as if stdin, stdout and stderr were terminals.
 func runTTY(ctx context.Context, b redistest.Backend, stdin string, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: true, OutTTY: true, ErrTTY: true}
+	io := &iostreams.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: true, OutTTY: true, ErrTTY: true}
 	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
 	code := Run(ctx, full, io, func(string) string { return "" })
 	return code, out.String(), errOut.String()

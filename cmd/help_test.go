@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
 // Every command a user can run has a one-line summary and examples.
 func TestEveryCommandHasHelpAndExamples(t *testing.T) {
-	root := newRootCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{}, Getenv: os.Getenv})
+	root := newRootCmd(&cmdutil.Factory{IO: &iostreams.IOStreams{}, Getenv: os.Getenv})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Short == "" {

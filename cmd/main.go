@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -21,17 +23,17 @@ import (
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	redis.SetLogger(cmdutil.QuietLogger{})
-	return Run(ctx, os.Args[1:], cmdutil.SystemIO(), os.Getenv)
+	redis.SetLogger(conn.QuietLogger{})
+	return Run(ctx, os.Args[1:], iostreams.SystemIO(), os.Getenv)
 }
 
 // Run executes one chatq command line and returns its exit code.
-func Run(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string) int {
+func Run(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string) int {
 	return runTree(ctx, args, io, getenv, newRootCmdFor)
 }
 
 // runTree is Run with the function that builds the command tree for args.
-func runTree(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string,
+func runTree(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string,
 	tree func(f *cmdutil.Factory, args []string) *cobra.Command) int {
 	f := &cmdutil.Factory{IO: io, Getenv: getenv}
 	root := tree(f, args)
@@ -59,7 +61,7 @@ func runTree(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv f
 	if hint := f.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
-	if code == cmdutil.ExitUsage && c != nil && !cmdutil.IsConfigError(err) && !cmdutil.IsRefused(err) {
+	if code == cmdutil.ExitUsage && c != nil && !conn.IsConfigError(err) && !cmdutil.IsRefused(err) {
 		io.Infof("usage: %s", c.UseLine())
 		io.Infof("run '%s --help' for flags and examples", c.CommandPath())
 	}
@@ -81,5 +83,5 @@ func isCobraUsage(err error) bool {
 // Command returns chatq's command tree, for generating man pages and shell
 // completions at release time.
 func Command() *cobra.Command {
-	return newRootCmd(&cmdutil.Factory{IO: cmdutil.SystemIO(), Getenv: os.Getenv})
+	return newRootCmd(&cmdutil.Factory{IO: iostreams.SystemIO(), Getenv: os.Getenv})
 }

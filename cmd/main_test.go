@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -15,7 +16,7 @@ import (
 // code, stdout and stderr.
 func run(ctx context.Context, b redistest.Backend, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
 	code := Run(ctx, full, io, func(string) string { return "" })
 	return code, out.String(), errOut.String()

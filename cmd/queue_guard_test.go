@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -17,7 +17,7 @@ import (
 func runTerminal(t *testing.T, b redistest.Backend, answer string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, InTTY: true, ErrTTY: true}
+	io := &iostreams.IOStreams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, InTTY: true, ErrTTY: true}
 	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
 	code = Run(context.Background(), full, io, func(string) string { return "" })
 	return code, out.String(), errOut.String()
@@ -70,7 +70,7 @@ func TestQueueGuardAsks(t *testing.T) {
 
 func TestCount(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1899: "1,899", 1234567: "1,234,567", -1000: "-1,000"} {
-		if got := cmdutil.Count(n); got != want {
+		if got := iostreams.Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}
@@ -115,10 +115,10 @@ func TestQueueGuardAsksAgainWhenTheQueueGrew(t *testing.T) {
 				}
 			}}
 			var out, errOut bytes.Buffer
-			streams := &cmdutil.IOStreams{In: in, Out: &out, ErrOut: &errOut, InTTY: true, ErrTTY: true}
+			streams := &iostreams.IOStreams{In: in, Out: &out, ErrOut: &errOut, InTTY: true, ErrTTY: true}
 			code := Run(context.Background(), []string{"--url", b.URL, "--prefix", b.Prefix, "queue", verb, "jobs"}, streams, func(string) string { return "" })
 			n := map[string]int{"purge": 1, "delete": 2}[verb]
-			if code != 2 || !strings.Contains(errOut.String(), cmdutil.Count(int64(n))+" message") || !strings.Contains(errOut.String(), cmdutil.Count(int64(n+1))+" messages? [y/N]") {
+			if code != 2 || !strings.Contains(errOut.String(), iostreams.Count(int64(n))+" message") || !strings.Contains(errOut.String(), iostreams.Count(int64(n+1))+" messages? [y/N]") {
 				t.Fatalf("%s: %d %q", verb, code, errOut.String())
 			}
 			code, o, _ := runQueue(t, b, false, "", "-o", "json", "queue", "stats", "jobs")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,7 +15,7 @@ import (
 func runQueue(t *testing.T, b redistest.Backend, tty bool, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, OutTTY: tty, ErrTTY: tty}
+	io := &iostreams.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, OutTTY: tty, ErrTTY: tty}
 	full := append([]string{"--url", b.URL, "--prefix", b.Prefix}, args...)
 	code = Run(context.Background(), full, io, func(string) string { return "" })
 	return code, out.String(), errOut.String()

@@ -12,6 +12,7 @@ import (
 	"github.com/chatq-dev/chatq/cmd/queue"
 	"github.com/chatq-dev/chatq/cmd/top"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/spf13/cobra"
 )
 
@@ -95,7 +96,7 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 		Args:          cmdutil.NoArgs,
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := cmdutil.LoadConfig(cmd.Root().PersistentFlags(), f.Getenv)
+			cfg, err := conn.LoadConfig(cmd.Root().PersistentFlags(), f.Getenv)
 			if err != nil && (cfg == nil || !worksWithBrokenConfig(cmd)) {
 				return err
 			}
@@ -106,7 +107,7 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
 
 	pf := root.PersistentFlags()
-	pf.StringP("url", "u", cmdutil.DefaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
+	pf.StringP("url", "u", conn.DefaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
 	pf.Bool("cluster", false, "treat --url as a Redis Cluster seed, ?addr=host:port repeating (env CHATQ_CLUSTER)")
 	pf.String("prefix", "", "string put in front of every key chatq touches (env CHATQ_PREFIX)")
 	pf.String("config", "", "config file (env CHATQ_CONFIG; default $XDG_CONFIG_HOME/chatq/config.yaml)")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +22,7 @@ func fullTree(f *cmdutil.Factory, _ []string) *cobra.Command { return newRootCmd
 func runWith(t *testing.T, tree func(*cmdutil.Factory, []string) *cobra.Command, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	env := func(k string) string {
 		switch k {
 		case "CHATQ_CONFIG":
@@ -81,7 +82,7 @@ func TestOneBranchSameOutput(t *testing.T) {
 			walk(sub, p)
 		}
 	}
-	walk(newRootCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{}, Getenv: os.Getenv}), nil)
+	walk(newRootCmd(&cmdutil.Factory{IO: &iostreams.IOStreams{}, Getenv: os.Getenv}), nil)
 	for _, args := range lines {
 		wantCode, wantOut, wantErr := runWith(t, fullTree, args...)
 		code, out, errOut := runWith(t, newRootCmdFor, args...)
@@ -95,7 +96,7 @@ func TestOneBranchSameOutput(t *testing.T) {
 // The tree for a command line holds only the command that runs, found after
 // any global flags; anything else gets every command.
 func TestOneBranchBuilt(t *testing.T) {
-	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{}, Getenv: os.Getenv}
+	f := &cmdutil.Factory{IO: &iostreams.IOStreams{}, Getenv: os.Getenv}
 	all := len(subcommands())
 	for _, tt := range []struct {
 		args []string
@@ -133,7 +134,7 @@ func TestOneBranchBuilt(t *testing.T) {
 // BenchmarkRootCmd is the cost of building the command tree for a command
 // line: the whole tree against only the branch that runs.
 func BenchmarkRootCmd(b *testing.B) {
-	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{}, Getenv: os.Getenv}
+	f := &cmdutil.Factory{IO: &iostreams.IOStreams{}, Getenv: os.Getenv}
 	b.Run("full", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

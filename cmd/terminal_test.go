@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -40,7 +40,7 @@ func TestTerminalOutputIsEscaped(t *testing.T) {
 			}
 		}
 	})
-	if got := cmdutil.TerminalSafe("a\\b\xffc"); got != `a\\b\xffc` {
+	if got := iostreams.TerminalSafe("a\\b\xffc"); got != `a\\b\xffc` {
 		t.Errorf("TerminalSafe: %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -105,7 +106,9 @@ when the server is faster than one client thread can drive.`,
 	fl.IntVar(&opts.preload, "preload", 0, "stored before timing: items (list), messages (queue), or chats each reader is in (chat)")
 	fl.IntVar(&opts.threads, "threads", 1, "threads running the clients' Go code (as redis-benchmark --threads)")
 	fl.BoolVar(&opts.force, "force", false, "run even when keys exist under the prefix (they are deleted after)")
-	return cmd
+	// It writes only keys under a prefix of its own, which it deletes: a lost
+	// reply leaves nothing of the user's to check.
+	return cmdutil.MarkRead(cmd)
 }
 
 type benchResult struct {
@@ -195,9 +198,9 @@ func benchRun(ctx context.Context, opts *benchOptions) error {
 		results = append(results, r)
 	}
 	if f.JSON() {
-		return f.WriteJSON(results)
+		return f.IO.WriteJSON(results)
 	}
-	t := f.NewTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
+	t := f.IO.NewTable("STEP", "CLIENTS", "PIPELINE", "SIZE", "PRELOAD", "REQUESTS", "OPS/S", "P50 MS", "P99 MS", "MAX MS")
 	for _, r := range results {
 		t.Row(r.Pattern+" "+r.Step, r.Clients, r.Pipeline, r.Size, r.Preload, r.Requests,
 			fmt.Sprintf("%.0f", r.OpsPerSec), ms3(r.P50Ms), ms3(r.P99Ms), ms3(r.MaxMs))
@@ -266,7 +269,7 @@ func benchConns(f *cmdutil.Factory, c redis.UniversalClient, o *benchOptions) ([
 			conns[i] = c
 			continue
 		}
-		own, err := cmdutil.NewClient(f.Config(), f.IO, 1)
+		own, err := conn.NewClient(f.Config(), f.IO, 1)
 		if err != nil {
 			return nil, err
 		}

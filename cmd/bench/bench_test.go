@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -40,8 +41,8 @@ func BenchmarkStep(b *testing.B) {
 		be = redistest.Real(b)
 	}
 	ctx := context.Background()
-	cfg := &cmdutil.Config{URL: be.URL, Timeout: 3 * time.Second}
-	c, err := cmdutil.NewClient(cfg, &cmdutil.IOStreams{ErrOut: io.Discard}, 1)
+	cfg := &conn.Config{URL: be.URL, Timeout: 3 * time.Second}
+	c, err := conn.NewClient(cfg, &iostreams.IOStreams{ErrOut: io.Discard}, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

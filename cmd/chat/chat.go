@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
@@ -110,9 +111,9 @@ func (m messageLine) cells() []any {
 // writeMessageText prints messages one per line, tab-separated, with tabs
 // and newlines in them escaped as in a table.
 func writeMessageText(w io.Writer, lines []messageLine, tty bool) {
-	esc := cmdutil.CellEscaper.Replace
+	esc := iostreams.CellEscaper.Replace
 	if tty {
-		esc = cmdutil.TerminalSafe
+		esc = iostreams.TerminalSafe
 	}
 	for _, l := range lines {
 		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), esc(l.Sender), esc(l.Message.Message)}

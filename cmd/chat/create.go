@@ -99,7 +99,7 @@ func chatCreateRun(ctx context.Context, opts *chatCreateOptions) error {
 		return chatError(err, opts.id, opts.from)
 	}
 	if f.JSON() {
-		return f.WriteJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
+		return f.IO.WriteJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
 	}
 	fmt.Fprintln(f.IO.Out, c.ChatID)
 	return nil

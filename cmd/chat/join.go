@@ -65,7 +65,7 @@ func chatJoinRun(ctx context.Context, opts *chatMemberOptions) error {
 		return chatError(err, opts.chatID, opts.user)
 	}
 	if f.JSON() {
-		return f.WriteJSON(chatJoinResult{ChatID: opts.chatID, User: opts.user, Joined: j.Added, SeenID: j.SeenID})
+		return f.IO.WriteJSON(chatJoinResult{ChatID: opts.chatID, User: opts.user, Joined: j.Added, SeenID: j.SeenID})
 	}
 	if f.IO.ErrTTY {
 		if j.Added {
@@ -125,7 +125,7 @@ func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
 		f.IO.Infof("%s was not in chat %s; removed the chat from %s's chat list, which still named it", opts.user, opts.chatID, opts.user)
 	}
 	if f.JSON() {
-		return f.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted,
+		return f.IO.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted,
 			StaleEntryRemoved: l.StaleEntryRemoved})
 	}
 	if l.StaleEntryRemoved {

@@ -51,9 +51,9 @@ func chatMembersRun(ctx context.Context, opts *chatReadOptions) error {
 		return chatError(err, opts.name, "USER")
 	}
 	if f.JSON() {
-		return f.WriteJSON(ms)
+		return f.IO.WriteJSON(ms)
 	}
-	t := f.NewTable("USER", "SEEN", "UNREAD")
+	t := f.IO.NewTable("USER", "SEEN", "UNREAD")
 	for _, m := range ms {
 		t.Row(m.User, m.SeenID, m.Unread)
 	}
@@ -96,11 +96,11 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 		return err
 	}
 	if f.JSON() {
-		if err := f.WriteJSON(cs); err != nil {
+		if err := f.IO.WriteJSON(cs); err != nil {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
+		t := f.IO.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
 		for _, c := range cs {
 			if c.Error == "" {
 				t.Row(c.ChatID, c.Unread, c.SeenID)
@@ -169,11 +169,11 @@ func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 		return chatError(err, opts.name, "USER")
 	}
 	if f.JSON() {
-		if err := f.WriteJSON(ms); err != nil {
+		if err := f.IO.WriteJSON(ms); err != nil {
 			return err
 		}
 	} else {
-		t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no messages")
+		t := f.IO.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no messages")
 		for _, m := range flatten([]chat.ChatMessages{{ChatID: opts.name, Messages: ms}}) {
 			t.Row(m.cells()...)
 		}

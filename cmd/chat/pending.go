@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
@@ -86,7 +87,7 @@ func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 	broken := reportProblems(f, got)
 	if !opts.peek {
 		if err := s.MarkSeen(ctx, opts.user, got); err != nil {
-			if cmdutil.ReplyLost(err) {
+			if conn.ReplyLost(err) {
 				return err // exit 4: the marking may have happened
 			}
 			return cmdutil.WithHint(err, "the messages printed were not marked seen: the next pending prints them again")
@@ -110,9 +111,9 @@ func printPending(f *cmdutil.Factory, got []chat.ChatMessages) error {
 		if got == nil {
 			got = []chat.ChatMessages{}
 		}
-		return f.WriteJSON(got)
+		return f.IO.WriteJSON(got)
 	}
-	t := f.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no pending messages")
+	t := f.IO.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no pending messages")
 	for _, m := range flatten(got) {
 		t.Row(m.cells()...)
 	}
@@ -140,7 +141,7 @@ func reportProblems(f *cmdutil.Factory, got []chat.ChatMessages) int {
 // nothingMarked keeps a lost reply before any marking from exiting 4: the
 // reads of pending write nothing, so it was not applied.
 func nothingMarked(err error) error {
-	if !cmdutil.ReplyLost(err) {
+	if !conn.ReplyLost(err) {
 		return err
 	}
 	return cmdutil.WithHint(readFailed{err}, "nothing was marked seen; run it again")

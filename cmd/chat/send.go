@@ -68,7 +68,7 @@ func chatSendRun(ctx context.Context, opts *chatSendOptions) error {
 		return chatError(err, opts.chatID, opts.from)
 	}
 	if f.JSON() {
-		return f.WriteJSON(chatSendResult{ChatID: opts.chatID, MessageID: id})
+		return f.IO.WriteJSON(chatSendResult{ChatID: opts.chatID, MessageID: id})
 	}
 	fmt.Fprintln(f.IO.Out, id)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
@@ -83,7 +84,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 				return nil
 			}
 			for _, l := range lines {
-				if err := cmdutil.WriteJSONLine(f.IO.Out, l); err != nil {
+				if err := iostreams.WriteJSONLine(f.IO.Out, l); err != nil {
 					return err
 				}
 			}

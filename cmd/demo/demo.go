@@ -8,6 +8,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/spf13/cobra"
 )
@@ -25,10 +26,10 @@ type demo struct {
 
 // RunFunc runs one chatq command line with the given streams and returns
 // its exit code; the root command passes its Run.
-type RunFunc func(ctx context.Context, args []string, io *cmdutil.IOStreams, getenv func(string) string) int
+type RunFunc func(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string) int
 
 func NewCmd(f *cmdutil.Factory, exec RunFunc) *cobra.Command {
-	return &cobra.Command{
+	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "demo",
 		Short: "Take a narrated tour of chat, queue and list on an embedded server",
 		Long: `Take a narrated tour of chatq: each step says what it does on stderr and runs a
@@ -74,7 +75,7 @@ and deletes its keys at the end.`,
 			d.say("that was the tour; `chatq --help` lists every command")
 			return nil
 		},
-	}
+	})
 }
 
 // say narrates a step on stderr.

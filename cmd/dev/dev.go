@@ -39,7 +39,7 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
 			f.IO.Infof("embedded server (miniredis) listening on %s; it keeps nothing: data is lost when it stops", s.Addr())
 			f.IO.Infof("use it with: export CHATQ_URL=%s   (Ctrl-C stops it)", s.URL())
 			if f.JSON() {
-				if err := f.WriteJSON(struct {
+				if err := f.IO.WriteJSON(struct {
 					URL string `json:"url"`
 				}{s.URL()}); err != nil {
 					return err
@@ -53,5 +53,5 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6379", "address to listen on (port 0 picks a free one)")
-	return cmd
+	return cmdutil.MarkRead(cmd) // serves; sends no command
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -177,12 +178,12 @@ func (o *listOptions) printItems(items []string) error {
 				out[i] = binaryItem{base64.StdEncoding.EncodeToString([]byte(it))}
 			}
 		}
-		return o.f.WriteJSON(out)
+		return o.f.IO.WriteJSON(out)
 	}
 	var b strings.Builder
 	for _, it := range items {
 		if o.f.IO.OutTTY {
-			it = cmdutil.TerminalSafe(it) // piped output stays byte-exact
+			it = iostreams.TerminalSafe(it) // piped output stays byte-exact
 		}
 		b.WriteString(it)
 		b.WriteByte('\n')

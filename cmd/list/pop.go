@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/spf13/cobra"
@@ -143,7 +144,7 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	var popped bool
 	p := opts.f.Persistent(opts.giveUpAfter)
 	p.Retryable = func(err error) bool {
-		return !cmdutil.ReplyLost(err) || errors.Is(err, shardlist.ErrWait)
+		return !conn.ReplyLost(err) || errors.Is(err, shardlist.ErrWait)
 	}
 	err = p.Run(ctx, func(ctx context.Context) error {
 		wait := opts.wait

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/spf13/cobra"
@@ -72,7 +73,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	if opts.stdin {
 		var err error
 		opts.f.IO.NoteStdin("items, one per line,")
-		if items, err = cmdutil.ReadLines(opts.f.IO.In); err != nil {
+		if items, err = iostreams.ReadLines(opts.f.IO.In); err != nil {
 			return fmt.Errorf("read items from stdin: %w", err)
 		}
 	}
@@ -95,7 +96,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.NewProgress("pushing", len(items)))
+	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.IO.NewProgress("pushing", len(items)))
 	var pe *shardlist.PushError
 	switch {
 	case errors.Is(err, shardlist.ErrReserved):
@@ -106,7 +107,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 		return opts.listError(opts.key, err)
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(listLengthResult{Key: opts.key, Length: n})
+		return opts.f.IO.WriteJSON(listLengthResult{Key: opts.key, Length: n})
 	}
 	_, err = fmt.Fprintln(opts.f.IO.Out, n)
 	return err
@@ -150,7 +151,7 @@ func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, 
 // its progress; each chunk is still sent in the package's batches. A
 // failure after the first batch is a *shardlist.PushError counting every
 // item stored.
-func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *cmdutil.Progress) (int64, error) {
+func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *iostreams.Progress) (int64, error) {
 	const chunk = 5000
 	defer p.Done()
 	for start := 0; ; start += chunk {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 )
 
@@ -35,7 +36,7 @@ func TestPartialPushHint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer
-			f := &cmdutil.Factory{IO: &cmdutil.IOStreams{ErrOut: &errOut}}
+			f := &cmdutil.Factory{IO: &iostreams.IOStreams{ErrOut: &errOut}}
 			o := &listPushOptions{listOptions: &listOptions{f: f}, side: tc.side, key: "jobs", stdin: tc.stdin}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -48,7 +49,7 @@ func TestPartialPushHint(t *testing.T) {
 			}
 			pe := &shardlist.PushError{Key: "jobs", Stored: 1000, Uncertain: tc.uncertain, Total: 2500, Err: errors.New("EOF")}
 			err := o.partial(ctx, pe, what)
-			got := cmdutil.HintFor(err) + errOut.String()
+			got := f.HintFor(err) + errOut.String()
 			if !errors.Is(err, pe) {
 				t.Fatalf("error %v", err)
 			}

@@ -56,7 +56,7 @@ func listLenRun(ctx context.Context, opts *listKeyOptions) error {
 		}
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(listLengthResult{Key: opts.key, Length: n})
+		return opts.f.IO.WriteJSON(listLengthResult{Key: opts.key, Length: n})
 	}
 	_, err = fmt.Fprintln(opts.f.IO.Out, n)
 	return err
@@ -188,9 +188,9 @@ func listShardsRun(ctx context.Context, opts *listKeyOptions) error {
 		}
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(lay)
+		return opts.f.IO.WriteJSON(lay)
 	}
-	t := opts.f.NewTable("SHARD", "KEY", "LENGTH", "END")
+	t := opts.f.IO.NewTable("SHARD", "KEY", "LENGTH", "END")
 	for _, s := range lay.Shards {
 		var ends []string
 		if s.Index == lay.First {

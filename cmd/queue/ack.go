@@ -75,7 +75,7 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 		if out.Stale == nil {
 			out.Stale = []string{}
 		}
-		if err := opts.f.WriteJSON(out); err != nil {
+		if err := opts.f.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	}
@@ -152,7 +152,7 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
+		return opts.f.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
 	}
 	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))
 	return nil

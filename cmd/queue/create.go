@@ -79,7 +79,7 @@ func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
 		if err != nil {
 			return queueErr(err)
 		}
-		return opts.f.WriteJSON(statsJSON(s))
+		return opts.f.IO.WriteJSON(statsJSON(s))
 	}
 	return nil
 }
@@ -159,7 +159,7 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 		if err != nil {
 			return queueErr(err)
 		}
-		return opts.f.WriteJSON(statsJSON(s))
+		return opts.f.IO.WriteJSON(statsJSON(s))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -100,7 +101,7 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 		opts.f.IO.Infof("warning: %s named %s as dead-letter queue, which no longer exists: their policies are off (messages received too often are delivered again, not moved) until it is created again", strings.Join(sources, ", "), opts.queue)
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(queueDeleteJSON{Deleted: opts.queue, Messages: n, DeadLetterOf: append([]string{}, sources...)})
+		return opts.f.IO.WriteJSON(queueDeleteJSON{Deleted: opts.queue, Messages: n, DeadLetterOf: append([]string{}, sources...)})
 	}
 	return nil
 }
@@ -143,7 +144,7 @@ func messages(n int64) string {
 	if n == 1 {
 		return "1 message"
 	}
-	return cmdutil.Count(n) + " messages"
+	return iostreams.Count(n) + " messages"
 }
 
 func newQueuePurgeCmd(f *cmdutil.Factory) *cobra.Command {
@@ -192,7 +193,7 @@ func queuePurgeRun(ctx context.Context, opts *queueDeleteOptions) error {
 		return err
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(queuePurgeJSON{n})
+		return opts.f.IO.WriteJSON(queuePurgeJSON{n})
 	}
 	fmt.Fprintln(opts.f.IO.Out, n)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -149,14 +150,14 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 		MaxReceives: st.MaxReceives, DeadLetter: st.DeadLetter, Created: st.Created.Unix(), Modified: st.Modified.Unix(),
 		TotalSent: st.TotalSent, TotalRecv: st.TotalRecv, Msgs: st.Messages,
 	}}
-	if err := cmdutil.WriteJSONLine(w, head); err != nil {
+	if err := iostreams.WriteJSONLine(w, head); err != nil {
 		return err
 	}
-	prog := opts.f.NewProgress("exporting", int(st.Messages))
+	prog := opts.f.IO.NewProgress("exporting", int(st.Messages))
 	info, err := q.Export(ctx, opts.queue, func(page []delayq.Peeked) error {
 		for _, p := range page {
 			msg, b64 := bodyJSON(p.Body)
-			if err := cmdutil.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: string(p.State),
+			if err := iostreams.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: string(p.State),
 				Due: p.VisibleAt.UnixMilli(), RC: p.RC, FR: ms(p.FR), Sent: p.Sent.UnixMilli()}); err != nil {
 				return err
 			}
@@ -171,7 +172,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	}
 	var end exportEnd
 	end.End.Messages = info.Messages
-	if err := cmdutil.WriteJSONLine(w, end); err != nil {
+	if err := iostreams.WriteJSONLine(w, end); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
@@ -198,7 +199,7 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	}
 	if opts.file != "" && opts.file != "-" {
 		if opts.f.JSON() {
-			return opts.f.WriteJSON(queueExportJSON{Queue: opts.queue, File: opts.file, Messages: info.Messages, Changed: changed})
+			return opts.f.IO.WriteJSON(queueExportJSON{Queue: opts.queue, File: opts.file, Messages: info.Messages, Changed: changed})
 		}
 		infoTTY(opts.f, "exported %s of queue %s to %s", plural(int64(info.Messages), "message"), opts.queue, opts.file)
 	}

@@ -53,9 +53,9 @@ func queueGetRun(ctx context.Context, opts *queueGetOptions) error {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(peekJSON{messageJSON: toMessageJSON(m.Message), VisibleAt: m.VisibleAt.UnixMilli(), State: string(m.State)})
+		return opts.f.IO.WriteJSON(peekJSON{messageJSON: toMessageJSON(m.Message), VisibleAt: m.VisibleAt.UnixMilli(), State: string(m.State)})
 	}
-	t := opts.f.NewTable("FIELD", "VALUE")
+	t := opts.f.IO.NewTable("FIELD", "VALUE")
 	t.Row("id", m.ID)
 	t.Row("state", m.State)
 	t.Row("rc", m.RC)

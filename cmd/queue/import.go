@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -116,7 +118,7 @@ type importer struct {
 	lines   []int
 	bytes   int
 	inBatch map[string]bool
-	prog    *cmdutil.Progress
+	prog    *iostreams.Progress
 }
 
 func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
@@ -144,7 +146,7 @@ func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
 		im.prog.Done()
 	}
 	if opts.f.JSON() {
-		if werr := opts.f.WriteJSON(im.res); err == nil {
+		if werr := opts.f.IO.WriteJSON(im.res); err == nil {
 			err = werr
 		}
 	} else if im.attrs != nil {
@@ -207,7 +209,7 @@ func (im *importer) run(ctx context.Context, r *lineReader) error {
 					"create it first with `chatq queue create "+opts.queue+"`, or import a file chatq queue export wrote")
 			}
 			if im.prog == nil {
-				im.prog = opts.f.NewProgress("importing", int(total))
+				im.prog = opts.f.IO.NewProgress("importing", int(total))
 			}
 			m, err := im.message(b, &l)
 			if err != nil {
@@ -375,7 +377,7 @@ func (im *importer) flush(ctx context.Context) error {
 		case ctx.Err() != nil:
 			opts.f.IO.Infof("imported %s before the interrupt; run the same command again to finish (what is there already is skipped)", done)
 			return err
-		case cmdutil.ReplyLost(err):
+		case conn.ReplyLost(err):
 			return cmdutil.WithHint(fmt.Errorf("lines %d-%d: %w (%s imported before them; they may be too)", first, last, err, done),
 				"run the same command again: an import skips the messages already there, so a re-run is safe")
 		case errors.Is(err, delayq.ErrMessageTooLong):

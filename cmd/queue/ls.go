@@ -92,11 +92,11 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 		for _, n := range names {
 			out = append(out, queueName{n})
 		}
-		if err := opts.f.WriteJSON(out); err != nil {
+		if err := opts.f.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.NewTable("NAME").WhenEmpty("no queues")
+		t := opts.f.IO.NewTable("NAME").WhenEmpty("no queues")
 		for _, n := range names {
 			t.Row(n)
 		}
@@ -118,7 +118,7 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 	}
 	failed, inexact := 0, 0
 	out := make([]queueLongJSON, 0, len(rows))
-	t := opts.f.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
+	t := opts.f.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
 	for _, r := range rows {
 		if r.Err != nil {
 			failed++
@@ -150,7 +150,7 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 		t.Row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
 	}
 	if opts.f.JSON() {
-		err = opts.f.WriteJSON(out)
+		err = opts.f.IO.WriteJSON(out)
 	} else {
 		err = t.Flush()
 	}

@@ -88,11 +88,11 @@ func queuePeekRun(ctx context.Context, opts *queuePeekOptions) error {
 		for _, p := range ps {
 			out = append(out, peekJSON{messageJSON: toMessageJSON(p.Message), VisibleAt: p.VisibleAt.UnixMilli(), State: string(p.State)})
 		}
-		if err := opts.f.WriteJSON(out); err != nil {
+		if err := opts.f.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE").WhenEmpty("no messages")
+		t := opts.f.IO.NewTable("ID", "STATE", "VISIBLE_AT", "RC", "MESSAGE").WhenEmpty("no messages")
 		for _, p := range ps {
 			t.Row(p.ID, p.State, stamp(p.VisibleAt), p.RC, p.Body)
 		}

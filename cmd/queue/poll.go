@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -122,7 +123,7 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	} else {
 		deadline := time.Now().Add(opts.wait)
 		p := opts.f.Persistent(opts.giveUpAfter)
-		p.Retryable = func(err error) bool { return !opts.pop || !cmdutil.ReplyLost(err) }
+		p.Retryable = func(err error) bool { return !opts.pop || !conn.ReplyLost(err) }
 		err = p.Run(ctx, func(ctx context.Context) error {
 			ro.Wait = time.Until(deadline)
 			if ro.Wait <= 0 {
@@ -154,11 +155,11 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		for _, m := range r.Messages {
 			out = append(out, toMessageJSON(m))
 		}
-		if err := opts.f.WriteJSON(out); err != nil {
+		if err := opts.f.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
-		t := opts.f.NewTable("ID", "RC", "MESSAGE").WhenEmpty("no messages due")
+		t := opts.f.IO.NewTable("ID", "RC", "MESSAGE").WhenEmpty("no messages due")
 		for _, m := range r.Messages {
 			t.Row(m.ID, m.RC, m.Body)
 		}

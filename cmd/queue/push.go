@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -132,7 +134,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	}
 	warnNotNotified(opts, q.Channel(opts.queue), p)
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
+		return opts.f.IO.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 	}
 	fmt.Fprintln(opts.f.IO.Out, p.ID)
 	if p.VisibleAt.After(p.Sent) {
@@ -145,7 +147,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 // every line against the queue's maxsize, so that a bad line writes nothing.
 func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushOptions) error {
 	opts.f.IO.NoteStdin("messages, one per line,")
-	lines, err := cmdutil.ReadLines(opts.f.IO.In)
+	lines, err := iostreams.ReadLines(opts.f.IO.In)
 	if err != nil {
 		return fmt.Errorf("reading messages from stdin: %w", err)
 	}
@@ -187,7 +189,7 @@ type pushItem struct {
 // pushItems pushes checked items in order, one round trip each, printing
 // each id as it is stored (a JSON array at the end with -o json).
 func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, items []pushItem, flag string) error {
-	prog := opts.f.NewProgress("pushing", len(items))
+	prog := opts.f.IO.NewProgress("pushing", len(items))
 	defer prog.Done()
 	ids := make([]queuePushJSON, 0, len(items))
 	for _, it := range items {
@@ -205,7 +207,7 @@ func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, it
 		prog.Add(1)
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(ids)
+		return opts.f.IO.WriteJSON(ids)
 	}
 	return nil
 }
@@ -215,7 +217,7 @@ func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, it
 // lines were stored and how to resume without duplicates.
 func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSON, items []pushItem, flag string, err error) error {
 	if opts.f.JSON() {
-		_ = opts.f.WriteJSON(ids)
+		_ = opts.f.IO.WriteJSON(ids)
 	}
 	n, total := len(ids), len(items)
 	// The input line of message k (1-based), for the resume command.
@@ -232,7 +234,7 @@ func partialPush(ctx context.Context, opts *queuePushOptions, ids []queuePushJSO
 		return err
 	}
 	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume)
-	if cmdutil.ReplyLost(err) {
+	if conn.ReplyLost(err) {
 		hint = fmt.Sprintf("%d of %d messages were stored, and line %d may have been too (its reply was lost): check with `chatq queue peek %s -n 1000`, then resume with %s, or from line %d if it was",
 			n, total, lineOf(n+1), opts.queue, resume, lineOf(n+2))
 	}

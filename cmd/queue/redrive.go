@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -93,7 +95,7 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 	if err != nil {
 		return err
 	}
-	var prog *cmdutil.Progress
+	var prog *iostreams.Progress
 	defer func() {
 		if prog != nil {
 			prog.Done()
@@ -102,7 +104,7 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 	last := 0
 	res, err := q.Redrive(ctx, opts.dlq, delayq.RedriveOptions{To: opts.to, N: opts.n, Progress: func(moved, limit int) {
 		if prog == nil {
-			prog = opts.f.NewProgress("redriving", limit)
+			prog = opts.f.IO.NewProgress("redriving", limit)
 		}
 		prog.Add(moved - last)
 		last = moved
@@ -121,7 +123,7 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 		return partialRedrive(ctx, opts, res, err)
 	}
 	if opts.f.JSON() {
-		if err := opts.f.WriteJSON(redriveJSON(opts.dlq, res)); err != nil {
+		if err := opts.f.IO.WriteJSON(redriveJSON(opts.dlq, res)); err != nil {
 			return err
 		}
 	} else {
@@ -171,7 +173,7 @@ func redriveJSON(dlq string, res *delayq.Redriven) queueRedriveJSON {
 // many, and that running it again is safe.
 func partialRedrive(ctx context.Context, opts *queueRedriveOptions, res *delayq.Redriven, err error) error {
 	if opts.f.JSON() {
-		_ = opts.f.WriteJSON(redriveJSON(opts.dlq, res))
+		_ = opts.f.IO.WriteJSON(redriveJSON(opts.dlq, res))
 	}
 	again := fmt.Sprintf("`chatq queue redrive %s --to %s`", opts.dlq, res.To)
 	if ctx.Err() != nil {
@@ -181,7 +183,7 @@ func partialRedrive(ctx context.Context, opts *queueRedriveOptions, res *delayq.
 	}
 	hint := fmt.Sprintf("%s moved to %s before the error; the rest is still in %s: continue with %s",
 		plural(int64(res.Moved), "message"), res.To, opts.dlq, again)
-	if cmdutil.ReplyLost(err) {
+	if conn.ReplyLost(err) {
 		hint = fmt.Sprintf("%s moved to %s before the last call, whose reply was lost: it may have moved up to 100 more (each message is in one queue or the other, never both); check with `chatq queue stats %s`, and continue with %s, which moves only what is still in %s",
 			plural(int64(res.Moved), "message"), res.To, opts.dlq, again, opts.dlq)
 	}

@@ -148,7 +148,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 		warnDeadLetterMissing(opts.f, s.Name, s.DeadLetter, s.MaxReceives)
 	}
 	if opts.f.JSON() {
-		return opts.f.WriteJSON(statsJSON(s))
+		return opts.f.IO.WriteJSON(statsJSON(s))
 	}
 	policy := "-"
 	if s.DeadLetter != "" {
@@ -161,7 +161,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	if s.MaxSize == delayq.Unlimited {
 		maxSize = "unlimited"
 	}
-	t := opts.f.NewTable("FIELD", "VALUE")
+	t := opts.f.IO.NewTable("FIELD", "VALUE")
 	t.Row("name", s.Name)
 	t.Row("messages", s.Messages)
 	t.Row("ready", s.Ready)

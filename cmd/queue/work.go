@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -204,7 +205,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if f.JSON() {
-			_ = cmdutil.WriteJSONLine(f.IO.Out, out)
+			_ = iostreams.WriteJSONLine(f.IO.Out, out)
 			return
 		}
 		verdict := "acked"
@@ -217,7 +218,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if f.JSON() {
-			_ = cmdutil.WriteJSONLine(f.IO.Out, workMovedJSON{DeadLettered: n, To: to})
+			_ = iostreams.WriteJSONLine(f.IO.Out, workMovedJSON{DeadLettered: n, To: to})
 			return
 		}
 		f.IO.Infof("moved %s received too often to the dead-letter queue %s", plural(int64(n), "message"), to)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +31,7 @@ func TestWithoutPassword(t *testing.T) {
 // as absolute file names, and never a password.
 func TestHandlerConnEnv(t *testing.T) {
 	f := &cmdutil.Factory{Getenv: func(string) string { return "" }}
-	f.Load(&cmdutil.Config{
+	f.Load(&conn.Config{
 		URL: "rediss://app:s3cret@redis.internal:6380/0", Prefix: "p:", TLS: true,
 		CACert: "ca.pem", Cert: "/etc/chatq/client.pem", Key: "client.key", SNI: "redis.internal",
 		SentinelMaster: "main", User: "app", DB: 2, DBSet: true, Password: "hunter2",

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -774,4 +774,4 @@ func parseInfo(info string, cluster bool) ServerInfo {
 // isConnErr reports whether err is about reaching the server (a lost
 // connection, a timeout, a failover under way) rather than a reply about
 // one key: the refresh fails and the view says "reconnecting".
-func isConnErr(err error) bool { return cmdutil.Transient(err) }
+func isConnErr(err error) bool { return conn.Transient(err) }

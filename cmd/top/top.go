@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
@@ -88,7 +89,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.IntVar(&opts.lim.Queues, "max-queues", DefaultLimits.Queues, "examine at most N queues per refresh")
 	fl.IntVar(&opts.lim.Lists, "max-lists", DefaultLimits.Lists, "examine at most N sharded lists per refresh")
 	fl.IntVar(&opts.lim.Chats, "max-chats", DefaultLimits.Chats, "examine at most N chats per refresh, in turn")
-	return cmd
+	return cmdutil.MarkRead(cmd)
 }
 
 func topRun(ctx context.Context, opts *topOptions) error {
@@ -143,16 +144,16 @@ func topRun(ctx context.Context, opts *topOptions) error {
 }
 
 // inputTTY reports whether keys can be read from a terminal.
-func inputTTY(io *cmdutil.IOStreams) bool {
+func inputTTY(io *iostreams.IOStreams) bool {
 	in, ok := io.In.(*os.File)
-	return ok && cmdutil.IsTerminal(in)
+	return ok && iostreams.IsTerminal(in)
 }
 
 func printSnapshot(f *cmdutil.Factory, s *Snapshot) error {
 	if f.JSON() {
-		return f.WriteJSON(s)
+		return f.IO.WriteJSON(s)
 	}
-	return writeTables(func(header ...string) tableWriter { return f.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
+	return writeTables(func(header ...string) tableWriter { return f.IO.NewTable(header...) }, f.IO.OutTTY, f.IO.Out, s)
 }
 
 // namespace is --namespace, else CHATQ_NAMESPACE, else RSMQ's default, as

@@ -12,7 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/embedded"
 	"github.com/chatq-dev/chatq/internal/faultproxy"
 	"github.com/chatq-dev/chatq/internal/redistest"
@@ -277,7 +277,7 @@ func TestFramesFit(t *testing.T) {
 // The view says "reconnecting" while the server is away and resumes when
 // it is back.
 func TestReconnect(t *testing.T) {
-	redis.SetLogger(cmdutil.QuietLogger{})
+	redis.SetLogger(conn.QuietLogger{})
 	s, err := embedded.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +432,7 @@ func TestPrintable(t *testing.T) {
 func TestReconnectNetwork(t *testing.T) { redistest.Run(t, testReconnectNetwork) }
 
 func testReconnectNetwork(t *testing.T, b redistest.Backend) {
-	redis.SetLogger(cmdutil.QuietLogger{})
+	redis.SetLogger(conn.QuietLogger{})
 	ctx := t.Context()
 	fill(t, ctx, b.Client, b.Prefix)
 	p, err := faultproxy.Start(b.Client.Options().Addr)

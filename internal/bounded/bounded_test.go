@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/cmd"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
@@ -47,7 +47,7 @@ type harness struct {
 // chatq runs one chatq command line in process and returns its stdout.
 func (h *harness) chatq(stdin string, args ...string) (string, error) {
 	var out, errOut bytes.Buffer
-	io := &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	io := &iostreams.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
 	full := append([]string{"--url", h.url, "--prefix", h.prefix, "--timeout", "60s"}, args...)
 	if code := cmd.Run(h.ctx, full, io, func(string) string { return "" }); code != 0 && code != 3 {
 		return out.String(), fmt.Errorf("chatq %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())

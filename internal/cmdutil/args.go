@@ -2,8 +2,8 @@ package cmdutil
 
 import "github.com/spf13/cobra"
 
-// UsageArgs wraps a cobra argument validator so that its errors exit 2.
-func UsageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+// usageArgs wraps a cobra argument validator so that its errors exit 2.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
 			return UsageErr(err)
@@ -13,11 +13,11 @@ func UsageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 // ExactArgs, MinArgs, RangeArgs and NoArgs are cobra's validators as usage errors.
-func ExactArgs(n int) cobra.PositionalArgs    { return UsageArgs(cobra.ExactArgs(n)) }
-func MinArgs(n int) cobra.PositionalArgs      { return UsageArgs(cobra.MinimumNArgs(n)) }
-func RangeArgs(a, b int) cobra.PositionalArgs { return UsageArgs(cobra.RangeArgs(a, b)) }
+func ExactArgs(n int) cobra.PositionalArgs    { return usageArgs(cobra.ExactArgs(n)) }
+func MinArgs(n int) cobra.PositionalArgs      { return usageArgs(cobra.MinimumNArgs(n)) }
+func RangeArgs(a, b int) cobra.PositionalArgs { return usageArgs(cobra.RangeArgs(a, b)) }
 
-var NoArgs = UsageArgs(cobra.NoArgs)
+var NoArgs = usageArgs(cobra.NoArgs)
 
 // NewGroupCmd makes a command that only holds subcommands: run bare it shows
 // its help; run with an unknown subcommand it is a usage error.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/spf13/cobra"
 )
@@ -14,22 +15,22 @@ import (
 // slow or absent server must not hang the user's shell.
 const completionTimeout = 500 * time.Millisecond
 
-// CompletionTimeoutEnv lifts or changes that bound (a duration; 0 means no
+// completionTimeoutEnv lifts or changes that bound (a duration; 0 means no
 // bound). Tests set it: on a loaded machine 500 ms can pass before a
 // Cluster client has loaded its slot map, and no test may depend on a
 // wall-clock budget.
-const CompletionTimeoutEnv = "CHATQ_COMPLETION_TIMEOUT"
+const completionTimeoutEnv = "CHATQ_COMPLETION_TIMEOUT"
 
 // completionLimit is the bound on completion's look-ups, from
 // CHATQ_COMPLETION_TIMEOUT or the default; 0 means none.
 func (f *Factory) completionLimit() time.Duration {
-	s := f.Getenv(CompletionTimeoutEnv)
+	s := f.Getenv(completionTimeoutEnv)
 	if s == "" {
 		return completionTimeout
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		cobra.CompErrorln(fmt.Sprintf("%s=%q: want a duration such as 500ms or 0 (no limit); using %s", CompletionTimeoutEnv, s, completionTimeout))
+		cobra.CompErrorln(fmt.Sprintf("%s=%q: want a duration such as 500ms or 0 (no limit); using %s", completionTimeoutEnv, s, completionTimeout))
 		return completionTimeout
 	}
 	return d
@@ -41,7 +42,7 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		// The root's hook loaded a configuration for __complete itself, which
 		// has not seen the flags on the line being completed: load it again.
-		cfg, err := LoadConfig(cmd.Flags(), f.Getenv)
+		cfg, err := conn.LoadConfig(cmd.Flags(), f.Getenv)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -67,10 +68,10 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 	}
 }
 
-// ScanNames returns the hash tags (the part between '{' and '}') of the keys
+// scanNames returns the hash tags (the part between '{' and '}') of the keys
 // under the prefix that match pattern, on every cluster master, at most 1000
 // of them: the chat ids of "chat:{*}", the list keys of "{*}:*".
-func ScanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
+func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
 	c, err := f.Client()
 	if err != nil {
 		return nil, err
@@ -91,10 +92,10 @@ func ScanNames(ctx context.Context, f *Factory, pattern string) ([]string, error
 }
 
 // CompleteKeyArg completes a command's first argument with the names of the
-// keys matching pattern (see ScanNames), and nothing after it.
+// keys matching pattern (see scanNames), and nothing after it.
 func (f *Factory) CompleteKeyArg(pattern string) cobra.CompletionFunc {
 	return f.CompleteFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return ScanNames(ctx, f, pattern)
+		return scanNames(ctx, f, pattern)
 	})
 }
 
@@ -154,9 +155,9 @@ func lastOfList(fn cobra.CompletionFunc) cobra.CompletionFunc {
 	}
 }
 
-// ScanLister lists the names ScanNames finds for pattern.
+// ScanLister lists the names scanNames finds for pattern.
 func ScanLister(pattern string) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
 	return func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return ScanNames(ctx, f, pattern)
+		return scanNames(ctx, f, pattern)
 	}
 }

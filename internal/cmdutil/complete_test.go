@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/redistest"
 )
 
@@ -15,8 +16,8 @@ func TestScanNames(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		f := &Factory{cfg: &Config{Prefix: b.Prefix}, client: b.Client}
-		got, err := ScanNames(ctx, f, "chat:{*}")
+		f := &Factory{cfg: &conn.Config{Prefix: b.Prefix}, client: b.Client}
+		got, err := scanNames(ctx, f, "chat:{*}")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +25,7 @@ func TestScanNames(t *testing.T) {
 		if want := []string{"1", "22"}; !slices.Equal(got, want) {
 			t.Errorf("chat ids: got %q, want %q", got, want)
 		}
-		got, err = ScanNames(ctx, f, "{*}:*")
+		got, err = scanNames(ctx, f, "{*}:*")
 		if err != nil || !slices.Equal(got, []string{"jobs"}) {
 			t.Errorf("list keys: got %q, %v", got, err)
 		}

@@ -1,15 +1,11 @@
 package cmdutil
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/names"
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
@@ -35,6 +31,7 @@ type UsageError struct{ err error }
 
 func (e *UsageError) Error() string { return e.err.Error() }
 func (e *UsageError) Unwrap() error { return e.err }
+func (e *UsageError) Usage() bool   { return true }
 
 // UsageErr marks err as a usage error (exit 2).
 func UsageErr(err error) error { return &UsageError{err} }
@@ -52,6 +49,7 @@ type HintError struct {
 
 func (e *HintError) Error() string { return e.err.Error() }
 func (e *HintError) Unwrap() error { return e.err }
+func (e *HintError) Hint() string  { return e.hint }
 
 // WithHint attaches a hint to err.
 func WithHint(err error, hint string) error {
@@ -61,41 +59,28 @@ func WithHint(err error, hint string) error {
 	return &HintError{err: err, hint: hint}
 }
 
-// MaybeAppliedError is a write whose request reached the connection but whose
+// maybeAppliedError is a write whose request reached the connection but whose
 // reply never came back: the server may have applied it. It exits 4.
-type MaybeAppliedError struct {
+type maybeAppliedError struct {
 	err   error
 	check string
 }
 
-func (e *MaybeAppliedError) Error() string {
+func (e *maybeAppliedError) Error() string {
 	return e.err.Error() + ": the request was sent but its reply was lost, so the server may have applied it"
 }
-func (e *MaybeAppliedError) Unwrap() error { return e.err }
+func (e *maybeAppliedError) Unwrap() error { return e.err }
 
-// Hint says how to check before retrying.
-func (e *MaybeAppliedError) Hint() string {
+// checkHint says how to check before retrying. It is not a Hint method, so
+// that a hint the lost write's error carries comes first (see HintFor).
+func (e *maybeAppliedError) checkHint() string {
 	if e.check == "" {
 		return "check the server's state before retrying, so that a retry does not apply it twice"
 	}
 	return fmt.Sprintf("check with `%s` before retrying, so that a retry does not apply it twice", e.check)
 }
 
-// writeAnnotation marks a command that writes (see MarkWrite).
-const writeAnnotation = "chatq.write"
-
-// MarkWrite marks cmd as a command that changes the server's data; check is
-// the command line that shows whether it was applied. A lost reply to such a
-// command exits 4 instead of 1.
-func MarkWrite(cmd *cobra.Command, check string) *cobra.Command {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[writeAnnotation] = check
-	return cmd
-}
-
-// MaybeApplied turns err into a MaybeAppliedError when cmd writes and err
+// MaybeApplied turns err into a maybeAppliedError when cmd writes and err
 // says that a reply was lost after its request was sent; otherwise it
 // returns err.
 func MaybeApplied(cmd *cobra.Command, err error) error {
@@ -103,38 +88,36 @@ func MaybeApplied(cmd *cobra.Command, err error) error {
 		return err
 	}
 	check, ok := cmd.Annotations[writeAnnotation]
-	if !ok || !ReplyLost(err) {
+	if !ok || !conn.ReplyLost(err) {
 		return err
 	}
-	var ma *MaybeAppliedError
+	var ma *maybeAppliedError
 	if errors.As(err, &ma) {
 		return err
 	}
-	return &MaybeAppliedError{err: err, check: check}
+	return &maybeAppliedError{err: err, check: check}
 }
 
-// ReplyLost reports whether err is a failure reading a reply: the request
-// was written, so the server may have run it. A failure to dial or to write
-// the whole request is not: Redis runs only complete commands.
-func ReplyLost(err error) bool {
-	// A failed TLS handshake or a new connection's first reply (HELLO's)
-	// comes before any command was sent.
-	if errors.As(err, new(*TLSHandshakeError)) || errors.As(err, new(*ConnInitError)) {
-		return false
+// HintFor returns the hint for err, or "" when none helps: the hint the
+// error carries (a HintError's, or any error's with a Hint() string method,
+// such as internal/conn's for a bad setting), else for a write whose reply
+// was lost how to check it, else the hint for a connection or server
+// failure under the loaded configuration (see conn.FailureHint).
+func (f *Factory) HintFor(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return true
+	var ma *maybeAppliedError
+	if errors.As(err, &ma) {
+		return ma.checkHint()
 	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return oe.Op == "read"
-	}
-	return errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, redis.ErrPoolTimeout)
+	return conn.FailureHint(err, f.cfg, f.Getenv)
 }
 
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error, exitStatus bool) int {
-	var ue *UsageError
+	var ue interface{ Usage() bool }
 	switch {
 	case err == nil:
 		return ExitOK
@@ -143,48 +126,28 @@ func ExitCode(err error, exitStatus bool) int {
 			return ExitNothing
 		}
 		return ExitOK
-	case errors.As(err, &ue), errors.Is(err, names.ErrInvalid):
+	case errors.As(err, &ue) && ue.Usage(), errors.Is(err, names.ErrInvalid):
 		return ExitUsage
-	case errors.As(err, new(*MaybeAppliedError)):
+	case errors.As(err, new(*maybeAppliedError)):
 		return ExitMaybeApplied
 	default:
 		return ExitError
 	}
 }
 
-// HintFor returns the hint for err, from a HintError or from the kind of
-// failure, or "" when none helps.
-func HintFor(err error) string {
-	var he *HintError
-	if errors.As(err, &he) {
-		return he.hint
-	}
-	var ma *MaybeAppliedError
-	if errors.As(err, &ma) {
-		return ma.Hint()
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT) && isDialError(err):
-		return "is Redis running there? start one with `chatq dev`, or point --url (CHATQ_URL) at your server"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "the server did not answer within --timeout; check --url, or raise --timeout"
-	}
-	return ""
+// refusedError is a destructive command that was not confirmed: off a
+// terminal without its --force, or declined at the question. It exits 2
+// like a usage error (nothing was changed) but prints no usage line: the
+// command was called correctly.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// Refusedf builds a refusedError (exit 2).
+func Refusedf(format string, a ...any) error {
+	return &refusedError{UsageErrorf(format, a...)}
 }
 
-func isDialError(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "dial"
-}
-
-// MarkWriteSub marks the subcommand name of group as a write (see MarkWrite).
-func MarkWriteSub(group *cobra.Command, name, check string) {
-	for _, sub := range group.Commands() {
-		if sub.Name() == name {
-			MarkWrite(sub, check)
-			return
-		}
-	}
-	panic("no subcommand " + name + " of " + group.Name())
-}
+// IsRefused reports whether err is a refusedError.
+func IsRefused(err error) bool { return errors.As(err, new(*refusedError)) }

@@ -1,24 +1,20 @@
 // Package cmdutil is what every chatq command shares and no command is: the
-// Factory with its configuration and lazy Redis client, IO streams, typed
-// errors with hints and exit codes, JSON and table output, argument
-// validators and shell completion helpers. It defines no cobra command.
+// Factory with its configuration and lazy Redis client, typed errors with
+// hints and exit codes, argument validators and shell completion helpers.
+// The terminal and output live in internal/iostreams, the connection (its
+// configuration, client, hints and retries) in internal/conn. It defines no
+// cobra command.
 package cmdutil
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"os"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
@@ -27,9 +23,9 @@ import (
 // (loaded once the flags are parsed) and a Redis client built on first use,
 // so a command that needs no server never dials one.
 type Factory struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Getenv  func(string) string
-	cfg     *Config
+	cfg     *conn.Config
 	flags   *pflag.FlagSet
 	client  redis.UniversalClient
 	closers []func()
@@ -42,11 +38,11 @@ type Factory struct {
 }
 
 // Config returns the loaded configuration. It is set before any command runs.
-func (f *Factory) Config() *Config { return f.cfg }
+func (f *Factory) Config() *conn.Config { return f.cfg }
 
 // Load sets the configuration and the global flags it was read from, once
 // they are parsed.
-func (f *Factory) Load(cfg *Config, flags *pflag.FlagSet) {
+func (f *Factory) Load(cfg *conn.Config, flags *pflag.FlagSet) {
 	f.cfg = cfg
 	f.flags = flags
 }
@@ -70,14 +66,14 @@ func (f *Factory) Client() (redis.UniversalClient, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
-	if f.cfg.AskPass && !f.cfg.askedPassword {
+	if f.cfg.NeedsPassword() {
 		pw, err := f.askPassword()
 		if err != nil {
 			return nil, err
 		}
 		f.cfg.SetAskedPassword(pw)
 	}
-	c, err := NewClient(f.cfg, f.IO, f.minPoolSize)
+	c, err := conn.NewClient(f.cfg, f.IO, f.minPoolSize)
 	if err != nil {
 		return nil, err
 	}
@@ -112,47 +108,11 @@ func (f *Factory) askPassword() (string, error) {
 
 // Persistent returns the retry loop for a long-running command on this
 // factory's server (see Persistent), giving up after giveUpAfter (0: never).
-func (f *Factory) Persistent(giveUpAfter time.Duration) *Persistent {
-	return &Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Refresh: f.refresh, Probe: f.probe}
-}
-
-// probe PINGs the server (every master of a Cluster) until a PING succeeds
-// on a live connection: a PING that fails on a connection the outage broke
-// discards it, and the pool hands out its most recent connection first, so
-// the next command goes out on the connection that just answered.
-func (f *Factory) probe(ctx context.Context) error {
-	ping := func(ctx context.Context, c *redis.Client) error {
-		var err error
-		for range 32 { // more than a pool's broken connections
-			if err = c.Ping(ctx).Err(); err == nil || !brokenConn(err) {
-				return err
-			}
-		}
-		return err
-	}
-	switch c := f.client.(type) {
-	case *redis.Client:
-		return ping(ctx, c)
-	case *redis.ClusterClient:
-		return c.ForEachMaster(ctx, ping)
-	}
-	return nil
-}
-
-// brokenConn reports whether err comes from a connection the server closed
-// (as opposed to one that could not be made).
-func brokenConn(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		strings.Contains(err.Error(), "bad state")
-}
-
-// refresh makes a Cluster client load the slot map again: after a failover
-// the old master no longer answers, and go-redis would keep dialling it
-// until its next periodic reload.
-func (f *Factory) refresh(ctx context.Context) {
-	if cc, ok := f.client.(*redis.ClusterClient); ok {
-		cc.ReloadState(ctx) // in the background; the next try uses it
-	}
+// The client is looked up when a retry runs, as it may be built after.
+func (f *Factory) Persistent(giveUpAfter time.Duration) *conn.Persistent {
+	return &conn.Persistent{IO: f.IO, GiveUpAfter: giveUpAfter,
+		Refresh: func(ctx context.Context) { conn.Refresh(ctx, f.client) },
+		Probe:   func(ctx context.Context) error { return conn.Probe(ctx, f.client) }}
 }
 
 // OnClose registers fn to run when the command ends.
@@ -167,259 +127,3 @@ func (f *Factory) Close() {
 		f.closers[i]()
 	}
 }
-
-// NewClient builds the go-redis client the configuration describes:
-// standalone (redis://, rediss:// for TLS, unix://), a cluster seed, or the
-// master named --sentinel-master, found through the Sentinels in the URL.
-// Every kind takes the same TLS settings and credentials.
-func NewClient(cfg *Config, io *IOStreams, poolSize int) (redis.UniversalClient, error) {
-	raw := normalizeURL(cfg.URL)
-	tc, err := cfg.tlsConfig(io)
-	if err != nil {
-		return nil, err
-	}
-	var c redis.UniversalClient
-	replied := new(atomic.Bool)
-	switch {
-	case cfg.Cluster:
-		opt, err := redis.ParseClusterURL(raw)
-		if err != nil {
-			return nil, badURL(err, cfg.URL)
-		}
-		if cfg.DBSet && cfg.DB != 0 {
-			return nil, WithHint(UsageErrorf("--db %d: a Redis Cluster has only database 0", cfg.DB), "drop --db (CHATQ_DB), or use --prefix to keep apart what shares a cluster")
-		}
-		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
-		opt.TLSConfig = tc
-		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
-		opt.MaxRetries = -1
-		opt.DialerRetries = 1
-		opt.DisableIdentity = true
-		opt.ContextTimeoutEnabled = true
-		opt.PoolSize = max(opt.PoolSize, poolSize)
-		opt.PipelinePoolSize = noPipelinePool
-		opt.MaintNotificationsConfig = noMaintNotifications()
-		c = redis.NewClusterClient(opt)
-	case cfg.SentinelMaster != "":
-		opt, err := redis.ParseFailoverURL(raw)
-		if err != nil {
-			return nil, badURL(err, cfg.URL)
-		}
-		// go-redis reads the URL's credentials as Sentinel's; in chatq the
-		// URL's are the master's, as in every other mode, and Sentinel's
-		// own come from sentinel-user and sentinel-password.
-		opt.Username, opt.Password = cfg.credentials(opt.SentinelUsername, opt.SentinelPassword)
-		opt.SentinelUsername, opt.SentinelPassword = cfg.SentinelUser, cfg.SentinelPassword
-		opt.MasterName = cfg.SentinelMaster
-		if cfg.DBSet {
-			opt.DB = cfg.DB
-		}
-		opt.TLSConfig = tc
-		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
-		opt.MaxRetries = -1
-		opt.DialerRetries = 1
-		opt.DisableIdentity = true
-		opt.ContextTimeoutEnabled = true
-		opt.PoolSize = max(opt.PoolSize, poolSize)
-		opt.PipelinePoolSize = noPipelinePool
-		c = redis.NewFailoverClient(opt)
-	default:
-		opt, err := redis.ParseURL(raw)
-		if err != nil {
-			return nil, badURL(err, cfg.URL)
-		}
-		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
-		if cfg.DBSet {
-			opt.DB = cfg.DB
-		}
-		if opt.Network != "unix" {
-			opt.TLSConfig = tc
-		}
-		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		if opt.Network != "unix" {
-			opt.Dialer = dialer(opt.TLSConfig, opt.DialTimeout, replied)
-		}
-		// A retried write could apply twice; an operator would rather see
-		// the error than wait through redials. The client-identity round
-		// trip buys nothing here.
-		opt.MaxRetries = -1
-		opt.DialerRetries = 1
-		opt.DisableIdentity = true
-		opt.ContextTimeoutEnabled = true
-		opt.PoolSize = max(opt.PoolSize, poolSize)
-		opt.PipelinePoolSize = noPipelinePool
-		opt.MaintNotificationsConfig = noMaintNotifications()
-		c = redis.NewClient(opt)
-	}
-	c.AddHook(permHook{})
-	c.AddHook(initHook{replied})
-	if cfg.Verbose {
-		io.Infof("connecting to %s", cfg.Server())
-		c.AddHook(verboseHook{io})
-	}
-	return c, nil
-}
-
-// credentials picks the user and password for the data server from those in
-// the URL and those given apart: --user beats the URL's user; the password
-// asked by --askpass beats the URL's, which beats CHATQ_PASSWORD,
-// REDISCLI_AUTH and the config file (these apply to every server, the URL
-// to this one).
-func (c *Config) credentials(urlUser, urlPass string) (user, pass string) {
-	user = urlUser
-	if c.User != "" {
-		user = c.User
-	}
-	switch {
-	case c.askedPassword:
-		pass = c.Password
-	case urlPass != "":
-		pass = urlPass
-	default:
-		pass = c.Password
-	}
-	return user, pass
-}
-
-// SetAskedPassword records the password read by --askpass; it wins over
-// every other source.
-func (c *Config) SetAskedPassword(pw string) {
-	c.Password = pw
-	c.askedPassword = true
-}
-
-// Server names the server for messages: the URL with any password
-// hidden, and the master's name behind Sentinel.
-func (c *Config) Server() string {
-	if c.SentinelMaster != "" {
-		return fmt.Sprintf("master %q via Sentinel %s", c.SentinelMaster, c.RedactedURL())
-	}
-	return c.RedactedURL()
-}
-
-// noPipelinePool makes pipelines run on the client's one pool: by default
-// go-redis (9.23) keeps a second pool for pipelines, so a command's first
-// pipeline dials a second connection (with its HELLO and two 128 KiB
-// buffers) beside the one its single commands use. A negative
-// PipelinePoolSize opts out.
-const noPipelinePool = -1
-
-// noMaintNotifications turns off go-redis's maintenance notifications: they
-// cost a CLIENT MAINT_NOTIFICATIONS round trip on every new connection, and a
-// short-lived CLI has no use for them.
-func noMaintNotifications() *maintnotifications.Config {
-	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-}
-
-func applyTimeouts(dial, read, write *time.Duration, d time.Duration) {
-	for _, p := range []*time.Duration{dial, read, write} {
-		if *p == 0 {
-			*p = d
-		}
-	}
-}
-
-// badURL turns a URL parsing error into a usage error that does not repeat
-// the URL, nor any part of what may be its password.
-func badURL(err error, raw string) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	msg := scrubSecrets(strings.TrimPrefix(err.Error(), "redis: "), raw)
-	if strings.Contains(msg, "unexpected option: addr") {
-		return WithHint(UsageErrorf("invalid --url: %s", msg), "?addr=host:port lists more seeds for --cluster or more Sentinels for --sentinel-master; a single server takes none")
-	}
-	return WithHint(UsageErrorf("invalid --url: %s", msg),
-		"use redis://[user@]host:port/db (password from CHATQ_PASSWORD or --askpass), rediss:// for TLS, or unix:///path/to/socket")
-}
-
-// scrubSecrets removes from msg whatever in raw may be a password: the text
-// between "://" and the last '@', and the part of it after the first ':'.
-func scrubSecrets(msg, raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return msg
-	}
-	rest := raw[i+3:]
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return msg
-	}
-	info := rest[:at]
-	_, pass, _ := strings.Cut(info, ":")
-	for _, s := range []string{info, pass} {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
-		}
-	}
-	return msg
-}
-
-// verboseHook logs each command sent to Redis on stderr, with passwords
-// hidden.
-type verboseHook struct{ io *IOStreams }
-
-func (h verboseHook) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		start := time.Now()
-		conn, err := next(ctx, network, addr)
-		h.io.Infof("dial %s %s (%s)", network, addr, since(start))
-		return conn, err
-	}
-}
-
-func (h verboseHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		start := time.Now()
-		err := next(ctx, cmd)
-		h.io.Infof("redis: %s (%s)", describeCmd(cmd), since(start))
-		return err
-	}
-}
-
-func (h verboseHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		start := time.Now()
-		err := next(ctx, cmds)
-		h.io.Infof("redis: pipeline of %d (%s)", len(cmds), since(start))
-		for _, c := range cmds {
-			h.io.Infof("redis:   %s", describeCmd(c))
-		}
-		return err
-	}
-}
-
-func since(t time.Time) string { return time.Since(t).Round(time.Microsecond).String() }
-
-// describeCmd renders a command for --verbose: arguments shortened, and
-// everything after AUTH hidden.
-func describeCmd(cmd redis.Cmder) string {
-	var b strings.Builder
-	for i, a := range cmd.Args() {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		s := fmt.Sprint(a)
-		if strings.EqualFold(s, "auth") {
-			b.WriteString(s + " ***")
-			break
-		}
-		if len(s) > 64 {
-			s = s[:61] + "..."
-		}
-		b.WriteString(fmt.Sprintf("%q", s))
-	}
-	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
-		b.WriteString(" -> error: " + err.Error())
-	}
-	return b.String()
-}
-
-// QuietLogger drops go-redis's internal log lines: every failure they report
-// also comes back as an error, which Main prints once.
-type QuietLogger struct{}
-
-func (QuietLogger) Printf(context.Context, string, ...any) {}

@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,7 +53,7 @@ func TestCredentials(t *testing.T) {
 // Every kind of client takes the same TLS settings, credentials and
 // timeouts; Sentinel's own credentials are apart from the master's.
 func TestNewClientModes(t *testing.T) {
-	io := &IOStreams{ErrOut: &bytes.Buffer{}}
+	io := &iostreams.IOStreams{ErrOut: &bytes.Buffer{}}
 	base := Config{TLS: true, SNI: "redis.internal", Timeout: time.Second, User: "app", Password: "pw", CACert: "", Insecure: true}
 
 	cl := base
@@ -107,24 +108,5 @@ func TestValidateConnection(t *testing.T) {
 		if err := c.validateConnection(); err != nil {
 			t.Errorf("%+v: %v", c, err)
 		}
-	}
-}
-
-// --askpass reads the password once, when the client is built, and it
-// wins over the URL's and the environment's.
-func TestAskPass(t *testing.T) {
-	asked := 0
-	f := &Factory{IO: &IOStreams{ErrOut: &bytes.Buffer{}}, ReadPassword: func() (string, error) { asked++; return "typed", nil }}
-	f.Load(&Config{URL: "redis://u:inurl@127.0.0.1:6379", Password: "env", AskPass: true, Timeout: time.Second}, nil)
-	c, err := f.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Client(); err != nil {
-		t.Fatal(err)
-	}
-	if o := c.(*redis.Client).Options(); o.Password != "typed" || o.Username != "u" || asked != 1 {
-		t.Errorf("password %q user %q, asked %d times", o.Password, o.Username, asked)
 	}
 }

@@ -1,4 +1,4 @@
-package cmdutil
+package iostreams
 
 import (
 	"context"
@@ -84,20 +84,3 @@ func Count(n int64) string {
 	}
 	return b.String()
 }
-
-// RefusedError is a destructive command that was not confirmed: off a
-// terminal without its --force, or declined at the question. It exits 2
-// like a usage error (nothing was changed) but prints no usage line: the
-// command was called correctly.
-type RefusedError struct{ err error }
-
-func (e *RefusedError) Error() string { return e.err.Error() }
-func (e *RefusedError) Unwrap() error { return e.err }
-
-// Refusedf builds a RefusedError (exit 2).
-func Refusedf(format string, a ...any) error {
-	return &RefusedError{UsageErrorf(format, a...)}
-}
-
-// IsRefused reports whether err is a RefusedError.
-func IsRefused(err error) bool { return errors.As(err, new(*RefusedError)) }

@@ -1,4 +1,4 @@
-package cmdutil
+package iostreams
 
 import (
 	"encoding/json"
@@ -11,10 +11,10 @@ import (
 
 // WriteJSON prints v as JSON followed by a newline: indented on a terminal,
 // one line when piped. HTML characters are not escaped.
-func (f *Factory) WriteJSON(v any) error {
-	enc := json.NewEncoder(f.IO.Out)
+func (s *IOStreams) WriteJSON(v any) error {
+	enc := json.NewEncoder(s.Out)
 	enc.SetEscapeHTML(false)
-	if f.IO.OutTTY {
+	if s.OutTTY {
 		enc.SetIndent("", "  ")
 	}
 	return enc.Encode(v)
@@ -39,10 +39,10 @@ type Table struct {
 	empty  string
 }
 
-func (f *Factory) NewTable(header ...string) *Table {
-	t := &Table{w: f.IO.Out, io: f.IO, header: header, tty: f.IO.OutTTY}
+func (s *IOStreams) NewTable(header ...string) *Table {
+	t := &Table{w: s.Out, io: s, header: header, tty: s.OutTTY}
 	if t.tty {
-		t.tw = tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+		t.tw = tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 		t.w = t.tw
 	}
 	return t

@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -38,7 +39,7 @@ func TestTransient(t *testing.T) {
 		{redisErr("WRONGPASS invalid username-password pair"), false},
 		{redisErr("NOPERM this user has no permissions"), false},
 		{redisErr("WRONGTYPE Operation against a key holding the wrong kind of value"), false},
-		{UsageErrorf("bad flag"), false},
+		{usageErrorf("bad flag"), false},
 		{errors.New("queue \"x\": queue not found"), false},
 	} {
 		if got := Transient(tc.err); got != tc.want {
@@ -51,7 +52,7 @@ func TestTransient(t *testing.T) {
 // once each, and stops at the first error retrying cannot fix.
 func TestPersistent(t *testing.T) {
 	var errOut bytes.Buffer
-	p := &Persistent{IO: &IOStreams{ErrOut: &errOut}, MinBackoff: 1, MaxBackoff: 2}
+	p := &Persistent{IO: &iostreams.IOStreams{ErrOut: &errOut}, MinBackoff: 1, MaxBackoff: 2}
 	calls := 0
 	refreshed := 0
 	p.Refresh = func(context.Context) { refreshed++ }

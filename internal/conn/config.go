@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"errors"
@@ -164,7 +164,7 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		ds := v.GetString("db")
 		n, err := strconv.Atoi(ds)
 		if err != nil || n < 0 {
-			return nil, UsageErrorf("invalid --db %q: want a database number, 0 or more", ds)
+			return nil, usageErrorf("invalid --db %q: want a database number, 0 or more", ds)
 		}
 		c.DB, c.DBSet = n, true
 	}
@@ -175,7 +175,7 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 		// A brace in the prefix would become the hash tag of every key,
 		// putting a queue's or a list's keys in different cluster slots
 		// (or all of chatq's in one).
-		return nil, WithHint(UsageErrorf("invalid --prefix %q: no '{' or '}' (they would change the keys' hash tags)", c.Prefix),
+		return nil, withHint(usageErrorf("invalid --prefix %q: no '{' or '}' (they would change the keys' hash tags)", c.Prefix),
 			"use letters, digits and separators such as ':' or '-', e.g. --prefix app:")
 	}
 	return c, problem
@@ -266,22 +266,22 @@ func (c *Config) validateConnection() error {
 			{"--cacert", c.CACert}, {"--cert", c.Cert}, {"--key", c.Key}, {"--sni", c.SNI},
 		} {
 			if s.val != "" {
-				return WithHint(UsageErrorf("%s needs TLS", s.name), "add --tls (CHATQ_TLS=true) or use a rediss:// URL")
+				return withHint(usageErrorf("%s needs TLS", s.name), "add --tls (CHATQ_TLS=true) or use a rediss:// URL")
 			}
 		}
 		if c.Insecure {
-			return WithHint(UsageErrorf("--insecure needs TLS"), "add --tls (CHATQ_TLS=true) or use a rediss:// URL")
+			return withHint(usageErrorf("--insecure needs TLS"), "add --tls (CHATQ_TLS=true) or use a rediss:// URL")
 		}
 	}
 	if (c.Cert == "") != (c.Key == "") {
-		return WithHint(UsageErrorf("--cert and --key go together"), "give the client certificate with --cert FILE and its private key with --key FILE")
+		return withHint(usageErrorf("--cert and --key go together"), "give the client certificate with --cert FILE and its private key with --key FILE")
 	}
 	if c.Cluster && c.SentinelMaster != "" {
-		return WithHint(UsageErrorf("--cluster and --sentinel-master exclude each other"),
+		return withHint(usageErrorf("--cluster and --sentinel-master exclude each other"),
 			"a Redis Cluster needs no Sentinel: give --cluster for a cluster, --sentinel-master NAME for a master behind Sentinel")
 	}
 	if strings.HasPrefix(strings.ToLower(c.URL), "unix://") && (c.TLS || c.Cluster || c.SentinelMaster != "") {
-		return WithHint(UsageErrorf("a unix:// URL takes no --tls, --cluster or --sentinel-master"), "use redis:// or rediss://host:port for those")
+		return withHint(usageErrorf("a unix:// URL takes no --tls, --cluster or --sentinel-master"), "use redis:// or rediss://host:port for those")
 	}
 	return nil
 }

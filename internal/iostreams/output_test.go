@@ -1,4 +1,4 @@
-package cmdutil
+package iostreams
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ func TestTableWhenEmpty(t *testing.T) {
 		{tty: false, empty: "no queues", rows: [][]any{{"a\tb\\"}}, wantOut: "a\\tb\\\\\n"},
 	} {
 		var out, errOut bytes.Buffer
-		f := &Factory{IO: &IOStreams{Out: &out, ErrOut: &errOut, OutTTY: tt.tty}}
-		tb := f.NewTable("NAME").WhenEmpty(tt.empty)
+		s := &IOStreams{Out: &out, ErrOut: &errOut, OutTTY: tt.tty}
+		tb := s.NewTable("NAME").WhenEmpty(tt.empty)
 		for _, r := range tt.rows {
 			tb.Row(r...)
 		}

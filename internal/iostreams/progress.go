@@ -1,4 +1,4 @@
-package cmdutil
+package iostreams
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ type Progress struct {
 const progressMin = 10000
 
 // NewProgress starts a progress display for total items.
-func (f *Factory) NewProgress(label string, total int) *Progress {
-	return &Progress{w: f.IO.ErrOut, label: label, total: total, enabled: f.IO.ErrTTY && total >= progressMin}
+func (s *IOStreams) NewProgress(label string, total int) *Progress {
+	return &Progress{w: s.ErrOut, label: label, total: total, enabled: s.ErrTTY && total >= progressMin}
 }
 
 // Add counts n more items done, redrawing at most ten times a second.

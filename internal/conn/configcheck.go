@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func (e *ConfigError) Unwrap() error { return e.err }
 
 // configErr makes a ConfigError (exit 2) with a hint.
 func configErr(hint, format string, a ...any) error {
-	return &ConfigError{WithHint(UsageErrorf(format, a...), hint)}
+	return &ConfigError{withHint(usageErrorf(format, a...), hint)}
 }
 
 // IsConfigError reports whether err is a bad configuration.

@@ -1,4 +1,8 @@
-package cmdutil
+// Package iostreams is chatq's terminal and output: the streams a command
+// reads and writes and whether each is a terminal, JSON, tables and
+// progress bars that behave differently on a terminal and piped, yes/no
+// questions, and text made safe to show on a terminal.
+package iostreams
 
 import (
 	"fmt"

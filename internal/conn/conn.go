@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -76,7 +77,7 @@ func (c *Config) usesTLS() bool {
 // without TLS. Verification is on unless --insecure; the server name is
 // --sni, or else the host of each address dialled (so every cluster node
 // and every master Sentinel names is verified by its own name).
-func (c *Config) tlsConfig(io *IOStreams) (*tls.Config, error) {
+func (c *Config) tlsConfig(io *iostreams.IOStreams) (*tls.Config, error) {
 	if !c.usesTLS() {
 		return nil, nil
 	}
@@ -84,18 +85,18 @@ func (c *Config) tlsConfig(io *IOStreams) (*tls.Config, error) {
 	if c.CACert != "" {
 		pem, err := os.ReadFile(c.CACert)
 		if err != nil {
-			return nil, WithHint(UsageErrorf("--cacert: %v", pathErr(err)), "give the PEM file of the CA that signed the server's certificate")
+			return nil, withHint(usageErrorf("--cacert: %v", pathErr(err)), "give the PEM file of the CA that signed the server's certificate")
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, WithHint(UsageErrorf("--cacert %s: no PEM certificate in it", c.CACert), "give the PEM file of the CA that signed the server's certificate")
+			return nil, withHint(usageErrorf("--cacert %s: no PEM certificate in it", c.CACert), "give the PEM file of the CA that signed the server's certificate")
 		}
 		tc.RootCAs = pool
 	}
 	if c.Cert != "" {
 		pair, err := tls.LoadX509KeyPair(c.Cert, c.Key)
 		if err != nil {
-			return nil, WithHint(UsageErrorf("--cert/--key: %v", pathErr(err)), "give the client certificate and its private key as PEM files")
+			return nil, withHint(usageErrorf("--cert/--key: %v", pathErr(err)), "give the client certificate and its private key as PEM files")
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}

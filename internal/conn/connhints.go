@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"context"
@@ -14,23 +14,29 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// HintFor returns the hint for err, knowing the configuration it happened
-// under: a HintError's own hint, a hint for a connection failure (TLS,
-// authentication, ACL, the wrong kind of server), or the generic one.
-func (f *Factory) HintFor(err error) string {
-	var he *HintError
-	if errors.As(err, &he) {
-		return he.hint
-	}
-	if errors.As(err, new(*MaybeAppliedError)) {
-		return HintFor(err)
-	}
-	if f.cfg != nil {
-		if h := connHint(err, f.cfg, f.Getenv); h != "" {
+// FailureHint returns the hint for a connection or server failure, knowing
+// the configuration it happened under (nil when none was loaded): TLS,
+// authentication, ACL, the wrong kind of server, no server there, no
+// answer in time; or "" when none helps.
+func FailureHint(err error, cfg *Config, getenv func(string) string) string {
+	if cfg != nil {
+		if h := connHint(err, cfg, getenv); h != "" {
 			return h
 		}
 	}
-	return HintFor(err)
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT) && isDialError(err):
+		return "is Redis running there? start one with `chatq dev`, or point --url (CHATQ_URL) at your server"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "the server did not answer within --timeout; check --url, or raise --timeout"
+	}
+	return ""
+}
+
+func isDialError(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // connHint names the likely cause of a connection or server-side failure

@@ -1,4 +1,4 @@
-package cmdutil
+package conn
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,7 +50,7 @@ func Transient(err error) bool {
 // failure, with capped exponential backoff and jitter, saying once on stderr
 // that the connection was lost and once that it is back.
 type Persistent struct {
-	IO *IOStreams
+	IO *iostreams.IOStreams
 	// GiveUpAfter ends the retries when the server has been unreachable
 	// this long; 0 retries until interrupted.
 	GiveUpAfter time.Duration
@@ -109,7 +110,7 @@ func (p *Persistent) Run(ctx context.Context, op func(ctx context.Context) error
 		down := time.Since(p.lostAt)
 		p.mu.Unlock()
 		if p.GiveUpAfter > 0 && down >= p.GiveUpAfter {
-			return WithHint(fmt.Errorf("gave up after %s without the server: %w", p.GiveUpAfter, err),
+			return withHint(fmt.Errorf("gave up after %s without the server: %w", p.GiveUpAfter, err),
 				"check that the server is up and reachable, or raise --give-up-after")
 		}
 		// Full jitter: a fleet of workers does not reconnect in lockstep.

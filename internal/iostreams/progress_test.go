@@ -1,4 +1,4 @@
-package cmdutil
+package iostreams
 
 import (
 	"bytes"
@@ -17,8 +17,8 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		{true, 10, ""}, // too small to be worth a bar
 	} {
 		var errOut bytes.Buffer
-		f := &Factory{IO: &IOStreams{ErrOut: &errOut, ErrTTY: tc.tty}}
-		p := f.NewProgress("pushing", tc.total)
+		s := &IOStreams{ErrOut: &errOut, ErrTTY: tc.tty}
+		p := s.NewProgress("pushing", tc.total)
 		p.Add(tc.total / 2)
 		p.Add(tc.total - tc.total/2)
 		p.Done()
