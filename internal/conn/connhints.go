@@ -86,7 +86,7 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 			cfg.userName(), cfg.PasswordSource(getenv))
 	case code == "NOAUTH":
 		return "the server needs a password: give it with --askpass, CHATQ_PASSWORD or the config file's password key (never on the command line)"
-	case code == "NOPERM" || strings.Contains(msg, "The user executing the script can't"):
+	case permissionDenied(msg):
 		return "the ACL user lacks a permission chatq needs (`ACL LOG 1` on the server names the command, key or channel): `chatq acl --user " +
 			cfg.userName() + "` prints the ACL SETUSER line chatq needs; run it with this command's --prefix and --namespace"
 	case code == "MOVED" || code == "ASK" || code == "CLUSTERDOWN" || code == "CROSSSLOT":
@@ -181,7 +181,7 @@ func annotatePerm(cmd redis.Cmder, err error) error {
 		return err
 	}
 	m := re.Error()
-	if !strings.HasPrefix(m, "NOPERM") && !strings.Contains(m, "The user executing the script can't") {
+	if !permissionDenied(m) {
 		return err
 	}
 	name := cmd.FullName()
