@@ -64,6 +64,9 @@ type collector struct {
 	// at its end they replace lists and chats, which drops deleted ones.
 	cycleLists, cycleChats map[string]bool
 
+	// hello is HELLO's reply, asked once when INFO does not name the server.
+	hello map[string]string
+
 	prev     map[string]counters // queue -> counters at the last rate sample
 	rates    map[string]*rateHistory
 	chatData map[string]chatSample
@@ -183,6 +186,7 @@ type limitsJSON struct {
 
 // ServerInfo is the server's side of a snapshot.
 type ServerInfo struct {
+	Server     string  `json:"server"` // "redis", "valkey", "miniredis" (the embedded server)
 	Version    string  `json:"version"`
 	Mode       string  `json:"mode"`
 	Role       string  `json:"role"`
@@ -291,6 +295,18 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	calls++
 	s.Server = parseInfo(info, c.cluster)
 	s.Server.RTTMs = float64(rtt.Microseconds()) / 1000
+	if s.Server.Server == "" {
+		// The embedded server's INFO does not name it; HELLO does, once.
+		if c.hello == nil {
+			hello, err := c.rdb.Do(ctx, "hello", "3").Result()
+			calls++
+			if err != nil {
+				return fail(err)
+			}
+			c.hello = conn.HelloFields(hello)
+		}
+		s.Server.Server, s.Server.Version = c.hello["server"], c.hello["version"]
+	}
 
 	// Discovery.
 	n, err := c.scanRegistry(ctx)
@@ -748,20 +764,16 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // parseInfo reads what top shows from an INFO reply. The embedded server
-// has no server or memory section: those stay "unknown" or 0.
+// has no server or memory section: those stay empty (the collector asks
+// HELLO for its name), "unknown" or 0.
 func parseInfo(info string, cluster bool) ServerInfo {
-	f := map[string]string{}
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			f[k] = v
-		}
-	}
+	f := conn.InfoFields(info)
 	s := ServerInfo{Version: "unknown", Mode: "standalone", Role: f["role"]}
 	if cluster {
 		s.Mode = "cluster"
 	}
-	if v := f["redis_version"]; v != "" {
-		s.Version = v
+	if name, v := conn.ServerIdentity(f); name != "" {
+		s.Server, s.Version = name, v
 	}
 	if m := f["redis_mode"]; m != "" {
 		s.Mode = m

@@ -1,6 +1,7 @@
 package top
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -273,8 +274,12 @@ func serverLine(s *Snapshot, interval time.Duration, width int) string {
 	if sv.Role != "" {
 		role = " " + sv.Role
 	}
-	line := fmt.Sprintf("redis %s %s%s · mem %s · %d clients · rtt %.2fms · every %s",
-		sv.Version, sv.Mode, role, bytesHuman(sv.UsedMemory), sv.Clients, sv.RTTMs, interval)
+	name := sv.Server
+	if name == "" {
+		name = "server"
+	}
+	line := fmt.Sprintf("%s %s %s%s · mem %s · %d clients · rtt %.2fms · every %s",
+		name, sv.Version, sv.Mode, role, bytesHuman(sv.UsedMemory), sv.Clients, sv.RTTMs, interval)
 	line = printable(line) // the server's own words
 	if long := "chatq top · " + line; len(long) <= width {
 		return long
@@ -339,7 +344,7 @@ func writeTables(newTable func(header ...string) tableWriter, tty bool, out io.W
 	var parts [][][]any
 	parts = append(parts, [][]any{
 		{"KIND", "NAME", "VERSION", "MODE", "MEMORY", "CLIENTS", "RTT_MS"},
-		{"server", "-", s.Server.Version, s.Server.Mode, s.Server.UsedMemory, s.Server.Clients, fmt.Sprintf("%.3f", s.Server.RTTMs)},
+		{"server", cmp.Or(s.Server.Server, "-"), s.Server.Version, s.Server.Mode, s.Server.UsedMemory, s.Server.Clients, fmt.Sprintf("%.3f", s.Server.RTTMs)},
 	})
 	queues := [][]any{{"KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S"}}
 	for _, r := range s.Queues {
