@@ -92,8 +92,14 @@ def short(pkg):
     return pkg[len(module):].lstrip("/") or "."
 
 rows, failures, bad = [], [], False
-labels = sorted(f[:-5] for f in os.listdir(out) if f.endswith(".json"))
-labels += sorted(f[:-8] for f in os.listdir(out) if f.endswith(".nostart") and f[:-8] not in labels)
+def order(label):
+    """redis before valkey, then by version, numerically."""
+    flavor, _, version = label.partition("-")
+    return flavor, [int(n) if n.isdigit() else 0 for n in re.split(r"[.-]", version)]
+
+labels = {f[:-5] for f in os.listdir(out) if f.endswith(".json")}
+labels |= {f[:-8] for f in os.listdir(out) if f.endswith(".nostart")}
+labels = sorted(labels, key=order)
 for label in labels:
     if os.path.exists(os.path.join(out, label + ".nostart")):
         bad = True
@@ -137,7 +143,7 @@ for label in labels:
     for s in setups:
         if failed[s]:
             bad = True
-            row.append("FAIL (%d)" % len(failed[s]))
+            row.append("FAIL %d of %d" % (len(failed[s]), len(failed[s]) + passed[s]))
             failures += [(name(label), s, t) for t in failed[s]]
         elif passed[s]:
             row.append("pass (%d)" % passed[s])
