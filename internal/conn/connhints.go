@@ -103,7 +103,16 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 	case code == "MASTERDOWN":
 		return "the replica has lost its master: point --url at the master, or use --sentinel-master NAME to follow failovers"
 	case code == "ERR" && strings.Contains(msg, "unknown command") && cfg.SentinelMaster == "":
-		return "if --url names a Sentinel (`chatq ping` says), add --sentinel-master NAME to reach its master"
+		what := "this command"
+		if _, rest, ok := strings.Cut(msg, "unknown command '"); ok {
+			if name, _, ok := strings.Cut(rest, "'"); ok {
+				what = strings.ToUpper(name)
+			}
+		}
+		return "the server does not know " + what + ": if --url names a Sentinel (`chatq ping` says), add --sentinel-master NAME to reach its master; " +
+			"else the server lacks it (renamed or disabled, as some managed services do): docs/compatibility.md says what chatq needs"
+	case strings.Contains(msg, "nknown Redis command called from") || strings.Contains(msg, "Invalid command passed to redis.acl_check_cmd"):
+		return "a chatq script called a command this server lacks (renamed or disabled, as some managed services do): docs/compatibility.md says what chatq needs"
 	}
 	return ""
 }
