@@ -13,6 +13,7 @@
 #   scripts/compat.sh /work/servers/redis-6.2.16 /usr/bin
 #   CI_PORTS=26000-26999 scripts/compat.sh DIR...    # ports to use (+10000 for cluster buses)
 #   scripts/compat.sh --run 'TestACL' --pkg ./pkg/delayq DIR   # one test, for a diagnosis
+#   scripts/compat.sh --count 10 --run 'TestACL' --pkg ./pkg/delayq DIR   # ten times
 #   scripts/compat.sh --dry-run DIR...                 # check the binaries, print the plan
 #   scripts/compat.sh --report OUT                     # print the matrix of a run again
 #
@@ -35,12 +36,14 @@ usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
 
-dry=0 race=() run=() pkgs=() dirs=() report=
+dry=0 race=() run=() pkgs=() dirs=() report= count=1
 while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
     -n|--dry-run) dry=1 ;;
     --race) race=(-race) ;;
+    --count) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || { echo "$me: error: --count needs a number of runs" >&2; exit 2; }
+      count=$2; shift ;;
     --run) [ $# -ge 2 ] || { echo "$me: error: --run needs a regular expression" >&2; exit 2; }
       run=(-run "$2"); shift ;;
     --pkg) [ $# -ge 2 ] || { echo "$me: error: --pkg needs a package (./pkg/delayq)" >&2; exit 2; }
@@ -106,7 +109,8 @@ for label in labels:
         rows.append([name(label)] + ["no start"] * len(setups))
         failures.append((name(label), "-", "the setup did not start: see " + os.path.join(out, label + ".nostart")))
         continue
-    final, parents, pkgfail, output = {}, set(), set(), {}
+    # every pass and fail of every test: with --count, one per run
+    results, parents, pkgfail, output = [], set(), set(), {}
     for line in open(os.path.join(out, label + ".json")):
         try:
             e = json.loads(line)
@@ -116,29 +120,30 @@ for label in labels:
         if test:
             if "/" in test:
                 parents.add((pkg, test.rsplit("/", 1)[0]))
-            if action in ("pass", "fail", "skip"):
-                final[(pkg, test)] = action
+            if action in ("pass", "fail"):
+                results.append((pkg, test, action))
             if action == "output":
                 output.setdefault((pkg, test), []).append(e.get("Output", ""))
         elif action == "fail":
             pkgfail.add(pkg)
+    failing = {(p, t) for p, t, a in results if a == "fail"}
     passed = {s: 0 for s in setups}
     failed = {s: [] for s in setups}
-    for (pkg, test), action in sorted(final.items()):
-        # only leaves: a parent fails when a subtest does
-        if (pkg, test) in parents and action != "fail":
-            continue
-        if (pkg, test) in parents and any(
-                k[0] == pkg and k[1].startswith(test + "/") and a == "fail" for k, a in final.items()):
-            continue
+    for pkg, test, action in results:
+        # only leaves: a parent passes or fails with its subtests
+        if (pkg, test) in parents:
+            if action != "fail" or any(p == pkg and t.startswith(test + "/") for p, t in failing):
+                continue
         s = setup_of(pkg, test)
         if action == "pass":
             passed[s] += 1
-        elif action == "fail":
+        else:
             failed[s].append(short(pkg) + " " + test + why(output.get((pkg, test), [])))
     for pkg in sorted(pkgfail):
-        if not any(k[0] == pkg and a == "fail" for k, a in final.items()):
+        if not any(p == pkg for p, _ in failing):
             failed["standalone"].append(short(pkg) + " (the package: build, panic or timeout)")
+    for s in setups:
+        failed[s].sort()
     row = [name(label)]
     for s in setups:
         if failed[s]:
@@ -200,7 +205,7 @@ for d in "${dirs[@]}"; do
   fi
 done
 
-gotest=(nice -n 15 go test -json -count=1 -timeout 45m "${race[@]}" "${run[@]}" "${pkgs[@]}")
+gotest=(nice -n 15 go test -json "-count=$count" -timeout 45m "${race[@]}" "${run[@]}" "${pkgs[@]}")
 
 if [ "$dry" = 1 ]; then
   for d in "${dirs[@]}"; do
