@@ -65,7 +65,10 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	// version, mode and role without INFO, which a least-privilege ACL
 	// user need not have. The PING after it is timed alone.
 	hello, err := c.Do(ctx, "hello", "3").Result()
-	if err != nil {
+	// A server or proxy that speaks only RESP2 has no HELLO (go-redis
+	// falls back for every other command): its INFO names it.
+	noHello := conn.UnknownCommand(err)
+	if err != nil && !noHello {
 		return fail(err)
 	}
 	start := time.Now()
@@ -74,6 +77,9 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	}
 	rtt := time.Since(start)
 	fields := conn.HelloFields(hello)
+	if noHello {
+		fields = infoAsHello(ctx, c)
+	}
 	res := pingResult{URL: cfg.RedactedURL(), Server: "redis", Version: "unknown", Mode: "standalone",
 		RTTMs: float64(rtt.Microseconds()) / 1000}
 	if v := fields["version"]; v != "" {
@@ -121,6 +127,18 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		f.IO.Infof("hint: --url is a read-only replica: reads work, writes fail with READONLY; point --url at the master, or use --sentinel-master NAME")
 	}
 	return nil
+}
+
+// infoAsHello reads from INFO what HELLO would have said (server, version,
+// mode); nothing when this user may not run INFO.
+func infoAsHello(ctx context.Context, c redis.UniversalClient) map[string]string {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return nil
+	}
+	f := conn.InfoFields(info)
+	name, version := conn.ServerIdentity(f)
+	return map[string]string{"server": name, "version": version, "mode": f["redis_mode"]}
 }
 
 // valkeyOrRedis tells Valkey 7.2 from Redis 7.2: Valkey 7.2 (and Valkey 8

@@ -1,6 +1,7 @@
 package top
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -193,6 +194,9 @@ type ServerInfo struct {
 	UsedMemory int64   `json:"used_memory"`
 	Clients    int64   `json:"connected_clients"`
 	RTTMs      float64 `json:"rtt_ms"`
+	// NoInfo: this user may not run INFO (or the server lacks it), so
+	// used_memory and connected_clients are unknown (0).
+	NoInfo bool `json:"no_info,omitempty"`
 }
 
 // QueueRow is one queue's numbers.
@@ -284,7 +288,10 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	// The server: one INFO (default sections) and one timed PING.
 	info, err := c.rdb.Info(ctx).Result()
 	calls++
-	if err != nil {
+	// A least-privilege user (chatq acl) may not run INFO, and some
+	// servers lack it: the server's line then says less.
+	noInfo := conn.PermissionDenied(err) || conn.UnknownCommand(err)
+	if err != nil && !noInfo {
 		return fail(err)
 	}
 	start := time.Now()
@@ -295,17 +302,22 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	calls++
 	s.Server = parseInfo(info, c.cluster)
 	s.Server.RTTMs = float64(rtt.Microseconds()) / 1000
+	s.Server.NoInfo = noInfo
 	if s.Server.Server == "" {
-		// The embedded server's INFO does not name it; HELLO does, once.
+		// The embedded server's INFO does not name it, nor does a refused
+		// INFO: HELLO does, once (a server without HELLO stays unnamed).
 		if c.hello == nil {
-			hello, err := c.rdb.Do(ctx, "hello", "3").Result()
+			hello, _ := c.rdb.Do(ctx, "hello", "3").Result()
 			calls++
-			if err != nil {
-				return fail(err)
-			}
 			c.hello = conn.HelloFields(hello)
 		}
-		s.Server.Server, s.Server.Version = c.hello["server"], c.hello["version"]
+		s.Server.Server, s.Server.Version = c.hello["server"], cmp.Or(c.hello["version"], s.Server.Version)
+		if noInfo {
+			if m := c.hello["mode"]; m != "" && !c.cluster {
+				s.Server.Mode = m
+			}
+			s.Server.Role = c.hello["role"]
+		}
 	}
 
 	// Discovery.

@@ -104,8 +104,9 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 		return "the replica has lost its master: point --url at the master, or use --sentinel-master NAME to follow failovers"
 	case code == "ERR" && strings.Contains(msg, "unknown command") && cfg.SentinelMaster == "":
 		what := "this command"
-		if _, rest, ok := strings.Cut(msg, "unknown command '"); ok {
-			if name, _, ok := strings.Cut(rest, "'"); ok {
+		// 'name' on Redis 7 and Valkey, `name` on 6.2
+		if _, rest, ok := strings.Cut(msg, "unknown command "); ok && rest != "" {
+			if name, _, ok := strings.Cut(rest[1:], rest[:1]); ok {
 				what = strings.ToUpper(name)
 			}
 		}

@@ -79,3 +79,10 @@ func permissionDenied(msg string) bool {
 	return strings.HasPrefix(m, "NOPERM") || strings.Contains(m, "The user executing the script ") ||
 		strings.Contains(m, "ACL failure in script: ")
 }
+
+// UnknownCommand reports whether err is a server's refusal of a command it
+// does not have: renamed or disabled, as managed services do, or one a
+// Sentinel or an older server lacks.
+func UnknownCommand(err error) bool {
+	return err != nil && strings.HasPrefix(redisMessage(err.Error()), "ERR unknown command")
+}
