@@ -108,7 +108,7 @@ func statsJSON(s *delayq.Stats) queueStatsJSON {
 		MaxReceives: s.MaxReceives, DeadLetter: s.DeadLetter, NextVisible: ms(s.NextVisible), Now: s.Now.UnixMilli(),
 		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing,
 	}
-	if o := s.OldestReady; o.ID != "" {
+	if o := s.OldestReady; o != nil {
 		j.OldestReadyMs, j.OldestReadyID = s.OldestReadyAge.Milliseconds(), o.ID
 		j.OldestReadySent, j.OldestReadyVisibleAt = ms(o.Sent), o.VisibleAt.UnixMilli()
 	}
@@ -158,7 +158,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 		}
 	}
 	maxSize := any(s.MaxSize)
-	if s.MaxSize == delayq.Unlimited {
+	if s.MaxSize == -1 {
 		maxSize = "unlimited"
 	}
 	t := opts.f.IO.NewTable("FIELD", "VALUE")
@@ -190,7 +190,7 @@ func mayNotWrite(err error) bool {
 // oldestReady renders the age of the oldest ready message for people, or
 // "-" when none is ready.
 func oldestReady(s *delayq.Stats) string {
-	if s.OldestReady.ID == "" {
+	if s.OldestReady == nil {
 		return "-"
 	}
 	return roughly(s.OldestReadyAge)

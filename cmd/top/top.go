@@ -15,7 +15,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
@@ -43,13 +42,14 @@ exits: the numbers are taken twice, --interval apart, for the rates
 What a refresh costs the server, whatever the number of keys:
   1 INFO and 1 PING;
   at most 2 SSCAN (COUNT 500) of the queue registry <ns>:QUEUES;
-  at most 4 SCAN (COUNT 500) of the prefix, to find lists and chats: a big
-  keyspace is discovered over several refreshes, and the view says so;
+  at most 4 SCAN (COUNT 500) of the prefix to find lists, and 4 to find
+  chats: a big keyspace is discovered over several refreshes, and the view
+  says so;
   per queue shown (at most --max-queues): the queue stats script
   (O(log n): counts and the oldest ready age), and an HEXISTS of its
   dead-letter queue when it has one;
-  per list shown (at most --max-lists): the length script (O(1)) and one
-  MGET of its endpoints;
+  per list shown (at most --max-lists): the length script (O(1)), which
+  also returns its end shards;
   one pipeline of a ZCARD and a GET for each of at most --max-chats chats,
   taken in turn;
   with a queue open, one peek of at most 50 messages.
@@ -164,7 +164,7 @@ func namespace(f *cmdutil.Factory, flag string) (string, error) {
 		ns = f.Getenv("CHATQ_NAMESPACE")
 	}
 	if ns == "" {
-		ns = delayq.DefaultNamespace
+		ns = "rsmq"
 	}
 	if strings.ContainsAny(ns, "{} \t\r\n") {
 		return "", cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
