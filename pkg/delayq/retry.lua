@@ -25,6 +25,9 @@ if ARGV[2] ~= "" then
     return {"stale"}
   end
 end
+if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZADD", KEYS[3], "0", "x"}) then
+  return redis.error_reply("NOPERM this user may not change visibility in " .. KEYS[1] .. " (ZADD): nothing written")
+end
 local now = clock()
 local visible = now + tonumber(ARGV[4])
 local vstr = string.format("%.0f", visible)
