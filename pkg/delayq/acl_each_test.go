@@ -76,7 +76,10 @@ func TestACLEachCommand(t *testing.T) {
 			_, err := c.ChangeVisibility(ctx, "q", taken[0].ID, 0)
 			return err
 		},
-		"Redrive": func(c *delayq.Client) error { _, err := c.Redrive(ctx, "dead", delayq.RedriveOptions{To: "q"}); return err },
+		"Redrive": func(c *delayq.Client) error {
+			_, err := c.Redrive(ctx, "dead", delayq.RedriveOptions{To: "q"})
+			return err
+		},
 		"Import": func(c *delayq.Client) error {
 			_, err := c.Import(ctx, "q", []delayq.Message{{ID: "0000000000importimportimportimpo", Body: "in", VisibleAt: time.Unix(1, 0)}})
 			return err
