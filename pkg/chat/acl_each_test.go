@@ -1,0 +1,108 @@
+package chat_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestACLEachCommand runs, on a real server, every operation that writes
+// as users refused one of the commands it writes with (PUBLISH included:
+// a send notifies watchers or is refused), one user per command: each is
+// refused and changes nothing. Redis 7 and Valkey scripts ask
+// redis.acl_check_cmd; Redis 6.2 scripts probe each command in a form the
+// command refuses itself, and run the ones with no such form first
+// (docs/compatibility.md).
+func TestACLEachCommand(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	if err := b.Client.Do(ctx, "ACL", "WHOAMI").Err(); err != nil {
+		t.Skipf("no ACL: %v", err)
+	}
+	admin := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+	// Chat 1: joe and jeff, two messages jeff has not seen; chat 2: ann
+	// alone, so that her leaving deletes it.
+	must(admin.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "1", Message: ptr("one")}))(t)
+	must(admin.Send(ctx, "1", "joe", "two"))(t)
+	must(admin.Create(ctx, chat.CreateRequest{From: "ann", To: nil, ID: "2", Message: ptr("hi")}))(t)
+	must(admin.Pending(ctx, "ann", chat.PendingOptions{Peek: true}))(t)
+
+	ops := map[string]func(c *chat.Client) error{
+		"Create": func(c *chat.Client) error {
+			_, err := c.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"ann"}, ID: "3", Message: ptr("new")})
+			return err
+		},
+		"Send": func(c *chat.Client) error { _, err := c.Send(ctx, "1", "joe", "three"); return err },
+		"Join": func(c *chat.Client) error { _, err := c.Join(ctx, "1", "ann"); return err },
+		"Leave": func(c *chat.Client) error {
+			if _, err := c.Leave(ctx, "2", "ann"); err != nil {
+				return err // the last one out
+			}
+			_, err := c.Leave(ctx, "1", "jeff")
+			return err
+		},
+		"Pending": func(c *chat.Client) error { _, err := c.Pending(ctx, "jeff", chat.PendingOptions{}); return err },
+		"MarkSeen": func(c *chat.Client) error {
+			return c.MarkSeen(ctx, "jeff", []chat.ChatMessages{{ChatID: "1", Messages: []chat.Message{{ID: 2}}}})
+		},
+		"Watch (mark)": func(c *chat.Client) error {
+			// A deadline for a hang (a watch that retried a refusal for
+			// ever), not a budget.
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			return c.Watch(ctx, "jeff", chat.WatchOptions{Mark: true}, func([]chat.ChatMessages) error { cancel(); return nil })
+		},
+	}
+	writes := []string{"incr", "publish", "unlink", "zadd", "zrem", "zremrangebyrank"}
+	suffix := strings.ReplaceAll(b.Prefix, ":", "-")
+	for _, a := range admin.Access() {
+		if !a.Write {
+			continue
+		}
+		op, ok := ops[a.Op]
+		if !ok {
+			t.Errorf("no case for %s: add one", a.Op)
+			continue
+		}
+		for _, cmd := range a.Commands {
+			if !slices.Contains(writes, cmd) {
+				continue
+			}
+			t.Run(a.Op+"/"+cmd, func(t *testing.T) {
+				name := "chatqtest-no-" + cmd + suffix
+				if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd).Err(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
+				opt := *b.Client.Options()
+				opt.Username, opt.Password = name, "pw"
+				rdb := redis.NewClient(&opt)
+				defer rdb.Close()
+				before := contents(t, b.Client, b.Prefix)
+				err := op(chat.New(rdb, chat.Options{Prefix: b.Prefix}))
+				if after := contents(t, b.Client, b.Prefix); after != before {
+					t.Fatalf("without %s, %s (%v) changed:\n%s\nto\n%s", cmd, a.Op, err, before, after)
+				}
+				if err == nil {
+					t.Fatalf("without %s, %s succeeded", cmd, a.Op)
+				}
+			})
+		}
+	}
+}
+
+// contents lists the keys under prefix with their values (DUMP), sorted.
+func contents(t *testing.T, c *redis.Client, prefix string) string {
+	t.Helper()
+	var out []string
+	for _, k := range strings.Fields(keysUnder(t, c, prefix)) {
+		out = append(out, k+"="+c.Dump(context.Background(), k).Val())
+	}
+	return strings.Join(out, "\n")
+}
