@@ -145,7 +145,7 @@ var (
 )
 
 func listScript(legacy, body string) *luascript.Script {
-	return luascript.Build(func() string { return "local legacy = '" + legacy + "'\n" + stateSrc + body })
+	return luascript.Build(func() string { return luascript.Permitted + "local legacy = '" + legacy + "'\n" + stateSrc + body })
 }
 
 // dir is the end of the list an operation works on.
