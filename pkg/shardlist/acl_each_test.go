@@ -102,3 +102,42 @@ func contents(t *testing.T, c *redis.Client, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A blocking pop cuts its wait short with CLIENT UNBLOCK when ctx ends;
+// where the server lacks UNBLOCK or this user may not run it, though CLIENT
+// ID works (Google Memorystore has no UNBLOCK), it waits in short slices
+// instead of missing the cancellation for a whole slice.
+func TestWaiterNeedsUnblock(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	l := newList(t, b, "k", 3)
+	w, err := l.newWaiter(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if !w.interruptible {
+		t.Fatal("as a user who may run CLIENT ID and UNBLOCK, the waiter is not interruptible")
+	}
+	name := "chatqtest-nounblock" + strings.ReplaceAll(b.Prefix, ":", "-")
+	if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "&*", "+@all", "-client|unblock").Err(); err != nil {
+		t.Skipf("no subcommand rules (Redis 6.2 cannot deny one): %v", err)
+	}
+	t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
+	opt := *b.Client.Options()
+	opt.Username, opt.Password = name, "pw"
+	rdb := redis.NewClient(&opt)
+	defer rdb.Close()
+	l2, err := New(rdb, Options{Prefix: b.Prefix}).list("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := l2.newWaiter(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.close()
+	if w2.interruptible {
+		t.Error("a user refused CLIENT UNBLOCK got an interruptible waiter")
+	}
+}
