@@ -106,3 +106,63 @@ func contents(t *testing.T, c *redis.Client, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Watch follows a user's chats without notifications when it may not
+// subscribe (no channel for this user, Redis 7's default for a new ACL
+// user; or a server without SUBSCRIBE): it reads every second instead of
+// failing, and delivers what is sent meanwhile.
+func TestWatchWithoutSubscribe(t *testing.T) {
+	check := func(t *testing.T, admin, watcher *chat.Client) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang, not a budget
+		defer cancel()
+		must(admin.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "1"}))(t)
+		errs := make(chan error, 1)
+		got := make(chan string, 10)
+		go func() {
+			errs <- watcher.Watch(ctx, "jeff", chat.WatchOptions{}, func(cs []chat.ChatMessages) error {
+				for _, c := range cs {
+					for _, m := range c.Messages {
+						got <- m.Message
+					}
+				}
+				return nil
+			})
+		}()
+		must(admin.Send(ctx, "1", "joe", "hello"))(t)
+		select {
+		case m := <-got:
+			if m != "hello" {
+				t.Errorf("watch delivered %q", m)
+			}
+		case err := <-errs:
+			t.Fatalf("watch ended: %v", err)
+		}
+		cancel()
+		if err := <-errs; err != nil {
+			t.Errorf("watch: %v", err)
+		}
+	}
+	t.Run("no channel", func(t *testing.T) {
+		b := redistest.Real(t)
+		ctx := context.Background()
+		if err := b.Client.Do(ctx, "ACL", "WHOAMI").Err(); err != nil {
+			t.Skipf("no ACL: %v", err)
+		}
+		name := "chatqtest-nochan" + strings.ReplaceAll(b.Prefix, ":", "-")
+		if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "+@all", "resetchannels").Err(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
+		opt := *b.Client.Options()
+		opt.Username, opt.Password = name, "pw"
+		rdb := redis.NewClient(&opt)
+		t.Cleanup(func() { rdb.Close() })
+		check(t, chat.New(b.Client, chat.Options{Prefix: b.Prefix}), chat.New(rdb, chat.Options{Prefix: b.Prefix}))
+	})
+	t.Run("no SUBSCRIBE", func(t *testing.T) {
+		s := redistest.StartServer(t, "--rename-command", "SUBSCRIBE", "")
+		c := chat.New(s.Client(), chat.Options{})
+		check(t, c, c)
+	})
+}
