@@ -350,6 +350,7 @@ func TestACLReadOnly(t *testing.T) {
 		{"ping"}, {"queue", "ls"}, {"queue", "ls", "-l"}, {"queue", "stats", "jobs"}, {"queue", "peek", "jobs"}, {"queue", "export", "jobs"},
 		{"list", "llen", "k"}, {"list", "lrange", "k", "0", "-1"}, {"list", "shards", "k"},
 		{"chat", "members", "1"}, {"chat", "history", "1"}, {"chat", "ls", "jeff"}, {"chat", "pending", "jeff", "--peek"},
+		{"top", "--once", "--interval", "0"}, // without INFO and SCAN, which the line leaves out
 	} {
 		if code, msg := run(ro, args...); code != 0 {
 			t.Errorf("%v as the read-only user: exit %d: %s", args, code, msg)

@@ -81,3 +81,28 @@ func TestTopWithoutInfo(t *testing.T) {
 		t.Errorf("top piped: exit %d, server row %q: %s", code, row, stderr)
 	}
 }
+
+// Without SCAN (chatq acl leaves it out: it names every key; some servers
+// lack it), top lists the queues and says that lists and chats are not
+// listed.
+func TestTopWithoutScan(t *testing.T) {
+	b := lackingServer(t, "SCAN")
+	ctx := t.Context()
+	for _, args := range [][]string{{"queue", "create", "q"}, {"list", "rpush", "l", "a"}} {
+		if code, _, stderr := run(ctx, b, args...); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	code, stdout, stderr := run(ctx, b, "top", "--once", "-o", "json", "--interval", "0")
+	var snap struct {
+		NoScan bool `json:"no_scan"`
+		Queues []struct{ Name string }
+		Lists  []struct{ Key string }
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &snap) != nil {
+		t.Fatalf("top: exit %d: %s %s", code, stdout, stderr)
+	}
+	if !snap.NoScan || len(snap.Queues) != 1 || len(snap.Lists) != 0 {
+		t.Errorf("top without SCAN: %s", stdout)
+	}
+}

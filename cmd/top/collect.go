@@ -61,6 +61,10 @@ type collector struct {
 
 	// hello is HELLO's reply, asked once when INFO does not name the server.
 	hello map[string]string
+	// noScan: the server refused SCAN (a least-privilege user: chatq acl
+	// leaves it out; or a server without it), so lists and chats are not
+	// listed; asked once.
+	noScan bool
 
 	prev     map[string]counters // queue -> counters at the last rate sample
 	rates    map[string]*rateHistory
@@ -177,12 +181,15 @@ type Snapshot struct {
 	// KeysComplete is true once a whole discovery cycle (the lists' SCAN,
 	// then the chats') is done; KeysScanned counts the names it found in
 	// the cycle under way (or in the last complete one).
-	KeysComplete bool       `json:"keys_complete"`
-	KeysScanned  int64      `json:"keys_scanned"`
-	Calls        int        `json:"calls"`
-	Peek         []PeekRow  `json:"-"`
-	PeekQueue    string     `json:"-"`
-	Limits       limitsJSON `json:"limits"`
+	KeysComplete bool `json:"keys_complete"`
+	// NoScan: the server refused SCAN (chatq acl does not grant it: it
+	// names every key), so no list or chat is listed.
+	NoScan      bool       `json:"no_scan,omitempty"`
+	KeysScanned int64      `json:"keys_scanned"`
+	Calls       int        `json:"calls"`
+	Peek        []PeekRow  `json:"-"`
+	PeekQueue   string     `json:"-"`
+	Limits      limitsJSON `json:"limits"`
 }
 
 type limitsJSON struct {
@@ -349,6 +356,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	}
 	s.QueuesComplete = c.queues.complete
 	s.KeysComplete = c.lists.complete && c.chats.complete
+	s.NoScan = c.noScan
 	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
 	// Queues.
@@ -420,9 +428,13 @@ func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 // Limits.ScanCalls of them.
 func (c *collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
 	calls := 0
-	for calls < c.lim.ScanCalls {
+	for calls < c.lim.ScanCalls && !c.noScan {
 		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
+		if conn.PermissionDenied(err) || conn.UnknownCommand(err) {
+			c.noScan = true
+			break
+		}
 		if err != nil {
 			return calls, err
 		}
