@@ -2,8 +2,6 @@ package chat_test
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,10 +19,8 @@ import (
 // (docs/compatibility.md).
 func TestACLEachCommand(t *testing.T) {
 	b := redistest.Real(t)
+	redistest.NeedACL(t, b)
 	ctx := context.Background()
-	if err := b.Client.Do(ctx, "ACL", "WHOAMI").Err(); err != nil {
-		t.Skipf("no ACL: %v", err)
-	}
 	admin := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
 	// Chat 1: joe and jeff, two messages jeff has not seen; chat 2: ann
 	// alone, so that her leaving deletes it.
@@ -33,7 +29,7 @@ func TestACLEachCommand(t *testing.T) {
 	must(admin.Create(ctx, chat.CreateRequest{From: "ann", To: nil, ID: "2", Message: ptr("hi")}))(t)
 	must(admin.Pending(ctx, "ann", chat.PendingOptions{Peek: true}))(t)
 
-	ops := map[string]func(c *chat.Client) error{
+	cases := map[string]func(c *chat.Client) error{
 		"Create": func(c *chat.Client) error {
 			_, err := c.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"ann"}, ID: "3", Message: ptr("new")})
 			return err
@@ -59,52 +55,16 @@ func TestACLEachCommand(t *testing.T) {
 			return c.Watch(ctx, "jeff", chat.WatchOptions{Mark: true}, func([]chat.ChatMessages) error { cancel(); return nil })
 		},
 	}
-	writes := []string{"incr", "publish", "unlink", "zadd", "zrem", "zremrangebyrank"}
-	suffix := strings.ReplaceAll(b.Prefix, ":", "-")
+	var ops []redistest.Op
 	for _, a := range admin.Access() {
-		if !a.Write {
-			continue
-		}
-		op, ok := ops[a.Op]
-		if !ok {
-			t.Errorf("no case for %s: add one", a.Op)
-			continue
-		}
-		for _, cmd := range a.Commands {
-			if !slices.Contains(writes, cmd) {
-				continue
-			}
-			t.Run(a.Op+"/"+cmd, func(t *testing.T) {
-				name := "chatqtest-no-" + cmd + suffix
-				if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd).Err(); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
-				opt := *b.Client.Options()
-				opt.Username, opt.Password = name, "pw"
-				rdb := redis.NewClient(&opt)
-				defer rdb.Close()
-				before := contents(t, b.Client, b.Prefix)
-				err := op(chat.New(rdb, chat.Options{Prefix: b.Prefix}))
-				if after := contents(t, b.Client, b.Prefix); after != before {
-					t.Fatalf("without %s, %s (%v) changed:\n%s\nto\n%s", cmd, a.Op, err, before, after)
-				}
-				if err == nil {
-					t.Fatalf("without %s, %s succeeded", cmd, a.Op)
-				}
-			})
-		}
+		ops = append(ops, redistest.Op{Name: a.Op, Write: a.Write, Commands: a.Commands})
 	}
-}
-
-// contents lists the keys under prefix with their values (DUMP), sorted.
-func contents(t *testing.T, c *redis.Client, prefix string) string {
-	t.Helper()
-	var out []string
-	for _, k := range strings.Fields(keysUnder(t, c, prefix)) {
-		out = append(out, k+"="+c.Dump(context.Background(), k).Val())
+	run := map[string]func(*redis.Client) error{}
+	for name, op := range cases {
+		run[name] = func(rdb *redis.Client) error { return op(chat.New(rdb, chat.Options{Prefix: b.Prefix})) }
 	}
-	return strings.Join(out, "\n")
+	writes := []string{"incr", "publish", "unlink", "zadd", "zrem", "zremrangebyrank"}
+	redistest.Refusals(t, b, ops, writes, run, nil, nil)
 }
 
 // Watch follows a user's chats without notifications when it may not
@@ -145,19 +105,8 @@ func TestWatchWithoutSubscribe(t *testing.T) {
 	}
 	t.Run("no channel", func(t *testing.T) {
 		b := redistest.Real(t)
-		ctx := context.Background()
-		if err := b.Client.Do(ctx, "ACL", "WHOAMI").Err(); err != nil {
-			t.Skipf("no ACL: %v", err)
-		}
-		name := "chatqtest-nochan" + strings.ReplaceAll(b.Prefix, ":", "-")
-		if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "+@all", "resetchannels").Err(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
-		opt := *b.Client.Options()
-		opt.Username, opt.Password = name, "pw"
-		rdb := redis.NewClient(&opt)
-		t.Cleanup(func() { rdb.Close() })
+		redistest.NeedACL(t, b)
+		rdb := redistest.ACLUser(t, b, "chatqtest-nochan", "~*", "+@all", "resetchannels")
 		check(t, chat.New(b.Client, chat.Options{Prefix: b.Prefix}), chat.New(rdb, chat.Options{Prefix: b.Prefix}))
 	})
 	t.Run("no SUBSCRIBE", func(t *testing.T) {

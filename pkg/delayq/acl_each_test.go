@@ -2,8 +2,6 @@ package delayq_test
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +22,8 @@ var writeCommands = []string{"hdel", "hincrby", "hset", "sadd", "srem", "unlink"
 // SREM between MULTI and DISCARD (docs/compatibility.md).
 func TestACLEachCommand(t *testing.T) {
 	b := redistest.Real(t)
+	redistest.NeedACL(t, b)
 	ctx := context.Background()
-	if err := b.Client.Do(ctx, "ACL", "WHOAMI").Err(); err != nil {
-		t.Skipf("no ACL: %v", err)
-	}
 	admin := newClient(t, b)
 	// A queue with a message of each state, a dead-letter queue holding
 	// one, and a queue whose next receive moves its message there.
@@ -48,7 +44,7 @@ func TestACLEachCommand(t *testing.T) {
 	}
 	mustPush(t, admin, "dead", "dead one", delayq.PushOptions{})
 
-	ops := map[string]func(c *delayq.Client) error{
+	cases := map[string]func(c *delayq.Client) error{
 		"Create":        func(c *delayq.Client) error { return c.Create(ctx, "new", delayq.Attributes{}) },
 		"SetAttributes": func(c *delayq.Client) error { return c.SetAttributes(ctx, "q", delayq.Attributes{VT: time.Minute}) },
 		"Reindex":       func(c *delayq.Client) error { return c.Reindex(ctx, "q") },
@@ -85,39 +81,13 @@ func TestACLEachCommand(t *testing.T) {
 			return err
 		},
 	}
-	suffix := strings.ReplaceAll(b.Prefix, ":", "-")
+	var ops []redistest.Op
 	for _, a := range admin.Access() {
-		if !a.Write {
-			continue
-		}
-		op, ok := ops[a.Op]
-		if !ok {
-			t.Errorf("no case for %s: add one", a.Op)
-			continue
-		}
-		for _, cmd := range a.Commands {
-			if !slices.Contains(writeCommands, cmd) {
-				continue
-			}
-			t.Run(a.Op+"/"+cmd, func(t *testing.T) {
-				name := "chatqtest-no-" + cmd + suffix
-				if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd).Err(); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
-				opt := *b.Client.Options()
-				opt.Username, opt.Password = name, "pw"
-				rdb := redis.NewClient(&opt)
-				defer rdb.Close()
-				before := dump(t, b.Client, b.Prefix)
-				err := op(delayq.New(rdb, delayq.Options{Prefix: b.Prefix}))
-				if after := dump(t, b.Client, b.Prefix); after != before {
-					t.Fatalf("without %s, %s (%v) changed:\n%s\nto\n%s", cmd, a.Op, err, before, after)
-				}
-				if err == nil {
-					t.Fatalf("without %s, %s succeeded", cmd, a.Op)
-				}
-			})
-		}
+		ops = append(ops, redistest.Op{Name: a.Op, Write: a.Write, Commands: a.Commands})
 	}
+	run := map[string]func(*redis.Client) error{}
+	for name, op := range cases {
+		run[name] = func(rdb *redis.Client) error { return op(delayq.New(rdb, delayq.Options{Prefix: b.Prefix})) }
+	}
+	redistest.Refusals(t, b, ops, writeCommands, run, nil, nil)
 }

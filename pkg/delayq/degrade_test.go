@@ -2,13 +2,11 @@ package delayq_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
-	"github.com/redis/go-redis/v9"
 )
 
 // A wait that may not subscribe to the queue's realtime channel (a user
@@ -37,19 +35,8 @@ func TestWaitWithoutSubscribe(t *testing.T) {
 	}
 	t.Run("no channel", func(t *testing.T) {
 		b := redistest.Real(t)
-		ctx := context.Background()
-		if err := b.Client.Do(ctx, "ACL", "WHOAMI").Err(); err != nil {
-			t.Skipf("no ACL: %v", err)
-		}
-		name := "chatqtest-nochan" + strings.ReplaceAll(b.Prefix, ":", "-")
-		if err := b.Client.Do(ctx, "ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "+@all", "resetchannels").Err(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
-		opt := *b.Client.Options()
-		opt.Username, opt.Password = name, "pw"
-		rdb := redis.NewClient(&opt)
-		t.Cleanup(func() { rdb.Close() })
+		redistest.NeedACL(t, b)
+		rdb := redistest.ACLUser(t, b, "chatqtest-nochan", "~*", "+@all", "resetchannels")
 		check(t, newClient(t, b), delayq.New(rdb, delayq.Options{Prefix: b.Prefix}))
 	})
 	t.Run("no SUBSCRIBE", func(t *testing.T) {
