@@ -146,12 +146,8 @@ func infoAsHello(ctx context.Context, c redis.UniversalClient) map[string]string
 // version, and only its INFO names it. A user who may not run INFO gets
 // HELLO's answer.
 func valkeyOrRedis(ctx context.Context, c redis.UniversalClient, version string) (string, string) {
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		return "redis", version
-	}
-	if name, v := conn.ServerIdentity(conn.InfoFields(info)); name != "" {
-		return name, v
+	if f := infoAsHello(ctx, c); f["server"] != "" {
+		return f["server"], f["version"]
 	}
 	return "redis", version
 }
