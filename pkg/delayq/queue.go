@@ -74,14 +74,14 @@ func (c *Client) Create(ctx context.Context, q string, a Attributes) error {
 	if a.MaxReceives > 0 {
 		maxrc = strconv.Itoa(a.MaxReceives)
 	}
-	// A registry of the wrong type would refuse the SADD after the queue's
-	// hash was written: check it first (create.lua checks the permission).
+	// A registry of the wrong type, or a user who may not SADD it, would
+	// refuse the SADD after the queue's hash was written: check first.
 	if err := c.checkRegistry(ctx, "sadd", q); err != nil {
 		return err
 	}
 	// Then the registry, only once the queue exists: a failed script
-	// (a wrong-type hash, no permission) leaves no name behind, and the
-	// script checked that this user may SADD.
+	// (a wrong-type hash, no permission) leaves no name behind, and this
+	// user may SADD (checked above, and by the script on Redis 7).
 	created, err := createScript.Run(ctx, c.rdb, c.keys(q)[1:], int64(vt/time.Second), int64(delay/time.Second), maxSize, maxrc, a.DeadLetter, c.queuesKey(), q).Int64()
 	if err != nil {
 		return err
@@ -138,10 +138,11 @@ func (c *Client) checkRegistry(ctx context.Context, command, q string) error {
 	}
 	// The connection is in a transaction: DISCARD it whatever happens (a
 	// cancelled ctx must not leave it queueing).
+	wctx := context.WithoutCancel(ctx)
 	var queued *redis.Cmd
-	_, err2 := conn.Pipelined(context.WithoutCancel(ctx), func(p redis.Pipeliner) error {
-		queued = p.Do(ctx, command, c.queuesKey(), q)
-		p.Do(ctx, "discard")
+	_, err2 := conn.Pipelined(wctx, func(p redis.Pipeliner) error {
+		queued = p.Do(wctx, command, c.queuesKey(), q)
+		p.Do(wctx, "discard")
 		return nil
 	})
 	if err := c.registryType(ty); err != nil {
