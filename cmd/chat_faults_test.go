@@ -8,15 +8,20 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// chatScriptSHA is the SHA1 that EVALSHA names a pkg/chat script by.
-func chatScriptSHA(t *testing.T, file string) string {
+// chatScriptSHA is the SHA1 that EVALSHA names a pkg/chat script by: a
+// script that writes opens with luascript.Permitted.
+func chatScriptSHA(t *testing.T, file string, writes bool) string {
 	src, err := os.ReadFile("../pkg/chat/" + file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if writes {
+		src = append([]byte(luascript.Permitted), src...)
 	}
 	sum := sha1.Sum(src)
 	return hex.EncodeToString(sum[:])
@@ -85,13 +90,13 @@ func TestChatPendingLostReplies(t *testing.T) {
 		mustRun(t, pb, "chat", "create", "--from", "joe", "--to", "jeff", "hi")
 		mustRun(t, pb, "chat", "pending", "joe") // loads the scripts
 
-		p.DropReplyTo(chatScriptSHA(t, "fetch.lua"))
+		p.DropReplyTo(chatScriptSHA(t, "fetch.lua", false))
 		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "chat", "pending", "jeff")
 		if code != cmdutil.ExitError || stdout != "" || !strings.Contains(stderr, "nothing was marked seen") {
 			t.Fatalf("lost read: exit %d\n%s%s", code, stdout, stderr)
 		}
 
-		p.DropReplyTo(chatScriptSHA(t, "mark.lua"))
+		p.DropReplyTo(chatScriptSHA(t, "mark.lua", true))
 		code, stdout, stderr = run(ctx, pb, "--timeout", "300ms", "chat", "pending", "jeff")
 		if code != cmdutil.ExitMaybeApplied || stdout != "1\t1\tjoe\thi\n" || !strings.Contains(stderr, "may have applied") {
 			t.Fatalf("lost mark: exit %d\n%s%s", code, stdout, stderr)

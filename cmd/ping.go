@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -60,7 +61,7 @@ writes. When the mode does not match the flags (a Cluster node without
 
 type pingResult struct {
 	URL     string  `json:"url"`
-	Server  string  `json:"server"` // "redis", or what else answered: "miniredis" for chatq dev
+	Server  string  `json:"server"` // "redis", "valkey", or what else answered: "miniredis" for chatq dev
 	Version string  `json:"version"`
 	Mode    string  `json:"mode"`
 	Master  string  `json:"master,omitempty"`
@@ -82,7 +83,10 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	// version, mode and role without INFO, which a least-privilege ACL
 	// user need not have. The PING after it is timed alone.
 	hello, err := c.Do(ctx, "hello", "3").Result()
-	if err != nil {
+	// A server or proxy that speaks only RESP2 has no HELLO (go-redis
+	// falls back for every other command): its INFO names it.
+	noHello := conn.UnknownCommand(err)
+	if err != nil && !noHello {
 		return fail(err)
 	}
 	start := time.Now()
@@ -90,7 +94,10 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		return fail(err)
 	}
 	rtt := time.Since(start)
-	fields := helloFields(hello)
+	fields := conn.HelloFields(hello)
+	if noHello {
+		fields = infoAsHello(ctx, c)
+	}
 	res := pingResult{URL: opts.URL, Server: "redis", Version: "unknown", Mode: "standalone",
 		RTTMs: float64(rtt.Microseconds()) / 1000}
 	if v := fields["version"]; v != "" {
@@ -114,7 +121,10 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 		res.Mode = "replica"
 	}
 	if name := fields["server"]; name != "" {
-		res.Server = name // "miniredis" on chatq dev
+		res.Server = name // "valkey" on Valkey 8, "miniredis" on chatq dev
+	}
+	if res.Server == "redis" && strings.HasPrefix(res.Version, "7.2.") {
+		res.Server, res.Version = valkeyOrRedis(ctx, c, res.Version)
 	}
 	if opts.JSON {
 		if err := opts.IO.WriteJSON(res); err != nil {
@@ -137,21 +147,27 @@ func pingRun(ctx context.Context, opts *pingOptions) error {
 	return nil
 }
 
-// helloFields flattens HELLO's reply (a map in RESP3, a flat array in
-// RESP2) to its string fields.
-func helloFields(reply any) map[string]string {
-	out := map[string]string{}
-	switch r := reply.(type) {
-	case map[any]any:
-		for k, v := range r {
-			out[fmt.Sprint(k)] = fmt.Sprint(v)
-		}
-	case []any:
-		for i := 0; i+1 < len(r); i += 2 {
-			out[fmt.Sprint(r[i])] = fmt.Sprint(r[i+1])
-		}
+// infoAsHello reads from INFO what HELLO would have said (server, version,
+// mode); nothing when this user may not run INFO.
+func infoAsHello(ctx context.Context, c redis.UniversalClient) map[string]string {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return nil
 	}
-	return out
+	f := conn.InfoFields(info)
+	name, version := conn.ServerIdentity(f)
+	return map[string]string{"server": name, "version": version, "mode": f["redis_mode"]}
+}
+
+// valkeyOrRedis tells Valkey 7.2 from Redis 7.2: Valkey 7.2 (and Valkey 8
+// with extended-redis-compatibility) says "redis" in HELLO, with a 7.2
+// version, and only its INFO names it. A user who may not run INFO gets
+// HELLO's answer.
+func valkeyOrRedis(ctx context.Context, c redis.UniversalClient, version string) (string, string) {
+	if f := infoAsHello(ctx, c); f["server"] != "" {
+		return f["server"], f["version"]
+	}
+	return "redis", version
 }
 
 // sentinelHint names the masters a Sentinel monitors, for --sentinel-master.
@@ -164,7 +180,7 @@ func sentinelHint(ctx context.Context, c redis.UniversalClient) string {
 	var names []string
 	if list, ok := reply.([]any); ok {
 		for _, m := range list {
-			if n := helloFields(m)["name"]; n != "" {
+			if n := conn.HelloFields(m)["name"]; n != "" {
 				names = append(names, n)
 			}
 		}

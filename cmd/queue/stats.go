@@ -2,9 +2,9 @@ package queue
 
 import (
 	"context"
-	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/redis/go-redis/v9"
@@ -198,8 +198,7 @@ func statsRun(ctx context.Context, opts *statsOptions) error {
 // mayNotWrite reports an error of a user without write permission (ACL)
 // or of a read-only replica.
 func mayNotWrite(err error) bool {
-	return redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "READONLY") ||
-		strings.Contains(err.Error(), "can't run this command")
+	return conn.PermissionDenied(err) || redis.HasErrorPrefix(err, "READONLY")
 }
 
 // oldestReady renders the age of the oldest ready message for people, or

@@ -463,6 +463,12 @@ func (m *model) overview() []string {
 		lHead += fmt.Sprintf(" · the first %d examined (--max-lists)", len(s.Lists))
 	}
 	chats := chatLines(s.Chats, s.KeysComplete, s.Limits.Chats)
+	if s.ListsRefused != "" {
+		lHead = "SHARDED LISTS not listed: this user may not SCAN"
+	}
+	if s.ChatsRefused != "" {
+		chats = []string{"CHATS not listed: this user may not SCAN"}
+	}
 
 	// Room: the title, two section titles, two headers, the chats and the
 	// footer are fixed; the lists get up to a third of the rest, the

@@ -60,7 +60,7 @@ func normalize(s *Snapshot) {
 	if s == nil {
 		return
 	}
-	s.Server = ServerInfo{Version: "7.x", Mode: "standalone", Role: "master", UsedMemory: 1 << 20, Clients: 2, RTTMs: 0.1}
+	s.Server = ServerInfo{Server: "redis", Version: "7.x", Mode: "standalone", Role: "master", UsedMemory: 1 << 20, Clients: 2, RTTMs: 0.1}
 	s.Calls = 12
 	s.KeysScanned = 42
 	for i := range s.Queues {

@@ -1,9 +1,11 @@
 package top
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -273,8 +275,16 @@ func serverLine(s *Snapshot, interval time.Duration, width int) string {
 	if sv.Role != "" {
 		role = " " + sv.Role
 	}
-	line := fmt.Sprintf("redis %s %s%s · mem %s · %d clients · rtt %.2fms · every %s",
-		sv.Version, sv.Mode, role, bytesHuman(sv.UsedMemory), sv.Clients, sv.RTTMs, interval)
+	name := sv.Server
+	if name == "" {
+		name = "server"
+	}
+	mem, clients := bytesHuman(sv.UsedMemory), strconv.FormatInt(sv.Clients, 10)
+	if sv.NoInfo {
+		mem, clients = "?", "?"
+	}
+	line := fmt.Sprintf("%s %s %s%s · mem %s · %s clients · rtt %.2fms · every %s",
+		name, sv.Version, sv.Mode, role, mem, clients, sv.RTTMs, interval)
 	line = printable(line) // the server's own words
 	if long := "chatq top · " + line; len(long) <= width {
 		return long
@@ -335,11 +345,21 @@ type tableWriter interface {
 	Flush() error
 }
 
+// serverRow is the server's table row; memory and clients are "-" when
+// INFO was refused.
+func serverRow(sv ServerInfo) []any {
+	var mem, clients any = sv.UsedMemory, sv.Clients
+	if sv.NoInfo {
+		mem, clients = "-", "-"
+	}
+	return []any{"server", cmp.Or(sv.Server, "-"), sv.Version, sv.Mode, mem, clients, fmt.Sprintf("%.3f", sv.RTTMs)}
+}
+
 func writeTables(newTable func(header ...string) tableWriter, tty bool, out io.Writer, s *Snapshot) error {
 	var parts [][][]any
 	parts = append(parts, [][]any{
 		{"KIND", "NAME", "VERSION", "MODE", "MEMORY", "CLIENTS", "RTT_MS"},
-		{"server", "-", s.Server.Version, s.Server.Mode, s.Server.UsedMemory, s.Server.Clients, fmt.Sprintf("%.3f", s.Server.RTTMs)},
+		serverRow(s.Server),
 	})
 	queues := [][]any{{"KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S"}}
 	for _, r := range s.Queues {

@@ -88,7 +88,7 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 			cfg.userName(), cfg.PasswordSource(getenv))
 	case code == "NOAUTH":
 		return "the server needs a password: give it with --askpass, CHATQ_PASSWORD or the config file's password key (never on the command line)"
-	case code == "NOPERM" || strings.Contains(msg, "The user executing the script can't"):
+	case permissionDenied(msg):
 		return "the ACL user lacks a permission chatq needs (`ACL LOG 1` on the server names the command, key or channel): `chatq acl --user " +
 			cfg.userName() + "` prints the ACL SETUSER line chatq needs; run it with this command's --prefix and --namespace"
 	case code == "MOVED" || code == "ASK" || code == "CLUSTERDOWN" || code == "CROSSSLOT":
@@ -109,7 +109,17 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 	case code == "ERR" && strings.Contains(msg, "SELECT is not allowed in cluster mode"):
 		return "a Redis Cluster has only database 0: drop the URL's /N and --db (CHATQ_DB)"
 	case code == "ERR" && strings.Contains(msg, "unknown command") && cfg.SentinelMaster == "":
-		return "if --url names a Sentinel (`chatq ping` says), add --sentinel-master NAME to reach its master"
+		what := "this command"
+		// 'name' on Redis 7 and Valkey, `name` on 6.2
+		if _, rest, ok := strings.Cut(msg, "unknown command "); ok && rest != "" {
+			if name, _, ok := strings.Cut(rest[1:], rest[:1]); ok {
+				what = strings.ToUpper(name)
+			}
+		}
+		return "the server does not know " + what + ": if --url names a Sentinel (`chatq ping` says), add --sentinel-master NAME to reach its master; " +
+			"else the server lacks it (renamed or disabled, as some managed services do): docs/compatibility.md says what chatq needs"
+	case strings.Contains(msg, "nknown Redis command called from") || strings.Contains(msg, "Invalid command passed to redis.acl_check_cmd"):
+		return "a chatq script called a command this server lacks (renamed or disabled, as some managed services do): docs/compatibility.md says what chatq needs"
 	}
 	return ""
 }
@@ -200,7 +210,7 @@ func annotatePerm(cmd redis.Cmder, err error) error {
 		return err
 	}
 	m := re.Error()
-	if !strings.HasPrefix(m, "NOPERM") && !strings.Contains(m, "The user executing the script can't") {
+	if !permissionDenied(m) {
 		return err
 	}
 	name := cmd.FullName()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -58,4 +59,30 @@ func ReplyLost(err error) bool {
 		return oe.Op == "read"
 	}
 	return errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, redis.ErrPoolTimeout)
+}
+
+// PermissionDenied reports whether err is a server's ACL refusal, in the
+// wording of each server: NOPERM for a command sent alone (and for chatq's
+// own scripts, which check first on Redis 7 and Valkey); for a command a
+// script runs, "The user executing the script can't …" on Redis 6.2 and
+// 7.0, and "ACL failure in script: …" on Redis 7.2 and newer and on Valkey
+// (docs/compatibility.md).
+func PermissionDenied(err error) bool {
+	if err == nil {
+		return false
+	}
+	return permissionDenied(err.Error())
+}
+
+func permissionDenied(msg string) bool {
+	m := redisMessage(msg)
+	return strings.HasPrefix(m, "NOPERM") || strings.Contains(m, "The user executing the script ") ||
+		strings.Contains(m, "ACL failure in script: ")
+}
+
+// UnknownCommand reports whether err is a server's refusal of a command it
+// does not have: renamed or disabled, as managed services do, or one a
+// Sentinel or an older server lacks.
+func UnknownCommand(err error) bool {
+	return err != nil && strings.HasPrefix(redisMessage(err.Error()), "ERR unknown command")
 }

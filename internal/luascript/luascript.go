@@ -6,10 +6,19 @@ package luascript
 
 import (
 	"context"
+	_ "embed"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// Permitted is Lua text to put in front of a script that writes: it
+// defines allowed({name, key, args...}, ...), which reports whether the
+// script's user may run each command, on every server chatq supports
+// (permitted.lua; docs/compatibility.md says how, on Redis 6.2 too).
+//
+//go:embed permitted.lua
+var Permitted string
 
 // Runner is what runs a script: a Script, or a go-redis *redis.Script.
 type Runner interface {

@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -61,5 +63,38 @@ func TestNoScriptHashedAtStart(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScriptsDeclareTheirKeys keeps the queue and chat scripts to the keys
+// their caller declares (KEYS, or a variable holding one): none builds a
+// key name with "..", which Dragonfly (by default), ElastiCache Serverless
+// and some cluster proxies refuse. The sharded list builds its shard keys
+// ({KEY}:<n>, in the slot of its declared keys): docs/compatibility.md says
+// what that needs there.
+func TestScriptsDeclareTheirKeys(t *testing.T) {
+	call := regexp.MustCompile(`redis\.p?call\(\s*("[A-Za-z]+"|'[A-Za-z]+')\s*,\s*([^,)]*)`)
+	for _, dir := range []string{"delayq", "chat"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", "pkg", dir, "*.lua"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("pkg/%s/*.lua: %v", dir, err)
+		}
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(src), "\n") {
+				for _, m := range call.FindAllStringSubmatch(line, -1) {
+					cmd, key := strings.ToUpper(strings.Trim(m[1], `"'`)), strings.TrimSpace(m[2])
+					if cmd == "PUBLISH" || cmd == "TIME" {
+						continue // a channel; no key
+					}
+					if strings.Contains(key, "..") || strings.HasPrefix(key, `"`) || strings.HasPrefix(key, "'") {
+						t.Errorf("%s:%d: %s on a key the script builds: %s", f, i+1, cmd, key)
+					}
+				}
+			}
+		}
 	}
 }

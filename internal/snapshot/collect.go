@@ -6,6 +6,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -85,6 +86,9 @@ type Collector struct {
 	queues scanSet // from the registry
 	lists  scanSet // from pkg/shardlist's Lists pages
 	chats  scanSet // from pkg/chat's Chats pages
+
+	// hello is HELLO's reply, asked once when INFO does not name the server.
+	hello map[string]string
 
 	prev     map[string]counters // queue -> counters at the last rate sample
 	rates    map[string]*rateHistory
@@ -243,12 +247,16 @@ type limitsJSON struct {
 
 // ServerInfo is the server's side of a snapshot.
 type ServerInfo struct {
+	Server     string  `json:"server"` // "redis", "valkey", "miniredis" (the embedded server)
 	Version    string  `json:"version"`
 	Mode       string  `json:"mode"`
 	Role       string  `json:"role"`
 	UsedMemory int64   `json:"used_memory"`
 	Clients    int64   `json:"connected_clients"`
 	RTTMs      float64 `json:"rtt_ms"`
+	// NoInfo: this user may not run INFO (or the server lacks it), so
+	// used_memory and connected_clients are unknown (0).
+	NoInfo bool `json:"no_info,omitempty"`
 }
 
 // QueueRow is one queue's numbers.
@@ -351,7 +359,10 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 	// The server: one INFO (default sections) and one timed PING.
 	info, err := c.rdb.Info(ctx).Result()
 	calls++
-	if err != nil {
+	// A least-privilege user (chatq acl) may not run INFO, and some
+	// servers lack it: the server's line then says less.
+	noInfo := conn.PermissionDenied(err) || conn.UnknownCommand(err)
+	if err != nil && !noInfo {
 		return fail(err)
 	}
 	start := time.Now()
@@ -362,6 +373,23 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 	calls++
 	s.Server = parseInfo(info, c.cluster)
 	s.Server.RTTMs = float64(rtt.Microseconds()) / 1000
+	s.Server.NoInfo = noInfo
+	if s.Server.Server == "" {
+		// The embedded server's INFO does not name it, nor does a refused
+		// INFO: HELLO does, once (a server without HELLO stays unnamed).
+		if c.hello == nil {
+			hello, _ := c.rdb.Do(ctx, "hello", "3").Result()
+			calls++
+			c.hello = conn.HelloFields(hello)
+		}
+		s.Server.Server, s.Server.Version = c.hello["server"], cmp.Or(c.hello["version"], s.Server.Version)
+		if noInfo {
+			if m := c.hello["mode"]; m != "" && !c.cluster {
+				s.Server.Mode = m
+			}
+			s.Server.Role = c.hello["role"]
+		}
+	}
 
 	// Discovery.
 	n, err := c.scanRegistry(ctx)
@@ -467,8 +495,9 @@ func (c *Collector) discover(ctx context.Context, set *scanSet, page func(contex
 	for calls < c.lim.ScanCalls {
 		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
-		if redis.HasErrorPrefix(err, "NOPERM") {
-			// A user without SCAN (chatq acl leaves it out) finds no
+		if conn.PermissionDenied(err) || conn.UnknownCommand(err) {
+			// A user without SCAN (chatq acl leaves it out), or a server
+			// without it (some proxies), finds no
 			// lists or chats; the rest of the snapshot goes on.
 			set.refused = err.Error()
 			return calls, nil
@@ -738,20 +767,16 @@ func matching(names []string, filter string) []string {
 }
 
 // parseInfo reads what top shows from an INFO reply. The embedded server
-// has no server or memory section: those stay "unknown" or 0.
+// has no server or memory section: those stay empty (the collector asks
+// HELLO for its name), "unknown" or 0.
 func parseInfo(info string, cluster bool) ServerInfo {
-	f := map[string]string{}
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			f[k] = v
-		}
-	}
+	f := conn.InfoFields(info)
 	s := ServerInfo{Version: "unknown", Mode: "standalone", Role: f["role"]}
 	if cluster {
 		s.Mode = "cluster"
 	}
-	if v := f["redis_version"]; v != "" {
-		s.Version = v
+	if name, v := conn.ServerIdentity(f); name != "" {
+		s.Server, s.Version = name, v
 	}
 	if m := f["redis_mode"]; m != "" {
 		s.Mode = m

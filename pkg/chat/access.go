@@ -43,7 +43,7 @@ func (s *Client) Access() []Access {
 			Commands: join(run, []string{"get", "incr", "publish", "time", "type", "zadd", "zscore"})},
 		{Op: "Join", Write: true, Keys: keys, Commands: join(run, []string{"get", "type", "zadd", "zscore"})},
 		{Op: "Leave", Write: true, Keys: keys,
-			Commands: join(run, trim, []string{"type", "unlink", "zcard", "zcount", "zrange", "zrem", "zremrangebyrank"})},
+			Commands: join(run, trim, []string{"type", "unlink", "zcard", "zcount", "zrange", "zrem", "zremrangebyrank", "zscore"})},
 		{Op: "Pending", Write: true, Keys: keys, Commands: join(read, mark)},
 		{Op: "Pending (peek)", Keys: keys, Commands: read},
 		{Op: "MarkSeen", Write: true, Keys: keys, Commands: mark},

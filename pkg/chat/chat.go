@@ -35,34 +35,40 @@ var errInvalid = names.ErrInvalid
 var (
 	//go:embed create.lua
 	createSrc    string
-	createScript = luascript.New(createSrc)
+	createScript = chatScript(createSrc)
 	//go:embed send.lua
 	sendSrc    string
-	sendScript = luascript.New(sendSrc)
+	sendScript = chatScript(sendSrc)
 	//go:embed join.lua
 	joinSrc    string
-	joinScript = luascript.New(joinSrc)
+	joinScript = chatScript(joinSrc)
 	//go:embed leave.lua
 	leaveSrc    string
-	leaveScript = luascript.New(leaveSrc)
+	leaveScript = chatScript(leaveSrc)
 	//go:embed fetch.lua
 	fetchSrc    string
 	fetchScript = luascript.New(fetchSrc)
 	//go:embed mark.lua
 	markSrc    string
-	markScript = luascript.New(markSrc)
+	markScript = chatScript(markSrc)
 	//go:embed marks.lua
 	marksSrc    string
 	marksScript = luascript.Build(func() string {
-		return markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc
+		return luascript.Permitted + markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc
 	})
 	//go:embed trim.lua
 	trimSrc    string
-	trimScript = luascript.New(trimSrc)
+	trimScript = chatScript(trimSrc)
 	//go:embed members.lua
 	membersSrc    string
 	membersScript = luascript.New(membersSrc)
 )
+
+// chatScript is a script that writes: luascript.Permitted (allowed, which
+// checks the user's permissions before the first write) and src.
+func chatScript(src string) *luascript.Script {
+	return luascript.Build(func() string { return luascript.Permitted + src })
+}
 
 // defaultChunkSize is the default of Options.ChunkSize.
 const defaultChunkSize = 500

@@ -19,5 +19,8 @@ func SetPages(index, mark int) (int, int) {
 // MarksSHA is the SHA1 EVALSHA names marks.lua (with mark.lua's functions) by.
 func MarksSHA() string { return marksScript.Hash() }
 
+// MarkSHA is the SHA1 EVALSHA names mark.lua (with the permission check) by.
+func MarkSHA() string { return markScript.Hash() }
+
 // Channel is the Pub/Sub channel every send announces its chat id on.
 func Channel(s *Client) string { return s.channel() }

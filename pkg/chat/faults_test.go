@@ -195,7 +195,7 @@ func TestLostReplies(t *testing.T) {
 		// One chat to mark, so the marking is one command that the server
 		// has run by the time its reply is dropped.
 		must(direct.Pending(ctx, "jeff", chat.PendingOptions{Chat: "2"}))(t)
-		proxy.DropReplyTo(scriptSHA(t, "mark.lua"))
+		proxy.DropReplyTo(chat.MarkSHA())
 		got, err = s.Pending(ctx, "jeff", chat.PendingOptions{})
 		if err == nil || !dropped(proxy, 2) {
 			t.Fatalf("lost mark: err %v", err)

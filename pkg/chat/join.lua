@@ -31,11 +31,9 @@ if not seen then
   end
   added = 1
 end
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd('ZADD', KEYS[1], '0', 'm') or (KEYS[3] and not redis.acl_check_cmd('ZADD', KEYS[3], '0', 'm')) then
-    return redis.error_reply('NOPERM this user may not ZADD ' .. KEYS[1] .. (KEYS[3] and (' and ' .. KEYS[3]) or '') ..
-      ', which chat join needs')
-  end
+if not allowed({'ZADD', KEYS[1], '0', 'm'}, KEYS[3] and {'ZADD', KEYS[3], '0', 'm'} or nil) then
+  return redis.error_reply('NOPERM this user may not ZADD ' .. KEYS[1] .. (KEYS[3] and (' and ' .. KEYS[3]) or '') ..
+    ', which chat join needs')
 end
 if added == 1 then
   redis.call('ZADD', KEYS[1], seen, ARGV[1])

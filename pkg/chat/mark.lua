@@ -56,11 +56,9 @@ local function mark(chat, msgs, ids, index, user, upto, id, limit, from, checked
   if tonumber(upto) > last then
     upto = string.format('%d', last)
   end
-  if redis.acl_check_cmd then
-    if not redis.acl_check_cmd('ZADD', chat, '1', 'm') or not redis.acl_check_cmd('ZREMRANGEBYRANK', msgs, '0', '0')
-      or (index and not checked and not redis.acl_check_cmd('ZADD', index, '1', 'm')) then
-      return redis.error_reply('NOPERM this user may not write the keys of chat ' .. id .. ', which marking seen needs'), 0
-    end
+  if not allowed({'ZADD', chat, '1', 'm'}, {'ZREMRANGEBYRANK', msgs, '0', '0'},
+      index and not checked and {'ZADD', index, '1', 'm'} or nil) then
+    return redis.error_reply('NOPERM this user may not write the keys of chat ' .. id .. ', which marking seen needs'), 0
   end
   if index then
     -- XX: a chat that leave removed from the index is never put back;

@@ -11,7 +11,7 @@ local n = (#KEYS - 1) / 3
 local fail
 if type(redis.pcall('ZSCORE', KEYS[1], ARGV[4])) == 'table' then
   fail = wrongtype(KEYS[1], 'a user\'s chats (zset)')
-elseif redis.acl_check_cmd and not redis.acl_check_cmd('ZADD', KEYS[1], '1', 'm') then
+elseif not allowed({'ZADD', KEYS[1], '1', 'm'}) then
   fail = redis.error_reply('NOPERM this user may not write ' .. KEYS[1] .. ', which marking seen needs')
 end
 if fail then

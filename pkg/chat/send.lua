@@ -29,16 +29,14 @@ local last = redis.call('GET', KEYS[3]) or '0'
 if not string.match(last, '^%d+$') or #last > 15 or (#last > 1 and string.sub(last, 1, 1) == '0') then
   return redis.error_reply('ERR ' .. KEYS[3] .. ' holds ' .. string.format('%q', string.sub(last, 1, 40)) .. ', not a message id')
 end
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd('INCR', KEYS[3]) or not redis.acl_check_cmd('ZADD', KEYS[2], '1', 'm')
-    or not redis.acl_check_cmd('PUBLISH', ARGV[3], ARGV[4]) then
-    return redis.error_reply('NOPERM this user may not run INCR ' .. KEYS[3] .. ', ZADD ' .. KEYS[2] ..
-      ' and PUBLISH ' .. ARGV[3] .. ', which chat send needs')
-  end
+if not allowed({'INCR', KEYS[3]}, {'ZADD', KEYS[2], '1', 'm'}, {'PUBLISH', ARGV[3], ARGV[4]}) then
+  return redis.error_reply('NOPERM this user may not run INCR ' .. KEYS[3] .. ', ZADD ' .. KEYS[2] ..
+    ' and PUBLISH ' .. ARGV[3] .. ', which chat send needs')
 end
--- PUBLISH first: on a server too old for acl_check_cmd, a channel the
--- user may not publish to fails here, before anything is stored.
--- Subscribers read only after the script has run, and find the message.
+-- PUBLISH first: on Redis 6.2, which cannot check it (nor INCR) before,
+-- a channel the user may not publish to fails here, before anything is
+-- stored, and INCR is the first write (ZADD was checked). Subscribers
+-- read only after the script has run, and find the message.
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 -- The id and ts are formatted as strings so that both Redis and the
 -- embedded server store the same bytes (no float formatting, no 1e+06).

@@ -14,7 +14,7 @@ if kind == 'none' then
 elseif kind ~= 'zset' then
   return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' is a ' .. kind .. ', not messages (zset)')
 end
-if redis.acl_check_cmd and not redis.acl_check_cmd('ZREMRANGEBYRANK', KEYS[2], '0', '0') then
+if not allowed({'ZREMRANGEBYRANK', KEYS[2], '0', '0'}) then
   return redis.error_reply('NOPERM this user may not ZREMRANGEBYRANK ' .. KEYS[2])
 end
 local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]

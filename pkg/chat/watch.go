@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/redis/go-redis/v9"
 )
 
 // WatchOptions change how Watch follows a user's chats.
@@ -39,7 +40,8 @@ type WatchOptions struct {
 // It subscribes to Channel, on which every send announces its chat id, and
 // reads (Pending) when a notification arrives, so it sleeps while the chats
 // are idle; a notification burst costs one read. It also reads every
-// opts.Poll in case a notification was lost. A read in flight when ctx ends
+// opts.Poll in case a notification was lost (every second at most when it
+// may not subscribe). A read in flight when ctx ends
 // is finished and delivered, so nothing marked seen is lost.
 func (s *Client) Watch(ctx context.Context, user string, opts WatchOptions, fn func([]ChatMessages) error) error {
 	if err := names.User(user); err != nil {
@@ -63,10 +65,19 @@ func (s *Client) Watch(ctx context.Context, user string, opts WatchOptions, fn f
 	if ctx.Err() != nil {
 		return nil
 	}
-	if err != nil {
+	// Without notifications (this user may not use the channel, Redis 7's
+	// default for a new ACL user, or the server lacks SUBSCRIBE), reads
+	// come every second at most: notes is nil and never fires.
+	var notes <-chan *redis.Message
+	switch {
+	case redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "unknown command"):
+		_ = sub.Close()
+		opts.Poll = min(opts.Poll, time.Second)
+	case err != nil:
 		return err
+	default:
+		notes = sub.Channel()
 	}
-	notes := sub.Channel()
 	after := opts.After
 	if after == nil {
 		after = map[string]int64{}

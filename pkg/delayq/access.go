@@ -27,14 +27,14 @@ var access = []struct {
 	write, pubsub bool
 	commands      string
 }{
-	{"Create", true, false, "exists hexists hset sadd time type unlink"},
+	{"Create", true, false, "discard exists hexists hset multi sadd time type unlink"},
 	{"SetAttributes", true, false, "exists hdel hmget hset time"},
 	{"Stats", false, false, "hexists hmget time zcard zcount zrange zrangebyscore"},
 	{"StatsEach", false, false, "hexists hmget time zcard zcount zrange zrangebyscore"},
 	{"Reindex", true, false, "hdel hexists hget hmget hset time type unlink zadd zscan"},
 	{"Queues", false, false, "sscan"},
 	{"DeadLetterSources", false, false, "hget sscan"},
-	{"Delete", true, false, "exists srem type unlink zcard"},
+	{"Delete", true, false, "discard exists multi srem type unlink zcard"},
 	{"Purge", true, false, "hmget hset type unlink zcard"},
 	{"Push", true, true, "hget hincrby hmget hset publish time type zadd zcard"},
 	{"PushMany", true, true, "hget hincrby hmget hset publish time type zadd zcard"},

@@ -22,14 +22,14 @@ var accessOps = map[string]struct {
 	scripts []string
 	client  string
 }{
-	"Create":            {[]string{"create.lua"}, "exists type sadd"},
+	"Create":            {[]string{"create.lua"}, "exists type sadd multi discard"},
 	"SetAttributes":     {[]string{"set.lua"}, "exists"},
 	"Stats":             {[]string{"stats.lua"}, "hexists"},
 	"StatsEach":         {[]string{"stats.lua"}, "hexists"},
 	"Reindex":           {[]string{"reindex_begin.lua", "reindex_step.lua", "reindex_end.lua"}, ""},
 	"Queues":            {nil, "sscan"},
 	"DeadLetterSources": {nil, "sscan hget"},
-	"Delete":            {[]string{"delete.lua"}, "type srem"},
+	"Delete":            {[]string{"delete.lua"}, "type srem multi discard"},
 	"Purge":             {[]string{"purge.lua"}, ""},
 	"Push":              {[]string{"push.lua"}, ""},
 	"PushMany":          {[]string{"pushmany.lua"}, ""},

@@ -36,6 +36,9 @@ local e = wrongtype(KEYS[3], "zset", "zset", ": nothing written")
 if e then
   return e
 end
+if not allowed({"ZREM", KEYS[1], "x"}, {"HDEL", KEYS[2], "x"}, {"ZREM", KEYS[3], "x"}) then
+  return redis.error_reply("NOPERM this user may not ack in " .. KEYS[1] .. " (ZREM, HDEL): nothing written")
+end
 local done = {}
 for i = 1, #ARGV, 3 do
   local id = ARGV[i]

@@ -113,10 +113,11 @@ func (c *Client) queuesKey() string { return c.ns + registryName }
 // channel is queue q's realtime channel, where every push publishes.
 func (c *Client) channel(q string) string { return c.ns + "rt:" + q }
 
-// queueScript is the script of body with the prelude every queue script
-// opens with (queue.lua: the checks they share), as sent to the server.
+// queueScript is the script of body with the preludes every queue script
+// opens with: the permission check (luascript.Permitted: allowed) and the
+// checks they share (queue.lua), as sent to the server.
 func queueScript(body string) *luascript.Script {
-	return luascript.Build(func() string { return queueLua + body })
+	return luascript.Build(func() string { return luascript.Permitted + queueLua + body })
 }
 
 var (

@@ -37,7 +37,7 @@ func (c *Client) Delete(ctx context.Context, q string, max int64) (int64, error)
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
-	if err := c.checkRegistry(ctx); err != nil {
+	if err := c.checkRegistry(ctx, "srem", q); err != nil {
 		return 0, err
 	}
 	a, err := run(ctx, c.rdb, deleteScript, c.keys(q), c.queuesKey(), q, max)

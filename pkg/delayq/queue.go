@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func (c *Client) checkPolicy(ctx context.Context, q string, maxReceives int, dead string) error {
@@ -71,14 +74,14 @@ func (c *Client) Create(ctx context.Context, q string, a Attributes) error {
 	if a.MaxReceives > 0 {
 		maxrc = strconv.Itoa(a.MaxReceives)
 	}
-	// A registry of the wrong type would refuse the SADD after the queue's
-	// hash was written: check it first (create.lua checks the permission).
-	if err := c.checkRegistry(ctx); err != nil {
+	// A registry of the wrong type, or a user who may not SADD it, would
+	// refuse the SADD after the queue's hash was written: check first.
+	if err := c.checkRegistry(ctx, "sadd", q); err != nil {
 		return err
 	}
 	// Then the registry, only once the queue exists: a failed script
-	// (a wrong-type hash, no permission) leaves no name behind, and the
-	// script checked that this user may SADD.
+	// (a wrong-type hash, no permission) leaves no name behind, and this
+	// user may SADD (checked above, and by the script on Redis 7).
 	created, err := createScript.Run(ctx, c.rdb, c.keys(q)[1:], int64(vt/time.Second), int64(delay/time.Second), maxSize, maxrc, a.DeadLetter, c.queuesKey(), q).Int64()
 	if err != nil {
 		return err
@@ -89,16 +92,87 @@ func (c *Client) Create(ctx context.Context, q string, a Attributes) error {
 	return c.rdb.SAdd(ctx, c.queuesKey(), q).Err()
 }
 
-// checkRegistry fails when <ns>:QUEUES exists and is not a set.
-func (c *Client) checkRegistry(ctx context.Context) error {
-	ty, err := c.rdb.Type(ctx, c.queuesKey()).Result()
+// checkRegistry fails when <ns>:QUEUES exists and is not a set, or when
+// this user may not write it with command (SADD for a create, SREM for a
+// delete) and q, before the script that changes the queue: a refusal then
+// changes nothing. Redis 7 scripts check the command themselves
+// (acl_check_cmd); Redis 6.2 scripts cannot, and the registry lives in
+// another slot on a Cluster. So the command is queued between MULTI and
+// DISCARD on a connection to the registry's node: the server checks a
+// command's ACL when it queues it, and DISCARD runs nothing. The command
+// is sent only once MULTI was accepted (else it would run at once), so
+// this takes two round trips; a user who may not run MULTI is not checked
+// this way.
+func (c *Client) checkRegistry(ctx context.Context, command, q string) error {
+	var node *redis.Client
+	switch r := c.rdb.(type) {
+	case *redis.Client:
+		node = r
+	case *redis.ClusterClient:
+		m, err := r.MasterForKey(ctx, c.queuesKey())
+		if err != nil {
+			return err
+		}
+		node = m
+	}
+	if node == nil {
+		return c.registryType(c.rdb.Type(ctx, c.queuesKey()))
+	}
+	conn := node.Conn()
+	defer conn.Close()
+	var ty *redis.StatusCmd
+	var multi *redis.Cmd
+	_, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		ty = p.Type(ctx, c.queuesKey())
+		multi = p.Do(ctx, "multi")
+		return nil
+	})
+	if multi.Err() != nil {
+		if err := c.registryType(ty); err != nil {
+			return err
+		}
+		if permissionError(multi.Err()) {
+			return nil
+		}
+		return multi.Err()
+	}
+	// The connection is in a transaction: DISCARD it whatever happens (a
+	// cancelled ctx must not leave it queueing).
+	wctx := context.WithoutCancel(ctx)
+	var queued *redis.Cmd
+	_, err2 := conn.Pipelined(wctx, func(p redis.Pipeliner) error {
+		queued = p.Do(wctx, command, c.queuesKey(), q)
+		p.Do(wctx, "discard")
+		return nil
+	})
+	if err := c.registryType(ty); err != nil {
+		return err
+	}
+	if err := queued.Err(); err != nil && permissionError(err) {
+		return fmt.Errorf("%w (%s %s): nothing written", err, strings.ToUpper(command), c.queuesKey())
+	}
 	if err != nil {
 		return err
 	}
-	if ty != "set" && ty != "none" {
-		return fmt.Errorf("WRONGTYPE %s is a %s, not a set (RSMQ's registry of queue names): nothing written", c.queuesKey(), ty)
+	return err2
+}
+
+// registryType fails when the registry's TYPE is not a set (nor none).
+func (c *Client) registryType(ty *redis.StatusCmd) error {
+	t, err := ty.Result()
+	if err != nil {
+		return err
+	}
+	if t != "set" && t != "none" {
+		return fmt.Errorf("WRONGTYPE %s is a %s, not a set (RSMQ's registry of queue names): nothing written", c.queuesKey(), t)
 	}
 	return nil
+}
+
+// permissionError reports an ACL refusal: NOPERM for a command sent
+// alone.
+func permissionError(err error) bool {
+	return redis.HasErrorPrefix(err, "NOPERM")
 }
 
 // Queues returns one page of the namespace's queue names, as go-redis's

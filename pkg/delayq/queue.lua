@@ -1,6 +1,7 @@
 -- queue: the prelude of every queue script; delayq.go puts it in front of
--- each one's text. It defines the opening checks the scripts share, which
--- each script makes before its first write, and writes nothing itself.
+-- each one's text, after luascript.Permitted (allowed, the permission
+-- check). It defines the opening checks the scripts share, which each
+-- script makes before its first write, and writes nothing itself.
 --
 -- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
 -- unless told to replicate effects (the default since Redis 5).
@@ -48,23 +49,6 @@ local function clock()
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   return now, string.format("%.0f", now), t
 end
-
--- allowed reports whether this user may run each command given as
--- {name, key, args...}. Redis 7 lets a script ask what its user may do;
--- on 6.2 (no redis.acl_check_cmd) it is true, and a refused command fails
--- at its first write, before anything changed.
-local function allowed(...)
-  if not redis.acl_check_cmd then
-    return true
-  end
-  for _, c in ipairs({...}) do
-    if not redis.acl_check_cmd(unpack(c)) then
-      return false
-    end
-  end
-  return true
-end
-
 
 -- filter reads the message filter of a peek or an export from ARGV[i] on:
 -- a state ("" for any; "ready", "delayed" or "inflight"), an age in

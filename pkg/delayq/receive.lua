@@ -66,6 +66,13 @@ if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
     end
   end
 end
+-- What a claim writes, and a dead-letter move when the keys are given.
+if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZREM", KEYS[1], "x"}, {"HSET", KEYS[2], "x", "x"}, {"HDEL", KEYS[2], "x"},
+    {"HINCRBY", KEYS[2], "totalrecv", "1"}, {"ZADD", KEYS[3], "0", "x"}, {"ZREM", KEYS[3], "x"})
+  or maxrc > 0 and dlq ~= "" and ARGV[4] == dlq
+    and not allowed({"ZADD", KEYS[4], "0", "x"}, {"HSET", KEYS[5], "x", "x"}, {"HINCRBY", KEYS[5], "totalsent", "1"}) then
+  return redis.error_reply("NOPERM this user may not receive from " .. KEYS[1] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY, here and in the dead-letter queue)" .. nothing)
+end
 local want = tonumber(ARGV[1])
 local out = {}
 local got = 0

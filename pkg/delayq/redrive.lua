@@ -216,6 +216,10 @@ while moved < want and examined < budget do
     end
   end
 end
+if moved > 0 and not allowed({"ZADD", KEYS[4], "0", "x"}, {"HSET", KEYS[5], "x", "x"}, {"HDEL", KEYS[5], "x"},
+    {"ZREM", KEYS[6], "x"}, {"HINCRBY", KEYS[5], "totalsent", "1"}, {"ZREM", KEYS[1], "x"}, {"HDEL", KEYS[2], "x"}, {"ZREM", KEYS[3], "x"}) then
+  return redis.error_reply("NOPERM this user may not redrive " .. KEYS[1] .. " into " .. KEYS[4] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
+end
 if moved > 0 then
   -- Into the destination, as fresh messages due now: no receive count (an
   -- orphan <id>:rc there would be taken for one), so not in its index, and

@@ -15,7 +15,7 @@ local e = wrongtype(KEYS[1], "zset", "sorted set") or wrongtype(KEYS[3], "zset",
 if e then
   return e
 end
-if not allowed({"UNLINK", KEYS[3]}, {"HSET", KEYS[2], "rscan", "0"}, {"ZADD", KEYS[3], "0", "x"}) then
+if not allowed({"UNLINK", KEYS[3]}, {"HSET", KEYS[2], "rscan", "0"}, {"HDEL", KEYS[2], "x"}, {"ZADD", KEYS[3], "0", "x"}) then
   return redis.error_reply("NOPERM this user may not rebuild " .. KEYS[3])
 end
 redis.call("UNLINK", KEYS[3])

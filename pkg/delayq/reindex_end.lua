@@ -8,6 +8,9 @@ local a = redis.call("HMGET", KEYS[2], "rscan", "totalrecv")
 if not a[1] then
   return 0
 end
+if not allowed({"HDEL", KEYS[2], "x"}, {"HSET", KEYS[2], "x", "x"}) then
+  return redis.error_reply("NOPERM this user may not HDEL and HSET " .. KEYS[2] .. ": nothing written")
+end
 redis.call("HDEL", KEYS[2], "rscan")
 if a[1] == (a[2] or "0") then
   redis.call("HSET", KEYS[2], "rsync", a[1])

@@ -16,6 +16,9 @@ local function micros()
   local t = redis.call("TIME")
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
+if not allowed({"ZADD", KEYS[3], "0", "x"}) then
+  return redis.error_reply("NOPERM this user may not ZADD " .. KEYS[3] .. ": nothing written")
+end
 local began = micros()
 local cursor = ARGV[1]
 local n = 0

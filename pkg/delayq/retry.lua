@@ -38,6 +38,9 @@ for i = 3, #ARGV, 3 do
   res[#res + 1] = status
   old[#old + 1] = score
 end
+if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZADD", KEYS[3], "0", "x"}) then
+  return redis.error_reply("NOPERM this user may not change visibility in " .. KEYS[1] .. " (ZADD): nothing written")
+end
 local sooner = false
 for k = 1, #old do
   if res[k + 2] == "retried" then

@@ -345,20 +345,10 @@ func TestACL(t *testing.T) {
 	mustCreate(t, admin, "q", delayq.Attributes{})
 	user := func(name string, rules ...any) *delayq.Client {
 		t.Helper()
-		args := append([]any{"ACL", "SETUSER", name, "reset", "on", ">pw"}, rules...)
-		if err := b.Client.Do(ctx, args...).Err(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Client.Do(context.Background(), "ACL", "DELUSER", name) })
-		opt := *b.Client.Options()
-		opt.Username, opt.Password = name, "pw"
-		rdb := redis.NewClient(&opt)
-		t.Cleanup(func() { rdb.Close() })
-		return delayq.New(rdb, delayq.Options{Prefix: b.Prefix})
+		return delayq.New(redistest.ACLUser(t, b, name, rules...), delayq.Options{Prefix: b.Prefix})
 	}
-	suffix := strings.ReplaceAll(b.Prefix, ":", "-")
 	// Redis 7's default for a new user: no channel.
-	nopub := user("chatqtest-nopub"+suffix, "~*", "+@all", "resetchannels")
+	nopub := user("chatqtest-nopub", "~*", "+@all", "resetchannels")
 	for i := 0; i < 3; i++ {
 		p, err := nopub.Push(ctx, "q", "once", delayq.PushOptions{})
 		if err != nil {
@@ -396,7 +386,7 @@ func TestACL(t *testing.T) {
 	}
 	// A user who may write queues but not the registry: create refuses
 	// before writing, delete too.
-	noreg := user("chatqtest-noreg"+suffix, "~*", "+@all", "-sadd", "-srem", "allchannels")
+	noreg := user("chatqtest-noreg", "~*", "+@all", "-sadd", "-srem", "allchannels")
 	before := dump(t, b.Client, b.Prefix)
 	if err := noreg.Create(ctx, "new", delayq.Attributes{}); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("create without SADD: %v", err)
@@ -409,7 +399,7 @@ func TestACL(t *testing.T) {
 	}
 	// A read-only user gets stats (the index cannot be rebuilt: the split
 	// is reported as possibly off).
-	ro := user("chatqtest-ro"+suffix, "~*", "+@read", "+time", "+evalsha", "+eval", "+script")
+	ro := user("chatqtest-ro", "~*", "+@read", "+time", "+evalsha", "+eval", "+script")
 	b.Client.HIncrBy(ctx, b.Prefix+"rsmq:q:Q", "totalrecv", 1) // as an rsmq receive would
 	s, err := ro.Stats(ctx, "q")
 	if err != nil || s.Messages != 6 || s.SplitExact {

@@ -7,6 +7,9 @@
 if not attributes(KEYS[1]) then
   return 0
 end
+if not allowed({"HSET", KEYS[1], "x", "x"}, {"HDEL", KEYS[1], "x"}) then
+  return redis.error_reply("NOPERM this user may not change " .. KEYS[1] .. " (HSET, HDEL): nothing written")
+end
 for i = 1, #ARGV, 2 do
   if ARGV[i + 1] == "" then
     redis.call("HDEL", KEYS[1], ARGV[i])

@@ -14,7 +14,8 @@ import (
 // times) or a push is published on the queue's realtime channel, until
 // opt.Wait has passed. It subscribes before the claim it sleeps after, so
 // a push between that claim and the sleep still wakes it. It sleeps at most
-// recheckInterval between claims, in case a notification was lost.
+// recheckInterval between claims, in case a notification was lost, and
+// pollInterval when it cannot subscribe.
 //
 // Every read has a deadline, and cancelling ctx returns within moments
 // whatever the server does (see claimPrompt).
@@ -29,16 +30,22 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions, 
 	ps := c.rdb.Subscribe(ctx) // no channel yet: no connection yet
 	// Close waits for the lock a blocked Subscribe holds: never wait for it.
 	defer func() { go ps.Close() }()
-	if err := c.subscribe(ctx, ps, c.channel(q), deadline); err != nil {
-		if errors.Is(err, errWaitOver) {
-			return res, nil // a slow confirmation ate the wait: nothing was due
-		}
-		return nil, err
-	}
 	// With subscriptions: after go-redis re-subscribes on a new connection
 	// (the old one died), a push published meanwhile was missed, so the
 	// re-subscription wakes the loop to claim again.
-	pushes := ps.ChannelWithSubscriptions()
+	var pushes <-chan any
+	recheck := recheckInterval
+	switch err := c.subscribe(ctx, ps, c.channel(q), deadline); {
+	case errors.Is(err, errWaitOver):
+		return res, nil // a slow confirmation ate the wait: nothing was due
+	case unsubscribable(err):
+		// No notifications (no pushes: a nil channel), so claim often.
+		recheck = pollInterval
+	case err != nil:
+		return nil, err
+	default:
+		pushes = ps.ChannelWithSubscriptions()
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -64,7 +71,7 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions, 
 		// A notification can be lost with a subscription whose replies
 		// stopped (go-redis notices a dead subscription only when a write
 		// fails): claim again at least every recheckInterval.
-		sleep = min(sleep, recheckInterval)
+		sleep = min(sleep, recheck)
 		timer.Reset(sleep)
 		select {
 		case <-ctx.Done():
@@ -82,6 +89,18 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions, 
 // net for a push notification lost on a broken subscription. One claim per
 // interval per idle waiter.
 const recheckInterval = 5 * time.Second
+
+// pollInterval is how often a wait claims when it cannot subscribe to the
+// queue's realtime channel: the server lacks SUBSCRIBE (some managed
+// services and proxies), or this user may not use the channel (Redis 7
+// gives a new ACL user no channel unless acl-pubsub-default says so).
+const pollInterval = 500 * time.Millisecond
+
+// unsubscribable reports a SUBSCRIBE the server refuses: unknown, or not
+// permitted to this user.
+func unsubscribable(err error) bool {
+	return redis.HasErrorPrefix(err, "NOPERM") || redis.HasErrorPrefix(err, "unknown command")
+}
 
 // defaultReplyTimeout bounds the wait for the SUBSCRIBE confirmation when
 // the client's own read timeout is unknown or disabled.

@@ -104,6 +104,13 @@ while taken == n and before(shard, other) do
 end
 trims[#trims + 1] = {shard, taken}
 
+-- Everything this pop may write with (on Redis 6.2 LTRIM and SET are
+-- checked, the others cannot be: docs/compatibility.md).
+if not allowed({left and 'lpop' or 'rpop', base .. shard}, {'ltrim', base .. shard, '0', '-1'}, {'set', KEYS[1], '0'},
+    {'del', KEYS[3]}, {'incr', KEYS[5]}) then
+  return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (LTRIM, SET, DEL, INCR, ' ..
+    (left and 'LPOP' or 'RPOP') .. ')')
+end
 -- Writes from here on; nothing below can fail.
 if ARGV[5] then
   local s = tonumber(ARGV[5])

@@ -37,6 +37,11 @@ if e then return e end
 local _, oe = llen(other) -- read again for the length returned
 if oe then return oe end
 
+-- Everything this push may write with (on Redis 6.2 SET is checked, the
+-- others cannot be: docs/compatibility.md).
+if not allowed({'set', KEYS[1], '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', KEYS[5]}) then
+  return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (SET, ' .. string.upper(push) .. ', UNLINK, INCR)')
+end
 if not recorded then
   redis.call('set', KEYS[4], size)
 end

@@ -13,6 +13,9 @@ if first ~= tonumber(ARGV[1]) or last ~= tonumber(ARGV[2]) then
   return 0
 end
 local n = tonumber(ARGV[3])
+if not allowed({'set', KEYS[3], '0'}) then
+  return redis.error_reply('NOPERM this user may not SET ' .. KEYS[3])
+end
 if n > 0 then
   redis.call('set', KEYS[3], n)
 end

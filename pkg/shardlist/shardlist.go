@@ -145,7 +145,7 @@ var (
 )
 
 func listScript(legacy, body string) *luascript.Script {
-	return luascript.Build(func() string { return "local legacy = '" + legacy + "'\n" + stateSrc + body })
+	return luascript.Build(func() string { return luascript.Permitted + "local legacy = '" + legacy + "'\n" + stateSrc + body })
 }
 
 // dir is the end of the list an operation works on.
@@ -598,8 +598,9 @@ func (l *list) bpop(ctx context.Context, side dir, timeout time.Duration) (strin
 
 // waiter waits on one connection of its own, so that a wait can be cut
 // short when ctx ends: CLIENT UNBLOCK from another connection makes the
-// BLMOVE return at once. Without CLIENT ID (the embedded server, or a user
-// not allowed to run it) waits are cut into short slices instead.
+// BLMOVE return at once. Without CLIENT ID or CLIENT UNBLOCK (the embedded
+// server, a user not allowed to run them, a managed service without
+// UNBLOCK) waits are cut into short slices instead.
 type waiter struct {
 	l    *list
 	node *redis.Client // the client of the node the list lives on
@@ -638,8 +639,18 @@ func (l *list) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	own := redis.NewClient(&opt)
 	w := &waiter{l: l, node: node, own: own, conn: own.Conn()}
-	if id, err := w.conn.ClientID(ctx).Result(); err == nil {
-		w.id, w.interruptible = id, true
+	// CLIENT UNBLOCK of no client (ids start at 1) changes nothing and
+	// tells whether the server has it and this user may run it: a server
+	// may have CLIENT ID without it (Google Memorystore does).
+	var id *redis.IntCmd
+	var unblock *redis.IntCmd
+	_, _ = w.conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		id = p.ClientID(ctx)
+		unblock = p.ClientUnblock(ctx, 0)
+		return nil
+	})
+	if id.Err() == nil && unblock.Err() == nil {
+		w.id, w.interruptible = id.Val(), true
 	}
 	if err := w.load(ctx, w.conn); err != nil {
 		w.close()

@@ -12,10 +12,15 @@
 local left = ARGV[1] == 'left'
 local shard = tonumber(ARGV[2])
 if shard < first or shard > last then
+  if not allowed({left and 'lpush' or 'rpush', base .. shard, ARGV[3]}) then
+    return redis.error_reply('NOPERM this user may not ' .. (left and 'LPUSH' or 'RPUSH') .. ' ' .. base .. shard)
+  end
   local r = redis.pcall(left and 'lpush' or 'rpush', base .. shard, ARGV[3])
-  if type(r) == 'table' then
+  if type(r) == 'table' and string.find(r.err, 'WRONGTYPE', 1, true) then
     return redis.error_reply('CORRUPT ' .. base .. shard .. ' is a ' ..
       redis.call('type', base .. shard)['ok'] .. ', not a list')
+  elseif type(r) == 'table' then
+    return r -- refused (Redis 6.2 cannot check first): the only write
   end
   return 1
 end
