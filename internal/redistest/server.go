@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -104,16 +105,27 @@ func (s *Server) Client() *redis.Client {
 	return c
 }
 
+// freePort returns a loopback port that nothing listens on, nor on the port
+// 10000 above it (a cluster node's bus port). CI_PORTS=LO-HI (as .ci/run and
+// scripts/compat.sh take it) keeps it in that range, on a machine shared
+// with other runs; otherwise the system picks it.
 func freePort(t testing.TB) int {
 	t.Helper()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi, ranged := portRange(t)
+	for range 1000 {
+		port := 0
+		if ranged {
+			port = lo + rand.IntN(hi-lo+1)
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
+			if ranged {
+				continue
+			}
 			t.Fatal(err)
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
+		port = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		// A cluster node also needs port+10000 for its bus.
 		if port+10000 > 65535 {
 			continue
 		}
@@ -124,6 +136,22 @@ func freePort(t testing.TB) int {
 	}
 	t.Fatal("no free port pair")
 	return 0
+}
+
+// portRange parses CI_PORTS (LO-HI); ranged is false when it is unset.
+func portRange(t testing.TB) (lo, hi int, ranged bool) {
+	t.Helper()
+	s := os.Getenv("CI_PORTS")
+	if s == "" {
+		return 0, 0, false
+	}
+	l, h, ok := strings.Cut(s, "-")
+	lo, err1 := strconv.Atoi(l)
+	hi, err2 := strconv.Atoi(h)
+	if !ok || err1 != nil || err2 != nil || lo < 1 || hi < lo || hi > 55535 {
+		t.Fatalf("CI_PORTS=%q: want LO-HI, at most 55535 (the cluster bus is +10000)", s)
+	}
+	return lo, hi, true
 }
 
 // Cluster is a Redis Cluster of redis-server processes a test owns, with
