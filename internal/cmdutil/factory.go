@@ -110,7 +110,7 @@ func (f *Factory) askPassword() (string, error) {
 // factory's server (see Persistent), giving up after giveUpAfter (0: never).
 // The client is looked up when a retry runs, as it may be built after.
 func (f *Factory) Persistent(giveUpAfter time.Duration) *conn.Persistent {
-	return &conn.Persistent{IO: f.IO, GiveUpAfter: giveUpAfter,
+	return &conn.Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Redirects: f.cfg != nil && f.cfg.Cluster,
 		Refresh: func(ctx context.Context) { conn.Refresh(ctx, f.client) },
 		Probe:   func(ctx context.Context) error { return conn.Probe(ctx, f.client) }}
 }

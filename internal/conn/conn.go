@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -181,6 +182,25 @@ func (c *initConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// socketConn is an initConn straight on a socket (no TLS), which it lets
+// go-redis see: before handing out an idle connection, go-redis's pool peeks
+// at its socket (syscall.Conn) and drops it if the server has closed it, so
+// that no request goes out on a connection a restart broke (its "reply"
+// would be lost, and a write would end as "may have applied", exit 4).
+// Hidden behind a wrapper, every idle connection looks healthy. A TLS
+// connection is not checked (go-redis's choice too: data waiting on the
+// socket may be a TLS record rather than a closed connection); after an
+// outage, Probe finds its broken connections.
+type socketConn struct{ initConn }
+
+func (c *socketConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
+}
+
 // dialer dials addr, with TLS when tc is set, within timeout: the TLS
 // handshake's errors name it, and a connection's errors before its first
 // reply are ConnInitErrors. The server name, unless --sni gives one, is the
@@ -195,7 +215,7 @@ func dialer(tc *tls.Config, timeout time.Duration, replied *atomic.Bool) func(ct
 			if err != nil {
 				return nil, err
 			}
-			return &initConn{Conn: raw, replied: replied}, nil
+			return &socketConn{initConn{Conn: raw, replied: replied}}, nil
 		}
 		cfg := tc.Clone()
 		if cfg.ServerName == "" {

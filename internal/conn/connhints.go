@@ -19,6 +19,7 @@ import (
 // authentication, ACL, the wrong kind of server, no server there, no
 // answer in time; or "" when none helps.
 func FailureHint(err error, cfg *Config, getenv func(string) string) string {
+	err = cause(err)
 	if cfg != nil {
 		if h := connHint(err, cfg, getenv); h != "" {
 			return h

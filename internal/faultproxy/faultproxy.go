@@ -8,6 +8,7 @@ package faultproxy
 import (
 	"bytes"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,7 +19,8 @@ type Proxy struct {
 	target string
 
 	mu           sync.Mutex
-	conns        map[net.Conn]bool
+	conns        map[net.Conn]int // each side of a connection -> its number, in order of acceptance
+	accepted     int
 	dropRequests int
 	dropReplies  int
 	dropReplyTo  []byte
@@ -33,12 +35,15 @@ type Proxy struct {
 }
 
 // Start listens on 127.0.0.1 on a free port and forwards to target.
-func Start(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start(target string) (*Proxy, error) { return StartOn("127.0.0.1:0", target) }
+
+// StartOn listens on addr (host:port) and forwards to target.
+func StartOn(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]int{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -84,6 +89,28 @@ func (p *Proxy) CutAll() {
 	}
 }
 
+// CutOldest closes the n connections accepted first among those open, as a
+// server's CLIENT KILL of some clients does: a pool then holds broken
+// connections under live ones.
+func (p *Proxy) CutOldest(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var seqs []int
+	for _, seq := range p.conns {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	if n > len(seqs) {
+		n = len(seqs)
+	}
+	for c, seq := range p.conns {
+		if n > 0 && seq <= seqs[n-1] {
+			_ = c.Close()
+		}
+	}
+}
+
 // Close stops listening, closes every connection and waits for the
 // forwarding goroutines to end.
 func (p *Proxy) Close() error {
@@ -121,8 +148,9 @@ func (p *Proxy) accept() {
 			_ = s.Close()
 			return
 		}
-		p.conns[c] = true
-		p.conns[s] = true
+		p.accepted++
+		p.conns[c] = p.accepted
+		p.conns[s] = p.accepted
 		p.mu.Unlock()
 		pending := new(int) // replies of this connection to drop (DropReplyTo)
 		p.wg.Add(2)

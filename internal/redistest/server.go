@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/faultproxy"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,9 +21,12 @@ import (
 type Server struct {
 	Port int
 	Dir  string
-	args []string
-	cmd  *exec.Cmd
-	t    testing.TB
+	// Proxy, in a cluster started with Proxied, is the fault proxy in
+	// front of the node, whose address the node gives clients.
+	Proxy *faultproxy.Proxy
+	args  []string
+	cmd   *exec.Cmd
+	t     testing.TB
 }
 
 // StartServer starts a redis-server on a free loopback port with args added,
@@ -30,16 +34,29 @@ type Server struct {
 // when CHATQ_REQUIRE_REDIS=1.
 func StartServer(t testing.TB, args ...string) *Server {
 	t.Helper()
+	requireServer(t)
+	return startServer(t, freePort(t), args...)
+}
+
+// startServer starts a redis-server on port.
+func startServer(t testing.TB, port int, args ...string) *Server {
+	t.Helper()
+	s := &Server{Port: port, Dir: t.TempDir(), args: args, t: t}
+	s.start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// requireServer skips t without a redis-server binary, or fails it when
+// CHATQ_REQUIRE_REDIS=1.
+func requireServer(t testing.TB) {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
 			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-server is not installed")
 		}
 		t.Skip("redis-server not installed")
 	}
-	s := &Server{Port: freePort(t), Dir: t.TempDir(), args: args, t: t}
-	s.start()
-	t.Cleanup(s.Kill)
-	return s
 }
 
 // Addr is host:port.
@@ -165,6 +182,23 @@ type Cluster struct {
 // cluster is ready. It skips or fails as StartServer does.
 func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	t.Helper()
+	return StartClusterWith(t, ClusterOptions{Masters: masters, Replicas: replicas})
+}
+
+// ClusterOptions describes a cluster for StartClusterWith.
+type ClusterOptions struct {
+	Masters, Replicas int
+	// Proxied puts a fault proxy (Server.Proxy) in front of each node,
+	// which the node announces as its address: every connection of a
+	// cluster client goes through one, while the nodes reach each other
+	// (the cluster bus, MIGRATE, replication) directly.
+	Proxied bool
+}
+
+// StartClusterWith starts the cluster opt describes, as StartCluster does.
+func StartClusterWith(t testing.TB, opt ClusterOptions) *Cluster {
+	t.Helper()
+	masters, replicas := opt.Masters, opt.Replicas
 	if _, err := exec.LookPath("redis-cli"); err != nil {
 		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
 			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-cli is not installed")
@@ -174,8 +208,23 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	c := &Cluster{}
 	addrs := []string{"--cluster", "create"}
 	for range masters * (1 + replicas) {
-		s := StartServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0")
+		requireServer(t)
+		port := freePort(t)
+		args := []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"}
+		var proxy *faultproxy.Proxy
+		if opt.Proxied {
+			p, err := faultproxy.StartOn(fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatalf("fault proxy: %v", err)
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			_, pport, _ := net.SplitHostPort(p.Addr())
+			args = append(args, "--cluster-announce-port", pport, "--cluster-announce-bus-port", strconv.Itoa(port+10000))
+			proxy = p
+		}
+		s := startServer(t, port, args...)
+		s.Proxy = proxy
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.Addr())
 	}
@@ -187,15 +236,16 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	return c
 }
 
-// URL is a --cluster seed URL naming every node.
+// URL is a --cluster seed URL naming every node (its proxy, when it has
+// one).
 func (c *Cluster) URL() string {
-	u := "redis://" + c.Nodes[0].Addr()
+	u := "redis://" + c.Nodes[0].announced()
 	for i, s := range c.Nodes[1:] {
 		sep := "&"
 		if i == 0 {
 			sep = "?"
 		}
-		u += sep + "addr=" + s.Addr()
+		u += sep + "addr=" + s.announced()
 	}
 	return u
 }
@@ -244,10 +294,8 @@ func (c *Cluster) MasterOf(t testing.TB, key string) *Server {
 			addr = r.Nodes[0].Addr
 		}
 	}
-	for _, s := range c.Nodes {
-		if s.Addr() == addr {
-			return s
-		}
+	if s := c.byAddr(addr); s != nil {
+		return s
 	}
 	t.Fatalf("no node serves %q (slot %d, %s)", key, slot, addr)
 	return nil
