@@ -101,6 +101,9 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 				return err
 			}
 			f.Load(cfg, cmd.Root().PersistentFlags())
+			if n := cmd.Name(); n != cobra.ShellCompRequestCmd && n != cobra.ShellCompNoDescRequestCmd {
+				f.WarnConfig() // not into a shell's completion
+			}
 			return nil
 		},
 	}

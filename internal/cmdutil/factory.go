@@ -47,6 +47,14 @@ func (f *Factory) Load(cfg *conn.Config, flags *pflag.FlagSet) {
 	f.flags = flags
 }
 
+// WarnConfig says on stderr what is wrong with the configuration that does
+// not stop the command (a password in a file other users can read).
+func (f *Factory) WarnConfig() {
+	for _, w := range f.cfg.Warnings {
+		f.IO.Infof("warning: %s", w.Message)
+	}
+}
+
 // Flags returns the global flags the configuration was read from.
 func (f *Factory) Flags() *pflag.FlagSet { return f.flags }
 
