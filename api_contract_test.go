@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,11 +37,7 @@ func TestPackagesErrInvalid(t *testing.T) {
 	if !errors.Is(err, delayq.ErrInvalid) {
 		t.Errorf("delayq: bad queue name: %v, want delayq.ErrInvalid", err)
 	}
-	l := shardlist.New(rdb, "a{b}", shardlist.Options{})
-	if !errors.Is(l.Err(), shardlist.ErrInvalid) {
-		t.Errorf("shardlist: bad key: Err() = %v, want shardlist.ErrInvalid", l.Err())
-	}
-	if _, err := l.RPush(ctx, "x"); !errors.Is(err, shardlist.ErrInvalid) {
+	if _, err := shardlist.New(rdb, shardlist.Options{}).RPush(ctx, "a{b}", "x"); !errors.Is(err, shardlist.ErrInvalid) {
 		t.Errorf("shardlist: bad key: RPush: %v, want shardlist.ErrInvalid", err)
 	}
 }
@@ -64,4 +62,110 @@ func TestExamplesUsePublicImportsOnly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// chat and shardlist have the shape the three packages agree on (decisions
+// of issue 23): a Client from New(rdb, Options) with no error, listing in
+// SCAN-style pages, and the same Access table type.
+var (
+	_ func(redis.UniversalClient, chat.Options) *chat.Client           = chat.New
+	_ func(redis.UniversalClient, shardlist.Options) *shardlist.Client = shardlist.New
+
+	_ func(*chat.Client, context.Context, uint64, string, int64) ([]string, uint64, error)      = (*chat.Client).Chats
+	_ func(*shardlist.Client, context.Context, uint64, string, int64) ([]string, uint64, error) = (*shardlist.Client).Lists
+
+	_ func(*chat.Client) []chat.Access           = (*chat.Client).Access
+	_ func(*shardlist.Client) []shardlist.Access = (*shardlist.Client).Access
+	_                                            = shardlist.Access(chat.Access{}) // the same fields
+)
+
+// apiPackages are the packages held to the API rules below.
+var apiPackages = []string{"pkg/chat", "pkg/shardlist"}
+
+// Each package exports at most 50 identifiers (types, functions, methods,
+// vars and consts), and no exported declaration names an internal package
+// (`go doc` would show a name no other module can use).
+func TestPackagesAPI(t *testing.T) {
+	for _, dir := range apiPackages {
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exported []string
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				internal := map[string]bool{} // import names of internal packages
+				for _, imp := range f.Imports {
+					path := strings.Trim(imp.Path.Value, `"`)
+					if strings.Contains(path, "/internal/") {
+						name := path[strings.LastIndex(path, "/")+1:]
+						if imp.Name != nil {
+							name = imp.Name.Name
+						}
+						internal[name] = true
+					}
+				}
+				namesInternal := func(n ast.Node, what string) {
+					ast.Inspect(n, func(n ast.Node) bool {
+						if sel, ok := n.(*ast.SelectorExpr); ok {
+							if x, ok := sel.X.(*ast.Ident); ok && internal[x.Name] {
+								t.Errorf("%s: %s names %s.%s, an internal package", dir, what, x.Name, sel.Sel.Name)
+							}
+						}
+						return true
+					})
+				}
+				for _, d := range f.Decls {
+					switch d := d.(type) {
+					case *ast.FuncDecl:
+						if !d.Name.IsExported() || !exportedRecv(d) {
+							continue
+						}
+						exported = append(exported, d.Name.Name)
+						namesInternal(d.Type, d.Name.Name)
+					case *ast.GenDecl:
+						for _, s := range d.Specs {
+							switch s := s.(type) {
+							case *ast.TypeSpec:
+								if s.Name.IsExported() {
+									exported = append(exported, s.Name.Name)
+									namesInternal(s.Type, s.Name.Name)
+								}
+							case *ast.ValueSpec:
+								for i, n := range s.Names {
+									if n.IsExported() {
+										exported = append(exported, n.Name)
+										if i < len(s.Values) {
+											namesInternal(s.Values[i], n.Name)
+										}
+										if s.Type != nil {
+											namesInternal(s.Type, n.Name)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		if len(exported) > 50 {
+			t.Errorf("%s exports %d identifiers, more than 50", dir, len(exported))
+		}
+	}
+}
+
+// exportedRecv reports whether a function is one, or a method of an
+// exported type.
+func exportedRecv(d *ast.FuncDecl) bool {
+	if d.Recv == nil {
+		return true
+	}
+	typ := d.Recv.List[0].Type
+	if s, ok := typ.(*ast.StarExpr); ok {
+		typ = s.X
+	}
+	id, ok := typ.(*ast.Ident)
+	return ok && id.IsExported()
 }

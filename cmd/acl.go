@@ -2,20 +2,24 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
 // need is what one chatq command asks of the server: the Redis commands it
-// sends (scripts' own calls included, as ACLs check those too), the key
-// patterns and the Pub/Sub channels, after --prefix. "{ns}" stands for the
-// queue --namespace.
+// sends (scripts' own calls included, as ACLs check those too; the script
+// commands themselves, HELLO and PING apart), the key patterns and the
+// Pub/Sub channels, with --prefix applied. "{ns}" stands for the queue
+// --namespace, behind --prefix.
 type need struct {
 	Command  string   `json:"command"`
 	Write    bool     `json:"write"`
@@ -33,28 +37,117 @@ var connNeeds = []string{"hello", "ping"}
 var scriptNeeds = []string{"evalsha", "eval", "script|load"}
 
 var (
-	chatKeys    = []string{"chat:{*}", "msgs:{*}", "ids:{*}", "seen:{*}"}
-	chatChannel = []string{"chat:sent"}
-	queueKeys   = []string{"{ns}:*"}
-	queueChan   = []string{"{ns}:rt:*"}
-	listKeys    = []string{"{*}:*"}
+	queueKeys = []string{"{ns}:*"}
+	queueChan = []string{"{ns}:rt:*"}
 )
 
-// needs lists, per chatq command, what it needs. Checked against the Lua
-// scripts by a test, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
-var needs = []need{
-	{"ping", false, nil, nil, nil},
-	{"chat create", true, []string{"incr", "exists", "time", "zadd", "publish", "type"}, append(chatKeys, "ids:chat:"), chatChannel},
-	{"chat send", true, []string{"exists", "incr", "time", "zadd", "zscore", "publish", "type"}, chatKeys, chatChannel},
-	{"chat join", true, []string{"exists", "get", "zadd", "zscore", "type"}, chatKeys, nil},
-	{"chat leave", true, []string{"exists", "zcard", "zrange", "zrem", "zremrangebyscore", "del", "type", "unlink", "zremrangebyrank"}, chatKeys, nil},
-	{"chat pending", true, []string{"exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "zadd", "zremrangebyscore", "type", "mget", "zremrangebyrank"}, chatKeys, nil},
-	{"chat pending --peek", false, []string{"exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "type", "mget"}, chatKeys, nil},
-	{"chat watch", false, []string{"subscribe", "exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "type", "mget"}, chatKeys, chatChannel},
-	{"chat watch --mark", true, []string{"subscribe", "exists", "get", "zscore", "zrange", "zrangebyscore", "zcount", "zadd", "zremrangebyscore", "type", "mget", "zremrangebyrank"}, chatKeys, chatChannel},
-	{"chat ls", false, []string{"zrange", "zscore", "zcount", "exists", "get", "zrangebyscore", "type"}, chatKeys, nil},
-	{"chat members", false, []string{"zrange", "type"}, chatKeys, nil},
-	{"chat history", false, []string{"exists", "zrange", "type"}, chatKeys, nil},
+// chatCommands and listCommands name, per chatq command, the methods of
+// pkg/chat and pkg/shardlist it calls: what they need comes from the
+// packages' Access tables.
+var (
+	chatCommands = []commandOps{
+		{"chat create", []string{"Create"}},
+		{"chat send", []string{"Send"}},
+		{"chat join", []string{"Join"}},
+		{"chat leave", []string{"Leave"}},
+		{"chat pending", []string{"Pending (peek)", "MarkSeen"}}, // marks after printing
+		{"chat pending --peek", []string{"Pending (peek)"}},
+		{"chat watch", []string{"Watch"}},
+		{"chat watch --mark", []string{"Watch (mark)"}},
+		{"chat ls", []string{"UserChats"}},
+		{"chat members", []string{"Members"}},
+		{"chat history", []string{"History"}},
+	}
+	// Info checks an explicit --shard-size against the list's.
+	listCommands = []commandOps{
+		{"list lpush, rpush", []string{"LPush", "RPush"}},
+		{"list lpop, rpop", []string{"LPop", "RPop", "Info"}},
+		{"list blpop, brpop", []string{"BLPop", "BRPop", "Info"}},
+		{"list llen", []string{"LLen", "Info"}},
+		{"list lrange", []string{"LRange", "Info"}},
+		{"list shards", []string{"Layout", "Info"}},
+	}
+)
+
+// commandOps is a chatq command and the package methods it calls.
+type commandOps struct {
+	command string
+	ops     []string
+}
+
+// needs lists, per chatq command, what it needs under prefix (the chat and
+// list commands' from their packages). Checked against the Lua scripts by
+// tests, and run as an ACL user in CI (CHATQ_TEST_ACL=1).
+func needs(prefix string) []need {
+	// Access makes no Redis call: the clients need no server.
+	out := []need{{"ping", false, nil, nil, nil}}
+	out = append(out, fromAccess(chatCommands, chatAccess(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
+	out = append(out, queueNeeds...)
+	return append(out, fromAccess(listCommands, listAccess(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access()))...)
+}
+
+// access is one method's row of a package's Access table.
+type access struct {
+	write                    bool
+	commands, keys, channels []string
+}
+
+func chatAccess(table []chat.Access) map[string]access {
+	out := map[string]access{}
+	for _, a := range table {
+		out[a.Op] = access{a.Write, a.Commands, a.Keys, a.Channels}
+	}
+	return out
+}
+
+func listAccess(table []shardlist.Access) map[string]access {
+	out := map[string]access{}
+	for _, a := range table {
+		out[a.Op] = access{a.Write, a.Commands, a.Keys, a.Channels}
+	}
+	return out
+}
+
+// fromAccess builds the needs of commands from their methods' rows: the
+// union of each, script commands apart (every command but ping gets them).
+func fromAccess(commands []commandOps, table map[string]access) []need {
+	var out []need
+	for _, c := range commands {
+		n := need{Command: c.command}
+		for _, op := range c.ops {
+			a, ok := table[op]
+			if !ok {
+				panic("chatq acl: no method " + op + " in the package's Access table") // a test runs this
+			}
+			n.Write = n.Write || a.write
+			for _, cmd := range a.commands {
+				if !slices.Contains(scriptNeeds, cmd) {
+					n.Redis = appendNew(n.Redis, cmd)
+				}
+			}
+			for _, k := range a.keys {
+				n.Keys = appendNew(n.Keys, k)
+			}
+			for _, ch := range a.channels {
+				n.Channels = appendNew(n.Channels, ch)
+			}
+		}
+		slices.Sort(n.Redis)
+		out = append(out, n)
+	}
+	return out
+}
+
+// appendNew appends s to list unless it is there.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// queueNeeds are the queue commands' needs.
+var queueNeeds = []need{
 	{"queue create", true, []string{"time", "type", "hexists", "hset", "unlink", "sadd", "exists"}, queueKeys, nil},
 	{"queue ls", false, []string{"sscan"}, queueKeys, nil},
 	{"queue ls -l", false, []string{"sscan", "time", "hmget", "zcard", "zcount", "zrangebyscore", "zrange", "hexists"}, queueKeys, nil},
@@ -73,12 +166,6 @@ var needs = []need{
 	{"queue delete", true, []string{"type", "exists", "zcard", "unlink", "srem", "sscan", "hget", "hmget"}, queueKeys, nil},
 	{"queue export", false, []string{"time", "hmget", "hscan", "zscore", "zcard", "zcount", "zrangebyscore"}, queueKeys, nil},
 	{"queue import", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrem", "zscore", "publish", "unlink", "sadd", "exists"}, queueKeys, queueChan},
-	{"list lpush, rpush", true, []string{"get", "set", "del", "llen", "lpush", "rpush", "type", "unlink"}, listKeys, nil},
-	{"list lpop, rpop", true, []string{"get", "set", "del", "llen", "lrange", "ltrim", "lrem", "type", "lindex", "unlink"}, listKeys, nil},
-	{"list blpop, brpop", true, []string{"get", "set", "del", "llen", "lrange", "ltrim", "lrem", "blmove", "lpush", "rpush", "type", "lindex", "unlink"}, listKeys, nil},
-	{"list llen", false, []string{"get", "llen", "type"}, listKeys, nil},
-	{"list lrange", false, []string{"get", "llen", "lrange", "type"}, listKeys, nil},
-	{"list shards", false, []string{"get", "llen", "type"}, listKeys, nil},
 }
 
 type aclOptions struct {
@@ -121,7 +208,7 @@ patterns).`,
 	}
 	cmd.Flags().BoolVar(&opts.readOnly, "read-only", false, "grant only what the commands that read need")
 	cmd.Flags().StringSliceVar(&opts.namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
-	return cmd
+	return cmdutil.MarkRead(cmd) // prints a line; needs no server
 }
 
 type aclResult struct {
@@ -149,9 +236,10 @@ func aclRun(opts *aclOptions) error {
 			return cmdutil.UsageErrorf("invalid --namespace %q: not empty, no whitespace, '{' or '}'", ns)
 		}
 	}
-	sel := selectNeeds(opts.readOnly)
-	args := aclArgs(cfg.User, sel, cfg.Prefix, nss, cfg.Cluster, aclDB(cfg) != 0)
-	res := aclResult{User: cfg.User, ReadOnly: opts.readOnly, Line: strings.Join(quoteAll(args), " "), Needs: sel}
+	// The line grants the patterns under --prefix; the JSON shows them
+	// without it, as docs/security.md does.
+	args := aclArgs(cfg.User, selectNeeds(needs(cfg.Prefix), opts.readOnly), cfg.Prefix, nss, cfg.Cluster, aclDB(cfg) != 0)
+	res := aclResult{User: cfg.User, ReadOnly: opts.readOnly, Line: strings.Join(quoteAll(args), " "), Needs: selectNeeds(needs(""), opts.readOnly)}
 	if f.JSON() {
 		return f.IO.WriteJSON(res)
 	}
@@ -160,7 +248,7 @@ func aclRun(opts *aclOptions) error {
 }
 
 // selectNeeds returns every command's needs, or only the readers'.
-func selectNeeds(readOnly bool) []need {
+func selectNeeds(needs []need, readOnly bool) []need {
 	var out []need
 	for _, n := range needs {
 		if !readOnly || !n.Write {
@@ -221,12 +309,12 @@ func aclArgs(user string, sel []need, prefix string, nss []string, cluster, sele
 }
 
 // expandPattern puts the prefix and namespace, escaped for glob matching,
-// in front of a pattern of needs.
+// in place of a pattern's "{ns}"; the other patterns have the prefix.
 func expandPattern(prefix, ns, p string) string {
 	if rest, ok := strings.CutPrefix(p, "{ns}"); ok {
 		return keyspace.Quote(prefix+ns) + rest
 	}
-	return keyspace.Quote(prefix) + p
+	return p
 }
 
 // aclDB is the database chatq selects: --db, else the URL's.

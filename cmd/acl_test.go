@@ -10,17 +10,19 @@ import (
 	"testing"
 )
 
-// Every command a Lua script calls is granted by `chatq acl`: a script runs
-// with its caller's ACL, so a missing grant fails inside the script.
+// Every command a queue Lua script calls is granted by `chatq acl`: a
+// script runs with its caller's ACL, so a missing grant fails inside the
+// script. pkg/chat and pkg/shardlist check their Access tables against
+// their own scripts.
 func TestACLCoversScripts(t *testing.T) {
-	args := aclArgs("u", selectNeeds(false), "", []string{"rsmq"}, false, false)
+	args := aclArgs("u", selectNeeds(needs(""), false), "", []string{"rsmq"}, false, false)
 	granted := map[string]bool{}
 	for _, a := range args {
 		if c, ok := strings.CutPrefix(a, "+"); ok {
 			granted[c] = true
 		}
 	}
-	files, err := filepath.Glob("../pkg/*/*.lua")
+	files, err := filepath.Glob("../pkg/delayq/*.lua")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts found: %v", err)
 	}
@@ -39,7 +41,7 @@ func TestACLCoversScripts(t *testing.T) {
 }
 
 func TestACLArgs(t *testing.T) {
-	ro := aclArgs("dash", selectNeeds(true), "a*b:", []string{"ns", "other"}, true, true)
+	ro := aclArgs("dash", selectNeeds(needs("a*b:"), true), "a*b:", []string{"ns", "other"}, true, true)
 	for _, w := range []string{"+zadd", "+hset", "+del", "+set", "+publish", "+sadd", "+hincrby", "+lpush", "+rpush", "+ltrim"} {
 		if slices.Contains(ro, w) {
 			t.Errorf("--read-only grants %s", w)
@@ -65,7 +67,7 @@ func needsTable() string {
 	var b strings.Builder
 	b.WriteString("| command | writes | Redis commands (besides HELLO, PING and the script commands) | keys | channels |\n")
 	b.WriteString("| --- | --- | --- | --- | --- |\n")
-	for _, n := range needs {
+	for _, n := range needs("") {
 		w := "no"
 		if n.Write {
 			w = "yes"
@@ -96,4 +98,41 @@ func TestSecurityDocListsNeeds(t *testing.T) {
 	if want := needsTable(); !strings.Contains(string(doc), want) {
 		t.Errorf("docs/security.md does not hold the table of cmd/acl.go's needs; put this in it:\n\n%s", want)
 	}
+}
+
+// The chat and list commands' needs come from their packages' Access
+// tables: every method named exists there, and a command that writes is
+// one whose methods do.
+func TestACLNeedsFromPackages(t *testing.T) {
+	for _, n := range needs("") {
+		if strings.HasPrefix(n.Command, "chat ") || strings.HasPrefix(n.Command, "list ") {
+			if len(n.Redis) == 0 || len(n.Keys) == 0 {
+				t.Errorf("%s: needs nothing: %+v", n.Command, n)
+			}
+		}
+	}
+	if got := len(chatCommands) + len(listCommands); got != 17 {
+		t.Errorf("%d chat and list commands mapped, want 17", got)
+	}
+	for _, c := range []string{"chat pending", "chat watch --mark", "list lpop, rpop"} {
+		if n := needFor(t, c); !n.Write {
+			t.Errorf("%s does not write", c)
+		}
+	}
+	for _, c := range []string{"chat pending --peek", "chat watch", "list llen"} {
+		if n := needFor(t, c); n.Write {
+			t.Errorf("%s writes", c)
+		}
+	}
+}
+
+func needFor(t *testing.T, command string) need {
+	t.Helper()
+	for _, n := range needs("") {
+		if n.Command == command {
+			return n
+		}
+	}
+	t.Fatalf("no needs for %s", command)
+	return need{}
 }

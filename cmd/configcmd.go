@@ -6,7 +6,7 @@ import (
 )
 
 func newConfigCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
 		Long: `Show the effective configuration: each setting, its value and its source
@@ -58,5 +58,5 @@ fix: chmod 600 FILE.`,
 			}
 			return f.Config().Err
 		},
-	}
+	})
 }

@@ -19,7 +19,7 @@ type pingOptions struct {
 
 func newPingCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &pingOptions{f: f}
-	return &cobra.Command{
+	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "ping",
 		Short: "Check the connection: server version, mode and round-trip time",
 		Long: `Check the connection: the server's version, its mode (standalone, cluster,
@@ -35,7 +35,7 @@ writes. When the mode does not match the flags (a Cluster node without
   chatq --url 'redis://s1:26379?addr=s2:26379' --sentinel-master main ping`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return pingRun(cmd.Context(), opts) },
-	}
+	})
 }
 
 type pingResult struct {

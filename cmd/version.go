@@ -25,7 +25,7 @@ func Version() string {
 }
 
 func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	return cmdutil.MarkRead(&cobra.Command{
 		Use:     "version",
 		Short:   "Print chatq's version",
 		Example: "  chatq version\n  chatq version -o json",
@@ -43,5 +43,5 @@ func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
 			fmt.Fprintf(f.IO.Out, "chatq %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 			return nil
 		},
-	}
+	})
 }

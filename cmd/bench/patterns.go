@@ -60,25 +60,21 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 // other end, on one sharded list shared by every client.
 func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *benchOptions) ([]benchStep, error) {
 	item := benchPayload(o.size)
-	list := func(c redis.UniversalClient) (*shardlist.List, error) {
-		l := shardlist.New(c, "bench", shardlist.Options{Prefix: prefix})
-		return l, l.Err()
+	lists := func(c redis.UniversalClient) *shardlist.Client {
+		return shardlist.New(c, shardlist.Options{Prefix: prefix})
 	}
-	l, err := list(c)
-	if err != nil {
-		return nil, err
-	}
+	l := lists(c)
 	// Preloaded items are pushed at the right end, before the timed
 	// pushes; pops take from the left, so each push and pop runs with about
 	// --preload items stored.
 	const chunk = 5000
-	err = preloadParallel(ctx, c, (o.preload+chunk-1)/chunk, func(ctx context.Context, _ redis.UniversalClient, i int) error {
+	err := preloadParallel(ctx, c, (o.preload+chunk-1)/chunk, func(ctx context.Context, _ redis.UniversalClient, i int) error {
 		n := min(chunk, o.preload-i*chunk)
 		items := make([]string, n)
 		for j := range items {
 			items[j] = item
 		}
-		_, err := l.RPush(ctx, items...)
+		_, err := l.RPush(ctx, "bench", items...)
 		return err
 	})
 	if err != nil {
@@ -86,16 +82,16 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 	}
 	return []benchStep{
 		{name: "push", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
-			l, _ := list(c)
+			l := lists(c)
 			return func(ctx context.Context) error {
-				_, err := l.RPush(ctx, item)
+				_, err := l.RPush(ctx, "bench", item)
 				return err
 			}
 		}},
 		{name: "pop", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
-			l, _ := list(c)
+			l := lists(c)
 			return func(ctx context.Context) error {
-				_, err := l.LPop(ctx, 1)
+				_, err := l.LPop(ctx, "bench", 1)
 				return err
 			}
 		}},

@@ -56,18 +56,36 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	} {
 		cmdutil.MarkWriteSub(cmd, name, check)
 	}
-	f.CompleteFlagValues(cmd, cmdutil.ScanLister("chat:{*}"), "chat")
-	f.CompleteFlagValues(cmd, cmdutil.ScanLister("seen:{*}"), "from", "to")
+	f.CompleteFlagValues(cmd, cmdutil.PagedLister(chatIDs), "chat")
+	f.CompleteFlagValues(cmd, cmdutil.PagedLister(userNames), "from", "to")
 	return cmd
 }
 
-// chatStore builds the chat store on the configured server and prefix.
-func chatStore(f *cmdutil.Factory) (*chat.Store, error) {
+// chatClient builds the chat client on the configured server and prefix.
+func chatClient(f *cmdutil.Factory) (*chat.Client, error) {
 	c, err := f.Client()
 	if err != nil {
 		return nil, err
 	}
 	return chat.New(c, chat.Options{Prefix: f.Prefix()}), nil
+}
+
+// chatIDs pages through the chats on the server, for shell completion.
+func chatIDs(f *cmdutil.Factory) (cmdutil.Pager, error) {
+	chats, err := chatClient(f)
+	if err != nil {
+		return nil, err
+	}
+	return chats.Chats, nil
+}
+
+// userNames pages through the users on the server, for shell completion.
+func userNames(f *cmdutil.Factory) (cmdutil.Pager, error) {
+	chats, err := chatClient(f)
+	if err != nil {
+		return nil, err
+	}
+	return chats.Users, nil
 }
 
 // readMessage returns the message argument, or stdin when it is "-".

@@ -90,11 +90,11 @@ type chatCreateResult struct {
 
 func chatCreateRun(ctx context.Context, opts *chatCreateOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	c, err := s.Create(ctx, chat.CreateRequest{From: opts.from, To: opts.to, ID: opts.id, Message: opts.message})
+	c, err := chats.Create(ctx, chat.CreateRequest{From: opts.from, To: opts.to, ID: opts.id, Message: opts.message})
 	if err != nil {
 		return chatError(err, opts.id, opts.from)
 	}

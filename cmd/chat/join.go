@@ -37,7 +37,7 @@ false when USER was already a member.`,
 		Example: `  chatq chat join 1 sam
   chatq chat join standup sam -o json`,
 		Args:              cmdutil.ExactArgs(2),
-		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := memberArgs(opts, args); err != nil {
 				return err
@@ -56,11 +56,11 @@ type chatJoinResult struct {
 
 func chatJoinRun(ctx context.Context, opts *chatMemberOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	j, err := s.Join(ctx, opts.chatID, opts.user)
+	j, err := chats.Join(ctx, opts.chatID, opts.user)
 	if err != nil {
 		return chatError(err, opts.chatID, opts.user)
 	}
@@ -94,7 +94,7 @@ JSON: {"chat_id":"1","user":"sam","chat_deleted":false} (and
 "stale_entry_removed":true for a stale entry).`,
 		Example:           `  chatq chat leave 1 sam`,
 		Args:              cmdutil.ExactArgs(2),
-		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := memberArgs(opts, args); err != nil {
 				return err
@@ -113,11 +113,11 @@ type chatLeaveResult struct {
 
 func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	l, err := s.Leave(ctx, opts.chatID, opts.user)
+	l, err := chats.Leave(ctx, opts.chatID, opts.user)
 	if err != nil {
 		return chatError(err, opts.chatID, opts.user)
 	}

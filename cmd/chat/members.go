@@ -29,7 +29,7 @@ this?). Fails (exit 1) when the chat does not exist. One round trip per
 Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 		Example:           `  chatq chat members 1`,
 		Args:              cmdutil.ExactArgs(1),
-		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.Chat(opts.name); err != nil {
@@ -42,11 +42,11 @@ Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 
 func chatMembersRun(ctx context.Context, opts *chatReadOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	ms, err := s.Members(ctx, opts.name)
+	ms, err := chats.Members(ctx, opts.name)
 	if err != nil {
 		return chatError(err, opts.name, "USER")
 	}
@@ -74,7 +74,7 @@ listed, and the command exits 1.
 JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 		Example:           `  chatq chat ls jeff`,
 		Args:              cmdutil.ExactArgs(1),
-		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.User(opts.name); err != nil {
@@ -87,11 +87,11 @@ JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 
 func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	cs, err := s.Chats(ctx, opts.name)
+	cs, err := chats.UserChats(ctx, opts.name)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ server. A stored value that is not a message is left out and reported on
 stderr (chat and id).`,
 		Example:           `  chatq chat history 1 -o json`,
 		Args:              cmdutil.ExactArgs(1),
-		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.name = args[0]
 			if err := names.Chat(opts.name); err != nil {
@@ -157,11 +157,11 @@ stderr (chat and id).`,
 
 func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	ms, err := s.History(ctx, opts.name)
+	ms, err := chats.History(ctx, opts.name)
 	var skipped *chat.SkippedError
 	if errors.As(err, &skipped) {
 		reportProblems(f, []chat.ChatMessages{{ChatID: opts.name, Skipped: skipped.Skipped}})

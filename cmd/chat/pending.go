@@ -51,7 +51,7 @@ and 1 to mark (2 on a cluster); --chat skips the first two.`,
   chatq chat pending jeff --peek -o json
   chatq chat pending jeff --chat 1`,
 		Args:              cmdutil.ExactArgs(1),
-		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.user = args[0]
 			if err := names.User(opts.user); err != nil {
@@ -72,12 +72,12 @@ and 1 to mark (2 on a cluster); --chat skips the first two.`,
 
 func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
 	// Read without marking, print, then mark what was printed.
-	got, err := s.Pending(ctx, opts.user, chat.PendingOptions{Chat: opts.chatID, Peek: true})
+	got, err := chats.Pending(ctx, opts.user, chat.PendingOptions{Chat: opts.chatID, Peek: true})
 	if err != nil {
 		return nothingMarked(chatError(err, opts.chatID, opts.user))
 	}
@@ -86,7 +86,7 @@ func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 	}
 	broken := reportProblems(f, got)
 	if !opts.peek {
-		if err := s.MarkSeen(ctx, opts.user, got); err != nil {
+		if err := chats.MarkSeen(ctx, opts.user, got); err != nil {
 			if conn.ReplyLost(err) {
 				return err // exit 4: the marking may have happened
 			}

@@ -30,7 +30,7 @@ is written then. JSON: {"chat_id":"1","message_id":5}.`,
 		Example: `  chatq chat send 1 --from joe 'message 2'
   printf 'two\nlines' | chatq chat send 1 --from jeff -`,
 		Args:              cmdutil.ExactArgs(2),
-		ValidArgsFunction: f.CompleteKeyArg("chat:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.chatID = args[0]
 			if err := names.Chat(opts.chatID); err != nil {
@@ -59,11 +59,11 @@ type chatSendResult struct {
 
 func chatSendRun(ctx context.Context, opts *chatSendOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
-	id, err := s.Send(ctx, opts.chatID, opts.from, opts.message)
+	id, err := chats.Send(ctx, opts.chatID, opts.from, opts.message)
 	if err != nil {
 		return chatError(err, opts.chatID, opts.from)
 	}

@@ -44,7 +44,7 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
 		Example: `  chatq chat watch jeff
   chatq chat watch jeff --mark -o json | jq .message`,
 		Args:              cmdutil.ExactArgs(1),
-		ValidArgsFunction: f.CompleteKeyArg("seen:{*}"),
+		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.user = args[0]
 			if err := names.User(opts.user); err != nil {
@@ -64,7 +64,7 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
 
 func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 	f := opts.f
-	s, err := chatStore(f)
+	chats, err := chatClient(f)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
 	p := f.Persistent(opts.giveUpAfter)
 	wopts := chat.WatchOptions{Mark: opts.mark, Poll: opts.poll, After: map[string]int64{}, OnRead: p.Healthy}
 	return p.Run(ctx, func(ctx context.Context) error {
-		return s.Watch(ctx, opts.user, wopts, func(cs []chat.ChatMessages) error {
+		return chats.Watch(ctx, opts.user, wopts, func(cs []chat.ChatMessages) error {
 			lines := flatten(cs)
 			defer reportProblems(f, cs)
 			if !f.JSON() {

@@ -29,7 +29,7 @@ type demo struct {
 type RunFunc func(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string) int
 
 func NewCmd(f *cmdutil.Factory, exec RunFunc) *cobra.Command {
-	return &cobra.Command{
+	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "demo",
 		Short: "Take a narrated tour of chat, queue and list on an embedded server",
 		Long: `Take a narrated tour of chatq: each step says what it does on stderr and runs a
@@ -75,7 +75,7 @@ and deletes its keys at the end.`,
 			d.say("that was the tour; `chatq --help` lists every command")
 			return nil
 		},
-	}
+	})
 }
 
 // say narrates a step on stderr.

@@ -53,5 +53,5 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6379", "address to listen on (port 0 picks a free one)")
-	return cmd
+	return cmdutil.MarkRead(cmd) // serves; sends no command
 }

@@ -53,12 +53,12 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		"for a push to a new list: a shard holds at most this many items minus one (default 512, the book's LIST_CHUNK_SIZE); a list keeps the size of its first push")
 	opts.sizeFlag = cmd.PersistentFlags().Lookup("shard-size")
 	cmd.AddCommand(
-		newListPushCmd(opts, shardlist.Left),
-		newListPushCmd(opts, shardlist.Right),
-		newListPopCmd(opts, shardlist.Left),
-		newListPopCmd(opts, shardlist.Right),
-		newListBPopCmd(opts, shardlist.Left),
-		newListBPopCmd(opts, shardlist.Right),
+		newListPushCmd(opts, head),
+		newListPushCmd(opts, tail),
+		newListPopCmd(opts, head),
+		newListPopCmd(opts, tail),
+		newListBPopCmd(opts, head),
+		newListBPopCmd(opts, tail),
 		newListLenCmd(opts),
 		newListRangeCmd(opts),
 		newListShardsCmd(opts),
@@ -69,14 +69,47 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		cmdutil.MarkWriteSub(cmd, name, "chatq list lrange KEY 0 -1")
 	}
 	for _, sub := range cmd.Commands() {
-		sub.ValidArgsFunction = f.CompleteKeyArg("{*}:*")
+		sub.ValidArgsFunction = f.CompleteFirstArg(cmdutil.PagedLister(listKeys))
 	}
 	return cmd
 }
 
-// list validates KEY and --shard-size (before any Redis call) and returns
-// the sharded list.
-func (o *listOptions) list(key string) (*shardlist.List, error) {
+// listKeys pages through the sharded lists on the server, for shell
+// completion.
+func listKeys(f *cmdutil.Factory) (cmdutil.Pager, error) {
+	c, err := f.Client()
+	if err != nil {
+		return nil, err
+	}
+	return shardlist.New(c, shardlist.Options{Prefix: f.Prefix()}).Lists, nil
+}
+
+// side is the end of the list a command works on.
+type side int
+
+const (
+	head side = iota // lpush, lpop, blpop
+	tail             // rpush, rpop, brpop
+)
+
+// name is the command prefix for a side: "l" or "r".
+func (s side) name() string {
+	if s == head {
+		return "l"
+	}
+	return "r"
+}
+
+func (s side) String() string {
+	if s == head {
+		return "head"
+	}
+	return "tail"
+}
+
+// lists validates --shard-size (before any Redis call) and returns the
+// sharded lists' client.
+func (o *listOptions) lists() (*shardlist.Client, error) {
 	size := 0 // the list's recorded size, or the default
 	if o.sizeFlag.Changed {
 		size = o.shardSize
@@ -89,44 +122,34 @@ func (o *listOptions) list(key string) (*shardlist.List, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := shardlist.New(c, key, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: size})
-	if err := l.Err(); errors.Is(err, shardlist.ErrShardSize) {
-		return nil, cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.shardSize, err)
-	} else if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return shardlist.New(c, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: size}), nil
 }
 
 // checkSize refuses, for a command that does not push, an explicit
 // --shard-size other than the size recorded with the list (a push's script
 // checks that itself). A list with no recorded size takes any.
-func (o *listOptions) checkSize(ctx context.Context, l *shardlist.List) error {
+func (o *listOptions) checkSize(ctx context.Context, c *shardlist.Client, key string) error {
 	if !o.sizeFlag.Changed {
 		return nil
 	}
-	c, err := o.f.Client()
-	if err != nil {
-		return err
+	info, err := c.Info(ctx, key)
+	if err != nil || info.ShardSize == 0 || info.ShardSize == int64(o.shardSize) {
+		return nil // none recorded; a failure is reported by the command itself
 	}
-	rec, err := c.Get(ctx, l.SizeKey()).Int()
-	if err != nil || rec == o.shardSize {
-		return nil // absent; a bad value is reported by the command itself
-	}
-	return o.listError(l.Key(), &shardlist.ShardSizeError{Key: l.Key(), Recorded: rec, Asked: o.shardSize})
+	return o.listError(c, key, &shardlist.ShardSizeError{Key: key, Recorded: int(info.ShardSize), Asked: o.shardSize})
 }
 
 // listError adds the hint for a package error: a corrupt list, a shard
 // size other than the list's (a usage error, exit 2).
-func (o *listOptions) listError(key string, err error) error {
+func (o *listOptions) listError(c *shardlist.Client, key string, err error) error {
 	var se *shardlist.ShardSizeError
 	switch {
 	case errors.As(err, &se):
 		return cmdutil.WithHint(cmdutil.UsageErr(fmt.Errorf("invalid --shard-size %d: %w", se.Asked, err)),
 			fmt.Sprintf("list %s keeps the shard size of its first push, %d: drop --shard-size, or pass --shard-size %d", key, se.Recorded, se.Recorded))
 	case errors.Is(err, shardlist.ErrCorrupt):
-		return cmdutil.WithHint(err, fmt.Sprintf("nothing was changed; see the keys with redis-cli --scan --pattern '%s{%s}:*' and repair them as docs/shardlist.md (Repairing a list) says",
-			o.f.Prefix(), key))
+		return cmdutil.WithHint(err, fmt.Sprintf("nothing was changed; see the keys with redis-cli --scan --pattern '%s' and repair them as docs/shardlist.md (Repairing a list) says",
+			c.KeyPattern(key)))
 	}
 	return err
 }
@@ -152,14 +175,6 @@ func popResult(err error) error {
 		return cmdutil.ErrNothing
 	}
 	return err
-}
-
-// sideName is the command prefix for a side: "l" or "r".
-func sideName(s shardlist.Side) string {
-	if s == shardlist.Left {
-		return "l"
-	}
-	return "r"
 }
 
 // printItems prints popped or listed items: each item and a newline, or a

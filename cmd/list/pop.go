@@ -16,15 +16,15 @@ import (
 
 type listPopOptions struct {
 	*listOptions
-	side  shardlist.Side
+	side  side
 	key   string
 	count int
 }
 
-func newListPopCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
-	opts := &listPopOptions{listOptions: lo, side: side}
-	name := sideName(side) + "pop"
-	end := map[shardlist.Side]string{shardlist.Left: "head", shardlist.Right: "tail"}[side]
+func newListPopCmd(lo *listOptions, s side) *cobra.Command {
+	opts := &listPopOptions{listOptions: lo, side: s}
+	name := s.name() + "pop"
+	end := s.String()
 	cmd := &cobra.Command{
 		Use:   name + " KEY",
 		Short: "Pop items from the " + end + " of a sharded list, as " + strings.ToUpper(name),
@@ -53,38 +53,42 @@ func listPopRun(ctx context.Context, opts *listPopOptions) error {
 	if opts.count < 1 {
 		return cmdutil.UsageErrorf("invalid --count %d: must be at least 1", opts.count)
 	}
-	l, err := opts.list(opts.key)
+	c, err := opts.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, l); err != nil {
+	if err := opts.checkSize(ctx, c, opts.key); err != nil {
 		return err
+	}
+	pop := c.LPop
+	if opts.side == tail {
+		pop = c.RPop
 	}
 	// Items popped before an error (a pop of more than 1000 items takes
 	// several calls) are out of the list: print them all the same.
-	items, err := l.Pop(ctx, opts.side, opts.count)
+	items, err := pop(ctx, opts.key, opts.count)
 	if perr := opts.printItems(items); perr != nil {
 		return perr
 	}
 	if err != nil && !errors.Is(err, shardlist.ErrEmpty) {
-		return opts.listError(opts.key, err)
+		return opts.listError(c, opts.key, err)
 	}
 	return popResult(err)
 }
 
 type listBPopOptions struct {
 	*listOptions
-	side shardlist.Side
+	side side
 	key  string
 	wait time.Duration
 	// giveUpAfter ends the reconnecting after the server was away this long.
 	giveUpAfter time.Duration
 }
 
-func newListBPopCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
-	opts := &listBPopOptions{listOptions: lo, side: side}
-	name := "b" + sideName(side) + "pop"
-	end := map[shardlist.Side]string{shardlist.Left: "head", shardlist.Right: "tail"}[side]
+func newListBPopCmd(lo *listOptions, s side) *cobra.Command {
+	opts := &listBPopOptions{listOptions: lo, side: s}
+	name := "b" + s.name() + "pop"
+	end := s.String()
 	cmd := &cobra.Command{
 		Use:   name + " KEY",
 		Short: "Pop the " + end + " item of a sharded list, waiting for one, as " + strings.ToUpper(name),
@@ -124,12 +128,16 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	if opts.wait < 0 {
 		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", opts.wait)
 	}
-	l, err := opts.list(opts.key)
+	c, err := opts.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, l); err != nil {
+	if err := opts.checkSize(ctx, c, opts.key); err != nil {
 		return err
+	}
+	bpop := c.BLPop
+	if opts.side == tail {
+		bpop = c.BRPop
 	}
 	// The item is printed as soon as the pop returns, in one write: see
 	// "Blocking pops" in docs/shardlist.md for what a kill can still lose.
@@ -154,7 +162,7 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 			}
 		}
 		var err error
-		item, err = l.BPop(ctx, opts.side, wait)
+		item, err = bpop(ctx, opts.key, wait)
 		popped = err == nil
 		if err == nil || errors.Is(err, shardlist.ErrEmpty) {
 			p.Healthy()
@@ -169,7 +177,7 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 		return ctx.Err()
 	}
 	if !errors.Is(err, shardlist.ErrEmpty) {
-		return opts.listError(opts.key, err)
+		return opts.listError(c, opts.key, err)
 	}
 	if perr := opts.printItems(nil); perr != nil {
 		return perr

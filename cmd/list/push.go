@@ -16,16 +16,16 @@ import (
 
 type listPushOptions struct {
 	*listOptions
-	side  shardlist.Side
+	side  side
 	key   string
 	items []string
 	stdin bool
 }
 
-func newListPushCmd(lo *listOptions, side shardlist.Side) *cobra.Command {
-	opts := &listPushOptions{listOptions: lo, side: side}
-	name := sideName(side) + "push"
-	end := map[shardlist.Side]string{shardlist.Left: "head", shardlist.Right: "tail"}[side]
+func newListPushCmd(lo *listOptions, s side) *cobra.Command {
+	opts := &listPushOptions{listOptions: lo, side: s}
+	name := s.name() + "push"
+	end := s.String()
 	cmd := &cobra.Command{
 		Use:   name + " KEY ITEM...|-",
 		Short: "Push items onto the " + end + " of a sharded list, as " + strings.ToUpper(name),
@@ -92,11 +92,15 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 				"chatq stores text; push binary data encoded, for example with base64")
 		}
 	}
-	l, err := opts.list(opts.key)
+	c, err := opts.lists()
 	if err != nil {
 		return err
 	}
-	n, err := pushInChunks(ctx, l, opts.side, items, opts.f.IO.NewProgress("pushing", len(items)))
+	push := c.LPush
+	if opts.side == tail {
+		push = c.RPush
+	}
+	n, err := pushInChunks(ctx, push, opts.key, items, opts.f.IO.NewProgress("pushing", len(items)))
 	var pe *shardlist.PushError
 	switch {
 	case errors.Is(err, shardlist.ErrReserved):
@@ -104,7 +108,7 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 	case errors.As(err, &pe):
 		return opts.partial(ctx, pe, what)
 	case err != nil:
-		return opts.listError(opts.key, err)
+		return opts.listError(c, opts.key, err)
 	}
 	if opts.f.JSON() {
 		return opts.f.IO.WriteJSON(listLengthResult{Key: opts.key, Length: n})
@@ -123,7 +127,7 @@ func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, 
 	}
 	from := func(n int) string {
 		if o.stdin {
-			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, sideName(o.side), o.key)
+			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, o.side.name(), o.key)
 		}
 		return fmt.Sprintf("item %d", n)
 	}
@@ -131,7 +135,7 @@ func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, 
 		what, pe.Stored, from(pe.Stored+1))
 	if pe.Uncertain > 0 {
 		check := fmt.Sprintf("-%d -1", pe.Uncertain)
-		if o.side == shardlist.Left {
+		if o.side == head {
 			check = fmt.Sprintf("0 %d", pe.Uncertain-1)
 		}
 		hint = fmt.Sprintf("%ss 1-%d are in the list and %d-%d may be (the reply was lost): look with chatq list lrange %s %s, then push from %s if they are there, else from %s",
@@ -151,12 +155,12 @@ func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, 
 // its progress; each chunk is still sent in the package's batches. A
 // failure after the first batch is a *shardlist.PushError counting every
 // item stored.
-func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, items []string, p *iostreams.Progress) (int64, error) {
+func pushInChunks(ctx context.Context, push func(ctx context.Context, key string, items ...string) (int64, error), key string, items []string, p *iostreams.Progress) (int64, error) {
 	const chunk = 5000
 	defer p.Done()
 	for start := 0; ; start += chunk {
 		end := min(start+chunk, len(items))
-		n, err := l.Push(ctx, side, items[start:end])
+		n, err := push(ctx, key, items[start:end]...)
 		var pe *shardlist.PushError
 		switch {
 		case errors.As(err, &pe):
@@ -164,7 +168,7 @@ func pushInChunks(ctx context.Context, l *shardlist.List, side shardlist.Side, i
 			pe.Total = len(items)
 			return 0, pe
 		case err != nil && start > 0:
-			return 0, &shardlist.PushError{Key: l.Key(), Stored: start, Total: len(items), Err: err}
+			return 0, &shardlist.PushError{Key: key, Stored: start, Total: len(items), Err: err}
 		case err != nil:
 			return 0, err
 		}

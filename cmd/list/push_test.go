@@ -19,20 +19,20 @@ import (
 func TestPartialPushHint(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		side      shardlist.Side
+		side      side
 		stdin     bool
 		uncertain int
 		cancel    bool
 		want      []string
 	}{
-		{"stdin", shardlist.Right, true, 0, false, []string{
+		{"stdin", tail, true, 0, false, []string{
 			"lines 1-1000 are in the list; to resume without duplicates push from line 1001 (tail -n +1001 FILE | chatq list rpush jobs -)"}},
-		{"args", shardlist.Left, false, 0, false, []string{"items 1-1000 are in the list; to resume without duplicates push from item 1001"}},
-		{"lost reply", shardlist.Right, true, 500, false, []string{
+		{"args", head, false, 0, false, []string{"items 1-1000 are in the list; to resume without duplicates push from item 1001"}},
+		{"lost reply", tail, true, 500, false, []string{
 			"lines 1-1000 are in the list and 1001-1500 may be (the reply was lost): look with chatq list lrange jobs -500 -1",
 			"push from line 1501 (tail -n +1501 FILE", "else from line 1001 (tail -n +1001 FILE"}},
-		{"lost reply, lpush", shardlist.Left, true, 500, false, []string{"lrange jobs 0 499"}},
-		{"interrupted", shardlist.Right, true, 0, true, []string{"chatq: push to list jobs: stored 1000 of 2500 items", "chatq: hint: lines 1-1000"}},
+		{"lost reply, lpush", head, true, 500, false, []string{"lrange jobs 0 499"}},
+		{"interrupted", tail, true, 0, true, []string{"chatq: push to list jobs: stored 1000 of 2500 items", "chatq: hint: lines 1-1000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer

@@ -39,16 +39,16 @@ func listLenRun(ctx context.Context, opts *listKeyOptions) error {
 	if err := names.ListKey(opts.key); err != nil {
 		return err
 	}
-	l, err := opts.list(opts.key)
+	c, err := opts.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, l); err != nil {
+	if err := opts.checkSize(ctx, c, opts.key); err != nil {
 		return err
 	}
-	n, err := l.Len(ctx)
+	n, err := c.LLen(ctx, opts.key)
 	if err != nil {
-		return opts.listError(opts.key, err)
+		return opts.listError(c, opts.key, err)
 	}
 	if n == 0 {
 		if err := opts.plainList(ctx, opts.key); err != nil {
@@ -120,16 +120,16 @@ func listRangeRun(ctx context.Context, opts *listRangeOptions) error {
 	if err := names.ListKey(opts.key); err != nil {
 		return err
 	}
-	l, err := opts.list(opts.key)
+	c, err := opts.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, l); err != nil {
+	if err := opts.checkSize(ctx, c, opts.key); err != nil {
 		return err
 	}
-	items, err := l.Range(ctx, opts.start, opts.stop)
+	items, err := c.LRange(ctx, opts.key, opts.start, opts.stop)
 	if err != nil {
-		return opts.listError(opts.key, err)
+		return opts.listError(c, opts.key, err)
 	}
 	if len(items) == 0 {
 		if err := opts.plainList(ctx, opts.key); err != nil {
@@ -171,16 +171,16 @@ func listShardsRun(ctx context.Context, opts *listKeyOptions) error {
 	if err := names.ListKey(opts.key); err != nil {
 		return err
 	}
-	l, err := opts.list(opts.key)
+	c, err := opts.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, l); err != nil {
+	if err := opts.checkSize(ctx, c, opts.key); err != nil {
 		return err
 	}
-	lay, err := l.Layout(ctx)
+	lay, err := c.Layout(ctx, opts.key)
 	if err != nil {
-		return opts.listError(opts.key, err)
+		return opts.listError(c, opts.key, err)
 	}
 	if lay.Length == 0 {
 		if err := opts.plainList(ctx, opts.key); err != nil {

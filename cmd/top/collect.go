@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
@@ -24,8 +24,9 @@ type Limits struct {
 	Queues int // queues examined (stats) per refresh
 	Lists  int // sharded lists examined per refresh
 	Chats  int // chats examined per refresh, in turn
-	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists and
-	// chats; RegistryCalls SSCANs of COUNT ScanCount read the queue registry.
+	// ScanCalls SCANs of COUNT ScanCount per refresh discover lists, and
+	// as many chats; RegistryCalls SSCANs of COUNT ScanCount read the queue
+	// registry.
 	ScanCalls     int
 	RegistryCalls int
 	ScanCount     int64
@@ -43,6 +44,8 @@ const maxPeek = 50
 type collector struct {
 	rdb    redis.UniversalClient
 	q      *delayq.Client
+	list   *shardlist.Client
+	chat   *chat.Client
 	prefix string
 	// registry is RSMQ's SET of queue names, <prefix><ns>:QUEUES (docs/keys.md).
 	registry string
@@ -54,15 +57,8 @@ type collector struct {
 	minSample time.Duration
 
 	queues scanSet // from the registry
-	keys   scanSet // lists and chats, from SCAN of the prefix
-	nodes  []redis.UniversalClient
-	node   int // the node being scanned
-
-	lists map[string]bool
-	chats map[string]bool
-	// cycleLists and cycleChats collect the lists and chats seen in the current SCAN cycle;
-	// at its end they replace lists and chats, which drops deleted ones.
-	cycleLists, cycleChats map[string]bool
+	lists  scanSet // from pkg/shardlist's Lists pages
+	chats  scanSet // from pkg/chat's Chats pages
 
 	prev     map[string]counters // queue -> counters at the last rate sample
 	rates    map[string]*rateHistory
@@ -94,23 +90,24 @@ type chatSample struct {
 // scanSet is one incremental SCAN/SSCAN: a cursor that survives between
 // refreshes and the members of the last complete cycle plus the current one.
 type scanSet struct {
+	valid    func(string) error // when set, the members it refuses are left out
 	cursor   uint64
 	complete bool // a whole cycle has been seen
 	known    map[string]bool
 	cycle    map[string]bool
-	scanned  int64 // keys returned in this cycle
-	lastScan int64 // keys returned in the last complete cycle
+	scanned  int64 // members returned in this cycle
+	lastScan int64 // members returned in the last complete cycle
 }
 
-// add records members; those that are not valid queue names (written by
-// something other than chatq or rsmq) are left out, as delayq would refuse
-// them.
+// add records members; those valid refuses (queue names written by
+// something other than chatq or rsmq, which delayq would refuse) are left
+// out.
 func (s *scanSet) add(members []string) {
 	if s.known == nil {
 		s.known, s.cycle = map[string]bool{}, map[string]bool{}
 	}
 	for _, n := range members {
-		if names.Queue(n) != nil {
+		if s.valid != nil && s.valid(n) != nil {
 			continue
 		}
 		s.known[n] = true
@@ -131,6 +128,15 @@ func (s *scanSet) endCycle() {
 
 func (s *scanSet) reset() { s.cursor = 0 }
 
+// seen is what the cycle under way has returned so far, or the last
+// complete cycle when this one has just begun.
+func (s *scanSet) seen() int64 {
+	if s.complete && s.scanned == 0 {
+		return s.lastScan
+	}
+	return s.scanned
+}
+
 func (s *scanSet) sorted() []string {
 	out := make([]string, 0, len(s.known))
 	for n := range s.known {
@@ -143,9 +149,11 @@ func (s *scanSet) sorted() []string {
 func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, lim Limits, interval time.Duration, clock func() time.Time) *collector {
 	return &collector{minSample: interval / 2,
 		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
+		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
+		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
 		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
-		lists: map[string]bool{}, chats: map[string]bool{}, cycleLists: map[string]bool{}, cycleChats: map[string]bool{},
-		prev: map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
+		queues: scanSet{valid: names.Queue},
+		prev:   map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
 	}
 }
 
@@ -164,9 +172,9 @@ type Snapshot struct {
 	Lists          []ListRow `json:"lists"`
 	ListsKnown     int       `json:"lists_known"`
 	Chats          ChatsInfo `json:"chats"`
-	// KeysComplete is true once a whole SCAN cycle of the prefix is done;
-	// KeysScanned counts the keys of the cycle under way (or of the last
-	// complete one).
+	// KeysComplete is true once a whole discovery cycle (the lists' SCAN,
+	// then the chats') is done; KeysScanned counts the names it found in
+	// the cycle under way (or in the last complete one).
 	KeysComplete bool       `json:"keys_complete"`
 	KeysScanned  int64      `json:"keys_scanned"`
 	Calls        int        `json:"calls"`
@@ -269,8 +277,8 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 		// After a failure (a restart, a failover) the cursors may mean
 		// nothing to the server that answers next: start the scans again.
 		c.queues.reset()
-		c.keys.reset()
-		c.nodes = nil
+		c.lists.reset()
+		c.chats.reset()
 		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
 			cc.ReloadState(ctx) // after a failover, find the new masters
 		}
@@ -298,17 +306,24 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	if err != nil {
 		return fail(err)
 	}
-	n, err = c.scanKeys(ctx)
+	n, err = c.discover(ctx, &c.lists, c.list.Lists)
 	calls += n
 	if err != nil {
 		return fail(err)
 	}
-	s.QueuesComplete = c.queues.complete
-	s.KeysComplete = c.keys.complete
-	s.KeysScanned = c.keys.scanned
-	if s.KeysComplete && c.keys.scanned == 0 {
-		s.KeysScanned = c.keys.lastScan
+	n, err = c.discover(ctx, &c.chats, c.chat.Chats)
+	calls += n
+	if err != nil {
+		return fail(err)
 	}
+	for id := range c.chatData {
+		if !c.chats.known[id] {
+			delete(c.chatData, id) // gone at the end of a cycle
+		}
+	}
+	s.QueuesComplete = c.queues.complete
+	s.KeysComplete = c.lists.complete && c.chats.complete
+	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
 	// Queues.
 	queues := matching(c.queues.sorted(), filter)
@@ -322,7 +337,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	s.Queues = rows
 
 	// Sharded lists.
-	lists := matching(sortedKeys(c.lists), filter)
+	lists := matching(c.lists.sorted(), filter)
 	s.ListsKnown = len(lists)
 	lists = lists[:min(len(lists), c.lim.Lists)]
 	lrows, n, err := c.listRows(ctx, lists)
@@ -374,95 +389,25 @@ func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 	return calls, nil
 }
 
-// scanKeys takes the next SCAN steps over the prefix's keys, node by node
-// on a cluster, and sorts what they find into lists and chats.
-func (c *collector) scanKeys(ctx context.Context) (int, error) {
+// discover takes the next steps of a listing of lists or chats, each one
+// SCAN of the prefix's keys (node by node on a cluster), at most
+// Limits.ScanCalls of them.
+func (c *collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
 	calls := 0
-	if c.nodes == nil {
-		c.nodes, c.node = nil, 0
-		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-			var mu sync.Mutex
-			var addrs []string
-			byAddr := map[string]redis.UniversalClient{}
-			err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-				mu.Lock()
-				defer mu.Unlock()
-				addrs = append(addrs, n.Options().Addr)
-				byAddr[n.Options().Addr] = n
-				return nil
-			})
-			if err != nil {
-				return calls, err
-			}
-			sort.Strings(addrs)
-			for _, a := range addrs {
-				c.nodes = append(c.nodes, byAddr[a])
-			}
-		} else {
-			c.nodes = []redis.UniversalClient{c.rdb}
-		}
-		c.keys.reset()
-	}
-	pattern := keyspace.Pattern(c.prefix)
 	for calls < c.lim.ScanCalls {
-		keys, next, err := c.nodes[c.node].Scan(ctx, c.keys.cursor, pattern, c.lim.ScanCount).Result()
+		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
 		if err != nil {
 			return calls, err
 		}
-		c.keys.scanned += int64(len(keys))
-		for _, k := range keys {
-			c.classify(strings.TrimPrefix(k, c.prefix))
+		set.add(found)
+		set.cursor = next
+		if next == 0 {
+			set.endCycle() // the next refresh starts a new cycle
+			break
 		}
-		c.keys.cursor = next
-		if next != 0 {
-			continue
-		}
-		if c.node++; c.node < len(c.nodes) {
-			continue
-		}
-		// A whole cycle: what it did not see is gone.
-		c.node = 0
-		c.lists, c.cycleLists = c.cycleLists, map[string]bool{}
-		c.chats, c.cycleChats = c.cycleChats, map[string]bool{}
-		for id := range c.chatData {
-			if !c.chats[id] {
-				delete(c.chatData, id)
-			}
-		}
-		c.keys.complete = true
-		c.keys.lastScan, c.keys.scanned = c.keys.scanned, 0
-		break
 	}
 	return calls, nil
-}
-
-// classify records key (without the prefix) as part of a sharded list
-// ({KEY}:first, {KEY}:last, {KEY}:mid, {KEY}:<n>) or a chat (chat:{ID}).
-func (c *collector) classify(k string) {
-	if rest, ok := strings.CutPrefix(k, "{"); ok {
-		key, tail, ok := strings.Cut(rest, "}:")
-		if ok && names.ListKey(key) == nil && isListPart(tail) {
-			c.lists[key] = true
-			c.cycleLists[key] = true
-		}
-		return
-	}
-	if rest, ok := strings.CutPrefix(k, "chat:{"); ok {
-		if id, ok := strings.CutSuffix(rest, "}"); ok && names.Chat(id) == nil {
-			c.chats[id] = true
-			c.cycleChats[id] = true
-		}
-	}
-}
-
-func isListPart(s string) bool {
-	switch s {
-	case "first", "last", "mid":
-		return true
-	}
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil
 }
 
 // queueRows reads the stats of names (counts and the oldest ready age,
@@ -603,19 +548,18 @@ func (h *rateHistory) add(at time.Time, push, recv float64) {
 	h.samples = h.samples[i:]
 }
 
-// listRows reads the length (one O(1) script) and the endpoints (one MGET)
-// of each list.
+// listRows reads the length and end shards of each list: one O(1) script
+// call each.
 func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int, error) {
 	rows := make([]ListRow, 0, len(keys))
 	calls := 0
 	for _, k := range keys {
 		r := ListRow{Key: k}
-		l := shardlist.New(c.rdb, k, shardlist.Options{Prefix: c.prefix})
-		if l.Err() != nil {
+		in, err := c.list.Info(ctx, k)
+		calls++
+		if errors.Is(err, shardlist.ErrInvalid) {
 			continue // not a name chatq would make
 		}
-		n, err := l.Len(ctx)
-		calls++
 		if err != nil {
 			if ctx.Err() != nil || isConnErr(err) {
 				return nil, calls, err
@@ -624,30 +568,16 @@ func (c *collector) listRows(ctx context.Context, keys []string) ([]ListRow, int
 			rows = append(rows, r)
 			continue
 		}
-		first, last := l.EndpointKeys()
-		ends, err := c.rdb.MGet(ctx, first, last).Result()
-		calls++
-		if err != nil {
-			return nil, calls, err
-		}
-		a, b := endpoint(ends[0]), endpoint(ends[1])
-		r.Length, r.Shards = n, b-a+1
+		r.Length, r.Shards = in.Length, in.Shards
 		rows = append(rows, r)
 	}
 	return rows, calls, nil
 }
 
-func endpoint(v any) int64 {
-	s, _ := v.(string)
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
-// chatsInfo examines the next Limits.Chats chats in turn (ZCARD of the
-// messages and GET of the message counter, in one pipeline) and sums up
-// what is known. Keys as in docs/keys.md.
+// chatsInfo examines the next Limits.Chats chats in turn (their stored
+// messages and last id, in one round trip) and sums up what is known.
 func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time) (ChatsInfo, int, error) {
-	ids := matching(sortedKeys(c.chats), filter)
+	ids := matching(c.chats.sorted(), filter)
 	ci := ChatsInfo{Count: len(ids), Busiest: []ChatRow{}}
 	if len(ids) == 0 {
 		return ci, 0, nil
@@ -661,21 +591,13 @@ func (c *collector) chatsInfo(ctx context.Context, filter string, now time.Time)
 		batch = append(batch, ids[(c.chatNext+i)%len(ids)])
 	}
 	c.chatNext = (c.chatNext + n) % len(ids)
-	cards := make([]*redis.IntCmd, len(batch))
-	lasts := make([]*redis.StringCmd, len(batch))
-	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range batch {
-			cards[i] = p.ZCard(ctx, c.prefix+"msgs:{"+id+"}")
-			lasts[i] = p.Get(ctx, c.prefix+"ids:{"+id+"}")
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	stats, err := c.chat.Stats(ctx, batch...)
+	if err != nil {
 		return ci, 1, err
 	}
-	for i, id := range batch {
-		last, _ := lasts[i].Int64()
-		sm := chatSample{messages: cards[i].Val(), lastID: last, rate: -1, at: now}
+	for _, st := range stats {
+		id, last := st.ChatID, st.LastID
+		sm := chatSample{messages: st.Messages, lastID: last, rate: -1, at: now}
 		if old, ok := c.chatData[id]; ok && last >= old.lastID {
 			switch dt := now.Sub(old.at); {
 			case dt < c.minSample:
@@ -735,15 +657,6 @@ func matching(names []string, filter string) []string {
 			out = append(out, n)
 		}
 	}
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

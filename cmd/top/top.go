@@ -43,13 +43,14 @@ exits: the numbers are taken twice, --interval apart, for the rates
 What a refresh costs the server, whatever the number of keys:
   1 INFO and 1 PING;
   at most 2 SSCAN (COUNT 500) of the queue registry <ns>:QUEUES;
-  at most 4 SCAN (COUNT 500) of the prefix, to find lists and chats: a big
-  keyspace is discovered over several refreshes, and the view says so;
+  at most 4 SCAN (COUNT 500) of the prefix to find lists, and 4 to find
+  chats: a big keyspace is discovered over several refreshes, and the view
+  says so;
   per queue shown (at most --max-queues): the queue stats script
   (O(log n): counts and the oldest ready age), and an HEXISTS of its
   dead-letter queue when it has one;
-  per list shown (at most --max-lists): the length script (O(1)) and one
-  MGET of its endpoints;
+  per list shown (at most --max-lists): the length script (O(1)), which
+  also returns its end shards;
   one pipeline of a ZCARD and a GET for each of at most --max-chats chats,
   taken in turn;
   with a queue open, one peek of at most 50 messages.
@@ -89,7 +90,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.IntVar(&opts.lim.Queues, "max-queues", DefaultLimits.Queues, "examine at most N queues per refresh")
 	fl.IntVar(&opts.lim.Lists, "max-lists", DefaultLimits.Lists, "examine at most N sharded lists per refresh")
 	fl.IntVar(&opts.lim.Chats, "max-chats", DefaultLimits.Chats, "examine at most N chats per refresh, in turn")
-	return cmd
+	return cmdutil.MarkRead(cmd)
 }
 
 func topRun(ctx context.Context, opts *topOptions) error {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/spf13/cobra"
 )
 
@@ -68,37 +67,6 @@ func (f *Factory) CompleteFromServer(list func(ctx context.Context, f *Factory, 
 	}
 }
 
-// scanNames returns the hash tags (the part between '{' and '}') of the keys
-// under the prefix that match pattern, on every cluster master, at most 1000
-// of them: the chat ids of "chat:{*}", the list keys of "{*}:*".
-func scanNames(ctx context.Context, f *Factory, pattern string) ([]string, error) {
-	c, err := f.Client()
-	if err != nil {
-		return nil, err
-	}
-	keys, err := keyspace.Scan(ctx, c, keyspace.Quote(f.Prefix())+pattern, 10000)
-	seen := map[string]bool{}
-	var out []string
-	for _, key := range keys {
-		k := strings.TrimPrefix(key, f.Prefix())
-		_, rest, ok := strings.Cut(k, "{")
-		name, _, ok2 := strings.Cut(rest, "}")
-		if ok && ok2 && name != "" && !seen[name] && len(out) < 1000 {
-			seen[name] = true
-			out = append(out, name)
-		}
-	}
-	return out, err
-}
-
-// CompleteKeyArg completes a command's first argument with the names of the
-// keys matching pattern (see scanNames), and nothing after it.
-func (f *Factory) CompleteKeyArg(pattern string) cobra.CompletionFunc {
-	return f.CompleteFirstArg(func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return scanNames(ctx, f, pattern)
-	})
-}
-
 // CompleteFirstArg completes a command's first argument with the names list
 // returns, and nothing after it.
 func (f *Factory) CompleteFirstArg(list func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)) cobra.CompletionFunc {
@@ -155,9 +123,35 @@ func lastOfList(fn cobra.CompletionFunc) cobra.CompletionFunc {
 	}
 }
 
-// ScanLister lists the names scanNames finds for pattern.
-func ScanLister(pattern string) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+// Pager is a listing in bounded pages, go-redis SCAN style, such as
+// chat.Client.Chats or shardlist.Client.Lists.
+type Pager func(ctx context.Context, cursor uint64, match string, count int64) ([]string, uint64, error)
+
+// PagedLister lists the names the Pager that pages returns finds, page by
+// page (SCAN COUNT 1000 each) until the listing ends or 1000 names are
+// found: the names of chats, users or lists to complete.
+func PagedLister(pages func(f *Factory) (Pager, error)) func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
 	return func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
-		return scanNames(ctx, f, pattern)
+		page, err := pages(f)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		var out []string
+		for cursor := uint64(0); ; {
+			names, next, err := page(ctx, cursor, "", 1000)
+			if err != nil {
+				return out, err
+			}
+			for _, n := range names {
+				if !seen[n] && len(out) < 1000 {
+					seen[n] = true
+					out = append(out, n)
+				}
+			}
+			if cursor = next; cursor == 0 || len(out) >= 1000 {
+				return out, nil
+			}
+		}
 	}
 }

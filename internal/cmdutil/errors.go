@@ -80,20 +80,6 @@ func (e *maybeAppliedError) checkHint() string {
 	return fmt.Sprintf("check with `%s` before retrying, so that a retry does not apply it twice", e.check)
 }
 
-// writeAnnotation marks a command that writes (see markWrite).
-const writeAnnotation = "chatq.write"
-
-// markWrite marks cmd as a command that changes the server's data; check is
-// the command line that shows whether it was applied. A lost reply to such a
-// command exits 4 instead of 1.
-func markWrite(cmd *cobra.Command, check string) *cobra.Command {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[writeAnnotation] = check
-	return cmd
-}
-
 // MaybeApplied turns err into a maybeAppliedError when cmd writes and err
 // says that a reply was lost after its request was sent; otherwise it
 // returns err.
@@ -147,17 +133,6 @@ func ExitCode(err error, exitStatus bool) int {
 	default:
 		return ExitError
 	}
-}
-
-// MarkWriteSub marks the subcommand name of group as a write (see markWrite).
-func MarkWriteSub(group *cobra.Command, name, check string) {
-	for _, sub := range group.Commands() {
-		if sub.Name() == name {
-			markWrite(sub, check)
-			return
-		}
-	}
-	panic("no subcommand " + name + " of " + group.Name())
 }
 
 // refusedError is a destructive command that was not confirmed: off a

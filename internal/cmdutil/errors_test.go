@@ -31,7 +31,7 @@ func TestConnErrorsExitAndHint(t *testing.T) {
 // inside a write whose reply was lost; then the lost write's check; then the
 // connection's hint, which knows the configuration when one is loaded.
 func TestHintFor(t *testing.T) {
-	write := markWrite(&cobra.Command{Use: "push"}, "chatq queue peek jobs")
+	write := MarkWrite(&cobra.Command{Use: "push"}, "chatq queue peek jobs")
 	lost := fmt.Errorf("push: %w", io.EOF)
 	tlsCfg := &conn.Config{URL: "rediss://h:6380"}
 	for _, tc := range []struct {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -107,4 +109,90 @@ func Scan(ctx context.Context, c redis.UniversalClient, match string, limit int)
 		return iter.Err()
 	})
 	return out, err
+}
+
+// A cursor of ScanPage on a cluster: the top bits number the master, the
+// others are that master's SCAN cursor.
+const (
+	nodeShift = 48
+	nodeMask  = 1<<nodeShift - 1
+)
+
+// ScanPage is one SCAN call of a listing that pages through every key
+// matching match, go-redis SCAN style: start with cursor 0 and call again
+// with the cursor returned until it is 0. On a cluster the listing goes
+// master by master (in address order), one SCAN of one master per call:
+// the cursor's top 16 bits number the master, the rest is its SCAN
+// cursor. As with SCAN itself, a key present during the whole listing is
+// returned at least once; a change of the cluster's masters between calls
+// may skip or repeat keys.
+func ScanPage(ctx context.Context, c redis.UniversalClient, cursor uint64, match string, count int64) ([]string, uint64, error) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return c.Scan(ctx, cursor, match, count).Result()
+	}
+	nodes, err := masters(ctx, cc)
+	if err != nil {
+		return nil, 0, err
+	}
+	i := int(cursor >> nodeShift)
+	if i >= len(nodes) {
+		return nil, 0, nil // fewer masters than when the listing began
+	}
+	keys, next, err := nodes[i].Scan(ctx, cursor&nodeMask, match, count).Result()
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case next > nodeMask:
+		return nil, 0, fmt.Errorf("SCAN cursor %d of %s does not fit in a cluster listing's cursor", next, nodes[i].Options().Addr)
+	case next != 0:
+		return keys, uint64(i)<<nodeShift | next, nil
+	case i+1 < len(nodes):
+		return keys, uint64(i+1) << nodeShift, nil
+	}
+	return keys, 0, nil
+}
+
+// masters returns the cluster's masters in address order. It makes no
+// call once the client knows the cluster's slots.
+func masters(ctx context.Context, cc *redis.ClusterClient) ([]*redis.Client, error) {
+	var mu sync.Mutex
+	var nodes []*redis.Client
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		nodes = append(nodes, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) >= 1<<(64-nodeShift) {
+		return nil, fmt.Errorf("%d masters: too many for a cluster listing's cursor", len(nodes))
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Options().Addr < nodes[j].Options().Addr })
+	return nodes, nil
+}
+
+// Names returns the distinct names that keys (SCAN replies) hold between
+// prefix+head and tail, in their order, keeping those valid says are.
+func Names(keys []string, prefix, head string, tail func(string) bool, valid func(string) bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		rest, ok := strings.CutPrefix(k, prefix+head)
+		if !ok {
+			continue
+		}
+		i := strings.IndexByte(rest, '}')
+		if i < 0 || !tail(rest[i+1:]) {
+			continue
+		}
+		name := rest[:i]
+		if !seen[name] && valid(name) {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
 }

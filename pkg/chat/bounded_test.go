@@ -153,7 +153,7 @@ func TestChatBounded(t *testing.T) {
 		return err
 	})
 	step("members", true, func() error { _, err := s.Members(ctx, "big"); return err })
-	step("ls (chats)", true, func() error { _, err := s.Chats(ctx, "jeff"); return err })
+	step("ls (chats)", true, func() error { _, err := s.UserChats(ctx, "jeff"); return err })
 	step("send", false, func() error { _, err := s.Send(ctx, "big", "jenny", "one more"); return err })
 	step("pending --peek", true, func() error { return count(n + 1)(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true})) })
 	step("watch (first read)", true, func() error {

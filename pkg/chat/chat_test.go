@@ -21,13 +21,13 @@ import (
 
 // modes runs fn on both backends, with seen:{USER} written inside the
 // scripts (standalone) and after them (as on a cluster).
-func modes(t *testing.T, fn func(t *testing.T, b redistest.Backend, s *chat.Store)) {
+func modes(t *testing.T, fn func(t *testing.T, b redistest.Backend, s *chat.Client)) {
 	modesWith(t, chat.Options{}, fn)
 }
 
 // modesWith is modes with the store's options (but for its prefix and
 // mode).
-func modesWith(t *testing.T, opts chat.Options, fn func(t *testing.T, b redistest.Backend, s *chat.Store)) {
+func modesWith(t *testing.T, opts chat.Options, fn func(t *testing.T, b redistest.Backend, s *chat.Client)) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		for _, cluster := range []bool{false, true} {
 			name := "standalone"
@@ -117,7 +117,7 @@ func summary(cs []chat.ChatMessages) string {
 }
 
 func TestBookScenario(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		c := must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, Message: ptr("message 1")}))(t)
 		if c.ChatID != "1" || c.MessageID != 1 {
@@ -204,7 +204,7 @@ func keysUnder(t *testing.T, c *redis.Client, prefix string) string {
 }
 
 func TestFailuresWriteNothing(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		check := func(err, want error) {
 			t.Helper()
@@ -269,7 +269,7 @@ func TestAutomaticIDsSkipTakenOnes(t *testing.T) {
 				t.Fatalf("create = %+v, want chat %s and no message", c, want)
 			}
 		}
-		got := must(s.Chats(ctx, "jeff"))(t)
+		got := must(s.UserChats(ctx, "jeff"))(t)
 		if fmt.Sprint(got) != "[{1 0 0 } {2 0 0 } {3 0 0 }]" {
 			t.Fatalf("chats = %v", got)
 		}
@@ -277,7 +277,7 @@ func TestAutomaticIDsSkipTakenOnes(t *testing.T) {
 }
 
 func TestJoinSeesOnlyNewMessages(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, Message: ptr("before")}))(t)
 		j := must(s.Join(ctx, "1", "sam"))(t)
@@ -297,14 +297,14 @@ func TestJoinSeesOnlyNewMessages(t *testing.T) {
 		if got := summary(must(s.Pending(ctx, "jeff", chat.PendingOptions{}))(t)); got != "1:1/joe/before 1:2/joe/after 1:3/sam/hello from sam" {
 			t.Fatalf("jeff's pending = %q", got)
 		}
-		if ls := must(s.Chats(ctx, "sam"))(t); fmt.Sprint(ls) != "[{1 2 1 }]" {
+		if ls := must(s.UserChats(ctx, "sam"))(t); fmt.Sprint(ls) != "[{1 2 1 }]" {
 			t.Fatalf("sam's chats = %v", ls)
 		}
 	})
 }
 
 func TestLeave(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, Message: ptr("m1")}))(t)
 		must(s.Send(ctx, "1", "joe", "m2"))(t)
@@ -452,7 +452,7 @@ func TestConcurrentSendersAndReader(t *testing.T) {
 // TestRacingFetchesAndLeaves: seen ids never move back and a user who left
 // is never re-added, whatever order concurrent Pending and Leave run in.
 func TestRacingFetchesAndLeaves(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "r"}))(t)
 		for round := 0; round < 20; round++ {
@@ -538,7 +538,7 @@ func TestWatch(t *testing.T) {
 // never move a seen id back, in chat:{ID} or in seen:{USER}, and every
 // message reaches one of them.
 func TestSeenIDsOnlyMoveForward(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "f"}))(t)
 		const n = 60
@@ -623,7 +623,7 @@ func TestSeenIDsOnlyMoveForward(t *testing.T) {
 // out of the index is not put back by a fetch that ran just before it, or
 // by any other.
 func TestPendingNeverAddsIndexEntries(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "a", Message: ptr("m1")}))(t)
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "b", Message: ptr("m1")}))(t)
@@ -692,7 +692,7 @@ func TestStaleIndexEntryIsHarmless(t *testing.T) {
 		if p := must(s.Pending(ctx, "sam", chat.PendingOptions{}))(t); len(p) != 0 {
 			t.Fatalf("pending = %q", summary(p))
 		}
-		if cs := must(s.Chats(ctx, "sam"))(t); len(cs) != 0 {
+		if cs := must(s.UserChats(ctx, "sam"))(t); len(cs) != 0 {
 			t.Fatalf("chats = %v", cs)
 		}
 		// Leave removes a stale entry (its only write) and succeeds; with
@@ -742,7 +742,7 @@ func TestPendingAfter(t *testing.T) {
 // TestSmallChunks: reads and deletions bigger than Options.ChunkSize take
 // several bounded calls and give the same result.
 func TestSmallChunks(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		s = chat.New(b.Client, chat.Options{Prefix: b.Prefix, ChunkSize: 3})
 		must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, ID: "c"}))(t)

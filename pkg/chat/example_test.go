@@ -22,17 +22,17 @@ func Example() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	s := chat.New(rdb, chat.Options{Prefix: "example:"})
+	chats := chat.New(rdb, chat.Options{Prefix: "example:"})
 	first := "message 1"
-	c, err := s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, Message: &first})
+	c, err := chats.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff", "jenny"}, Message: &first})
 	if err != nil {
 		panic(err)
 	}
-	if _, err := s.Send(ctx, c.ChatID, "joe", "message 2"); err != nil {
+	if _, err := chats.Send(ctx, c.ChatID, "joe", "message 2"); err != nil {
 		panic(err)
 	}
 	for _, user := range []string{"jeff", "jeff"} {
-		pending, err := s.Pending(ctx, user, chat.PendingOptions{})
+		pending, err := chats.Pending(ctx, user, chat.PendingOptions{})
 		if err != nil {
 			panic(err)
 		}

@@ -18,3 +18,6 @@ func SetPages(index, mark int) (int, int) {
 
 // MarksSHA is the SHA1 EVALSHA names marks.lua (with mark.lua's functions) by.
 func MarksSHA() string { return marksScript.Hash() }
+
+// Channel is the Pub/Sub channel every send announces its chat id on.
+func Channel(s *Client) string { return s.channel() }

@@ -22,7 +22,7 @@ import (
 )
 
 // twoChats makes chats 1 and 2, from joe to jeff, with one message each.
-func twoChats(t *testing.T, s *chat.Store) {
+func twoChats(t *testing.T, s *chat.Client) {
 	t.Helper()
 	ctx := context.Background()
 	must(s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "1", Message: ptr("in 1")}))(t)
@@ -33,7 +33,7 @@ func twoChats(t *testing.T, s *chat.Store) {
 // handed over as Skipped (chat and id), the good messages around it and in
 // other chats are delivered, and it is reported once.
 func TestBadMessageHidesNothing(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		twoChats(t, s)
 		must(s.Send(ctx, "1", "joe", "m2"))(t)
@@ -72,7 +72,7 @@ func TestBadMessageHidesNothing(t *testing.T) {
 // at an id the chat has not reached) neither hides the other chat nor the
 // messages that will later take that id.
 func TestBadValueAboveTheCounter(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		twoChats(t, s)
 		b.Client.ZAdd(ctx, b.Prefix+"msgs:{1}", redis.Z{Score: 3, Member: "not json"})
@@ -96,7 +96,7 @@ func TestBadValueAboveTheCounter(t *testing.T) {
 func TestBrokenChatHidesNothing(t *testing.T) {
 	for _, key := range []string{"chat:{1}", "msgs:{1}", "ids:{1}"} {
 		t.Run(key, func(t *testing.T) {
-			modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+			modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 				ctx := context.Background()
 				twoChats(t, s)
 				b.Client.Del(ctx, b.Prefix+key)
@@ -125,7 +125,7 @@ func TestBrokenChatHidesNothing(t *testing.T) {
 						t.Fatalf("round %d: pending = %q, want %q", round, strings.Join(parts, " "), want)
 					}
 				}
-				cs := must(s.Chats(ctx, "jeff"))(t)
+				cs := must(s.UserChats(ctx, "jeff"))(t)
 				if len(cs) != 2 || !strings.Contains(cs[0].Error, key) || cs[1].Error != "" || cs[1].SeenID != 1 {
 					t.Fatalf("chats = %+v", cs)
 				}
@@ -149,7 +149,7 @@ func scriptSHA(t *testing.T, file string) string {
 
 // proxied returns a store that reaches b's server through a proxy that
 // can lose replies.
-func proxied(t *testing.T, b redistest.Backend) (*chat.Store, *faultproxy.Proxy) {
+func proxied(t *testing.T, b redistest.Backend) (*chat.Client, *faultproxy.Proxy) {
 	t.Helper()
 	pb, proxy := redistest.Proxied(t, b)
 	opt, err := redis.ParseURL(pb.URL)
@@ -218,7 +218,7 @@ func TestSendChecksBeforeWriting(t *testing.T) {
 		key, kind string
 	}{{"msgs:{1}", "hash"}, {"ids:{1}", "hash"}, {"ids:{1}", "garbage"}, {"ids:{1}", "-4"}, {"chat:{1}", "hash"}} {
 		t.Run(tc.key+"="+tc.kind, func(t *testing.T) {
-			modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+			modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 				ctx := context.Background()
 				twoChats(t, s)
 				b.Client.Del(ctx, b.Prefix+tc.key)
@@ -334,7 +334,7 @@ func snapshot(t testing.TB, c *redis.Client, prefix string) string {
 // no key (Pending: no key of a chat it reported), and that the server
 // still answers.
 func TestCorruptKeys(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		seed, _ := strconv.ParseUint(os.Getenv("CHATQ_TEST_CORRUPT_SEED"), 10, 64)
 		rng := rand.New(rand.NewPCG(1+seed, 2))
@@ -371,7 +371,7 @@ func TestCorruptKeys(t *testing.T) {
 			}},
 			{"members", func() (*[]chat.ChatMessages, error) { _, err := s.Members(ctx, "1"); return nil, err }},
 			{"history", func() (*[]chat.ChatMessages, error) { _, err := s.History(ctx, "1"); return nil, err }},
-			{"ls", func() (*[]chat.ChatMessages, error) { _, err := s.Chats(ctx, "jeff"); return nil, err }},
+			{"ls", func() (*[]chat.ChatMessages, error) { _, err := s.UserChats(ctx, "jeff"); return nil, err }},
 		}
 		rounds := 25
 		if b.Real() {

@@ -14,7 +14,7 @@ import (
 )
 
 // manyChats makes chats 1..k from joe to jeff, each with messages 1..n.
-func manyChats(t *testing.T, s *chat.Store, k, n int) {
+func manyChats(t *testing.T, s *chat.Client, k, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := 1; i <= k; i++ {
@@ -32,7 +32,7 @@ func manyChats(t *testing.T, s *chat.Store, k, n int) {
 // few chats, including the after cursor, chats without news, reads longer
 // than a chunk and deletions over the per-call budget.
 func TestManyChats(t *testing.T) {
-	modesWith(t, chat.Options{ChunkSize: 3}, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modesWith(t, chat.Options{ChunkSize: 3}, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		manyChats(t, s, 12, 1)
 		// Chat 3 has 7 messages (3 chunks), chat 5 two, the others one.
@@ -58,7 +58,7 @@ func TestManyChats(t *testing.T) {
 				t.Errorf("chat %d: %d seen messages left", i, n)
 			}
 		}
-		cs := must(s.Chats(ctx, "jeff"))(t)
+		cs := must(s.UserChats(ctx, "jeff"))(t)
 		if len(cs) != 12 || cs[2].SeenID != 7 || cs[4].SeenID != 2 || cs[11].SeenID != 1 {
 			t.Fatalf("chats = %+v", cs)
 		}
@@ -75,7 +75,7 @@ func TestManyChats(t *testing.T) {
 // marked (its key broken after the read) fails alone; the others are
 // marked, and it is delivered again once repaired.
 func TestManyChatsMarkFailsAlone(t *testing.T) {
-	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Store) {
+	modes(t, func(t *testing.T, b redistest.Backend, s *chat.Client) {
 		ctx := context.Background()
 		manyChats(t, s, 10, 1)
 		got := must(s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}))(t)
@@ -156,7 +156,7 @@ func TestIndexInPages(t *testing.T) {
 		}
 		ids := func(user string) []string {
 			var got []string
-			for _, ci := range must(s.Chats(ctx, user))(t) {
+			for _, ci := range must(s.UserChats(ctx, user))(t) {
 				got = append(got, ci.ChatID)
 			}
 			return got

@@ -46,10 +46,10 @@ func encodeString(b *bytes.Buffer, s string) error {
 	return nil
 }
 
-// DecodeMessage parses a stored message. It accepts any JSON object with
+// decodeMessage parses a stored message. It accepts any JSON object with
 // the four fields (as the book's Python json.dumps writes them, in any
 // order) and rejects anything else, including a missing or non-positive id.
-func DecodeMessage(data []byte) (Message, error) {
+func decodeMessage(data []byte) (Message, error) {
 	var m struct {
 		ID      *int64   `json:"id"`
 		TS      *float64 `json:"ts"`

@@ -29,15 +29,15 @@ func TestDecodeMessage(t *testing.T) {
 		{in: `[1]`, err: "bad stored message"},
 		{in: `{"id":1,"ts":1,"sender":"joe","message":"x"} trailing`, err: "bad stored message"},
 	} {
-		got, err := DecodeMessage([]byte(tc.in))
+		got, err := decodeMessage([]byte(tc.in))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("DecodeMessage(%s) = %v, %v; want error containing %s", tc.in, got, err, tc.err)
+				t.Errorf("decodeMessage(%s) = %v, %v; want error containing %s", tc.in, got, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("DecodeMessage(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			t.Errorf("decodeMessage(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -55,7 +55,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add([]byte(`{"id":5,"ts":1795266822.123,"sender":"joe","message":"hi"}`))
 	f.Add([]byte(`{"id":1,"ts":1,"sender":"","message":"\u2028\n\"\\/"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := DecodeMessage(data)
+		m, err := decodeMessage(data)
 		if err != nil {
 			return
 		}
@@ -66,7 +66,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m2, err := DecodeMessage([]byte(again))
+		m2, err := decodeMessage([]byte(again))
 		if err != nil || m2.Sender != m.Sender || m2.Message != m.Message {
 			t.Fatalf("re-encoded %q decodes to %+v, %v", again, m2, err)
 		}
@@ -89,7 +89,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := DecodeMessage([]byte(s))
+		m, err := decodeMessage([]byte(s))
 		if err != nil {
 			t.Fatalf("decode %q: %v", s, err)
 		}

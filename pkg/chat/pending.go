@@ -94,7 +94,7 @@ var prefilterMin = 8
 // again (at-least-once). Nothing is ever marked that Pending does not
 // return. A caller that must not lose messages it could not process (a
 // crash after Pending returned) peeks, processes, then calls MarkSeen.
-func (s *Store) Pending(ctx context.Context, user string, opts PendingOptions) ([]ChatMessages, error) {
+func (s *Client) Pending(ctx context.Context, user string, opts PendingOptions) ([]ChatMessages, error) {
 	out, err := s.read(ctx, user, opts)
 	if err != nil || opts.Peek {
 		return out, err
@@ -102,7 +102,7 @@ func (s *Store) Pending(ctx context.Context, user string, opts PendingOptions) (
 	return out, s.MarkSeen(ctx, user, out)
 }
 
-func (s *Store) read(ctx context.Context, user string, opts PendingOptions) ([]ChatMessages, error) {
+func (s *Client) read(ctx context.Context, user string, opts PendingOptions) ([]ChatMessages, error) {
 	if err := names.User(user); err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ var indexPage = 1000
 // are half a page of them: then they are skipped by offset, and an entry
 // at that very score that moves or leaves meanwhile can hide one other
 // there until the next call.
-func (s *Store) index(ctx context.Context, user string) ([]redis.Z, error) {
+func (s *Client) index(ctx context.Context, user string) ([]redis.Z, error) {
 	key := s.seenKey(user)
 	// One entry more than a page, so that a user in exactly indexPage
 	// chats is read in one call too.
@@ -241,7 +241,7 @@ type news struct {
 // cursor when that is ahead: one MGET per 1000 chats, in one round trip.
 // A chat whose counter went back (deleted and created again) or cannot be
 // read is kept: its read sorts it out.
-func (s *Store) withNews(ctx context.Context, zs []redis.Z, after map[string]int64) ([]news, error) {
+func (s *Client) withNews(ctx context.Context, zs []redis.Z, after map[string]int64) ([]news, error) {
 	keys := make([]string, len(zs))
 	for i, z := range zs {
 		keys[i] = s.idsKey(z.Member.(string))
@@ -318,7 +318,7 @@ func (s *Store) withNews(ctx context.Context, zs []redis.Z, after map[string]int
 // chat:{ID}) is read again with the fetch script, whose errors name the
 // key: one more round trip, for those only. A user who is no longer a
 // member (a stale index entry) is left out, as the fetch script's -2 is.
-func (s *Store) readNews(ctx context.Context, user string, ns []news, after map[string]int64) ([]string, []*fetched, error) {
+func (s *Client) readNews(ctx context.Context, user string, ns []news, after map[string]int64) ([]string, []*fetched, error) {
 	chats := make([]string, len(ns))
 	out := make([]*fetched, len(ns))
 	var plain, scripted []int
@@ -425,7 +425,7 @@ func isReplyError[C interface{ Err() error }](cmds []C) bool {
 // chat with Error set is left alone. A chat deleted, left or created
 // anew since it was read is passed over. The error lists the chats that
 // could not be marked; they will be delivered again.
-func (s *Store) MarkSeen(ctx context.Context, user string, handed []ChatMessages) error {
+func (s *Client) MarkSeen(ctx context.Context, user string, handed []ChatMessages) error {
 	if err := names.User(user); err != nil {
 		return err
 	}
@@ -498,7 +498,7 @@ var markBatch = 50
 // commands it runs, paid once per batch instead of once per chat. A call
 // deletes at most s.chunk messages, all its chats together. The error is
 // for the whole pipeline.
-func (s *Store) mark(ctx context.Context, user string, chats, upto []string, from []int64) ([]marked, error) {
+func (s *Client) mark(ctx context.Context, user string, chats, upto []string, from []int64) ([]marked, error) {
 	out := make([]marked, len(chats))
 	if s.cluster || len(chats) < 2 {
 		index := !s.cluster
@@ -557,7 +557,7 @@ func (s *Store) mark(ctx context.Context, user string, chats, upto []string, fro
 // trim deletes, a bounded chunk per call, the messages every member of the
 // chats has seen that mark or leave left behind. It is housekeeping: a
 // failure leaves seen messages stored until the chat's next mark or leave.
-func (s *Store) trim(ctx context.Context, chats []string) {
+func (s *Client) trim(ctx context.Context, chats []string) {
 	for len(chats) > 0 {
 		cmds, err := s.runScripts(ctx, trimScript, len(chats), func(i int) ([]string, []any) {
 			return []string{s.chatKey(chats[i]), s.msgsKey(chats[i])}, []any{s.chunk}
@@ -584,10 +584,10 @@ type ChatInfo struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Chats lists the chats user is a member of, in chat id order, with the
-// number of messages they have not seen. 2 round trips whatever the number
-// of chats.
-func (s *Store) Chats(ctx context.Context, user string) ([]ChatInfo, error) {
+// UserChats lists the chats user is a member of, in chat id order, with
+// the number of messages they have not seen. 2 round trips whatever the
+// number of chats.
+func (s *Client) UserChats(ctx context.Context, user string) ([]ChatInfo, error) {
 	if err := names.User(user); err != nil {
 		return nil, err
 	}
@@ -659,7 +659,7 @@ func (f *fetched) err(chatID, user string) error {
 // call does bounded work. A script's reply costs the server about three
 // times what the same command's does (Lua copies it twice), so the big
 // reads are plain commands.
-func (s *Store) fetchAll(ctx context.Context, user string, chats []string, after map[string]int64) ([]*fetched, error) {
+func (s *Client) fetchAll(ctx context.Context, user string, chats []string, after map[string]int64) ([]*fetched, error) {
 	first := min(s.chunk, firstChunk)
 	cmds, err := s.runScripts(ctx, fetchScript, len(chats), func(i int) ([]string, []any) {
 		id := chats[i]
@@ -687,7 +687,7 @@ func (s *Store) fetchAll(ctx context.Context, user string, chats []string, after
 // readOn reads on the chats whose first read was full (next set): plain
 // ZRANGEBYSCOREs of s.chunk messages each from where the previous read
 // ended, a pipeline per round.
-func (s *Store) readOn(ctx context.Context, chats []string, out []*fetched) error {
+func (s *Client) readOn(ctx context.Context, chats []string, out []*fetched) error {
 	var todo []int // indexes into chats of those with more to read
 	for i, f := range out {
 		if f != nil && f.next != "" {
@@ -736,7 +736,7 @@ const firstChunk = 200
 // script once should the server not have it) and returns their commands;
 // a command's error is that call's failure. The error is for the whole
 // pipeline (the connection).
-func (s *Store) runScripts(ctx context.Context, script *luascript.Script, n int, call func(i int) ([]string, []any)) ([]*redis.Cmd, error) {
+func (s *Client) runScripts(ctx context.Context, script *luascript.Script, n int, call func(i int) ([]string, []any)) ([]*redis.Cmd, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -823,7 +823,7 @@ func parseFetched(c *redis.Cmd) (*fetched, error) {
 func decodeRows(chatID string, rows []row) ChatMessages {
 	c := ChatMessages{ChatID: chatID, Messages: make([]Message, 0, len(rows))}
 	for _, r := range rows {
-		m, err := DecodeMessage([]byte(r.raw))
+		m, err := decodeMessage([]byte(r.raw))
 		if err == nil && float64(m.ID) != r.id {
 			err = fmt.Errorf("%w: id %d stored with score %s", errMessageField, m.ID, r.score)
 		}

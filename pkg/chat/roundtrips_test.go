@@ -29,7 +29,7 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // counted returns a store on b's server whose round trips are counted, with
 // jeff in k chats that each hold one message from joe. With cluster the
 // store keeps every script on one slot, as on a Redis Cluster (checked).
-func counted(tb testing.TB, b redistest.Backend, k int, cluster bool) (*chat.Store, *roundTrips, *redis.Client) {
+func counted(tb testing.TB, b redistest.Backend, k int, cluster bool) (*chat.Client, *roundTrips, *redis.Client) {
 	tb.Helper()
 	opt, err := redis.ParseURL(b.URL)
 	if err != nil {
@@ -161,7 +161,7 @@ func BenchmarkPending(b *testing.B) {
 				peek := m.peek
 				b.Run(fmt.Sprintf("%s/K=%d/%s", backend.name, k, m.name), func(b *testing.B) {
 					s, rt, c := counted(b, backend.start(b), k, m.cluster)
-					prefix := s.Channel()[:len(s.Channel())-len("chat:sent")]
+					prefix := chat.Channel(s)[:len(chat.Channel(s))-len("chat:sent")]
 					ctx := context.Background()
 					// Load the script first: the timed calls find it cached.
 					if _, err := s.Pending(ctx, "jeff", chat.PendingOptions{Peek: true}); err != nil {

@@ -183,7 +183,7 @@ func TestPendingServerTime(t *testing.T) {
 			plain = append(plain, (serverCPU(t, c)-before)/iters)
 			before = serverCPU(t, c)
 			for range iters {
-				must(news.EvalSha(ctx, c, keys, "bob", tail, s.Channel(), "c", prefix).Result())(t)
+				must(news.EvalSha(ctx, c, keys, "bob", tail, chat.Channel(s), "c", prefix).Result())(t)
 			}
 			indexed = append(indexed, (serverCPU(t, c)-before)/iters)
 		}

@@ -41,7 +41,7 @@ type WatchOptions struct {
 // are idle; a notification burst costs one read. It also reads every
 // opts.Poll in case a notification was lost. A read in flight when ctx ends
 // is finished and delivered, so nothing marked seen is lost.
-func (s *Store) Watch(ctx context.Context, user string, opts WatchOptions, fn func([]ChatMessages) error) error {
+func (s *Client) Watch(ctx context.Context, user string, opts WatchOptions, fn func([]ChatMessages) error) error {
 	if err := names.User(user); err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (s *Store) Watch(ctx context.Context, user string, opts WatchOptions, fn fu
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	sub := s.rdb.Subscribe(ctx, s.Channel())
+	sub := s.rdb.Subscribe(ctx, s.channel())
 	defer sub.Close()
 	// Wait for the subscription before the first read, so that nothing sent
 	// between the read and the subscription goes unnoticed. The wait has a

@@ -37,14 +37,14 @@ func BenchmarkPush(b *testing.B) {
 		args[i] = items[i]
 	}
 	b.Run("sharded", func(b *testing.B) {
-		l := New(be.Client, "bpush", Options{Prefix: be.Prefix})
+		l := mustList(b, New(be.Client, Options{Prefix: be.Prefix}), "bpush")
 		for i := 0; b.Loop(); i++ {
 			if i%50 == 49 {
 				b.StopTimer()
 				clearList(b, be, l)
 				b.StartTimer()
 			}
-			if _, err := l.RPush(ctx, items...); err != nil {
+			if _, err := l.RPush(ctx, l.key, items...); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -84,25 +84,25 @@ func BenchmarkPushStored(b *testing.B) {
 			if stored > 20000 && !be.Real() {
 				b.Skip("large list: real Redis only")
 			}
-			l := New(be.Client, fmt.Sprint("bstored", stored), Options{Prefix: be.Prefix, BatchSize: 1000})
+			l := mustList(b, New(be.Client, Options{Prefix: be.Prefix, BatchSize: 1000}), fmt.Sprint("bstored", stored))
 			fill := make([]string, 1000)
 			for i := range fill {
 				fill[i] = fmt.Sprintf("fill%06d", i)
 			}
 			for n := 0; n < stored; n += len(fill) {
-				if _, err := l.RPush(ctx, fill[:min(len(fill), stored-n)]...); err != nil {
+				if _, err := l.RPush(ctx, l.key, fill[:min(len(fill), stored-n)]...); err != nil {
 					b.Fatal(err)
 				}
 			}
 			for i := 0; b.Loop(); i++ {
 				if i%50 == 49 {
 					b.StopTimer()
-					if _, err := l.RPop(ctx, 50*batch); err != nil {
+					if _, err := l.RPop(ctx, l.key, 50*batch); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()
 				}
-				n, err := l.RPush(ctx, items...)
+				n, err := l.RPush(ctx, l.key, items...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -126,16 +126,16 @@ func BenchmarkPop(b *testing.B) {
 		items[i] = fmt.Sprintf("item%04d", i)
 	}
 	b.Run("sharded", func(b *testing.B) {
-		l := New(be.Client, "bpop", Options{Prefix: be.Prefix})
+		l := mustList(b, New(be.Client, Options{Prefix: be.Prefix}), "bpop")
 		for i := 0; b.Loop(); i++ {
 			if i%len(items) == 0 {
 				b.StopTimer()
-				if _, err := l.RPush(ctx, items...); err != nil {
+				if _, err := l.RPush(ctx, l.key, items...); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
 			}
-			if _, err := l.LPop(ctx, 1); err != nil {
+			if _, err := l.LPop(ctx, l.key, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -161,12 +161,12 @@ func BenchmarkPop(b *testing.B) {
 func BenchmarkBlockingTimeout(b *testing.B) {
 	be := benchBackend(b)
 	ctx := context.Background()
-	l := New(be.Client, "btimeout", Options{Prefix: be.Prefix})
+	l := mustList(b, New(be.Client, Options{Prefix: be.Prefix}), "btimeout")
 	const timeout = 250 * time.Millisecond
 	var late, worst time.Duration
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		if _, err := l.BPop(ctx, Side(i%2), timeout); err != ErrEmpty {
+		if _, err := l.bpop(ctx, dir(i%2), timeout); err != ErrEmpty {
 			b.Fatal(err)
 		}
 		d := time.Since(start) - timeout
@@ -177,13 +177,13 @@ func BenchmarkBlockingTimeout(b *testing.B) {
 	b.ReportMetric(float64(worst.Milliseconds()), "worst-late-ms")
 }
 
-func clearList(tb testing.TB, be redistest.Backend, l *List) {
-	lay, err := l.Layout(context.Background())
+func clearList(tb testing.TB, be redistest.Backend, l *list) {
+	lay, err := l.Layout(context.Background(), l.key)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	first, last := l.EndpointKeys()
-	keys := []string{first, last, l.MidKey()}
+	first, last := l.keys[0], l.keys[1]
+	keys := []string{first, last, l.midKey()}
 	for _, s := range lay.Shards {
 		keys = append(keys, s.Key)
 	}
@@ -205,13 +205,13 @@ func TestMemoryUsage(t *testing.T) {
 	for _, n := range []int{1000, 100000} {
 		for _, size := range []int{8, 64, 200} {
 			key := fmt.Sprintf("mem%d_%d", n, size)
-			l := New(b.Client, key, Options{Prefix: b.Prefix})
+			l := mustList(t, New(b.Client, Options{Prefix: b.Prefix}), key)
 			plain := b.Prefix + "plain" + key
 			batch := make([]string, 0, 1000)
 			for i := 0; i < n; i++ {
 				batch = append(batch, fmt.Sprintf("%0*d", size, i))
 				if len(batch) == cap(batch) || i == n-1 {
-					if _, err := l.RPush(ctx, batch...); err != nil {
+					if _, err := l.RPush(ctx, l.key, batch...); err != nil {
 						t.Fatal(err)
 					}
 					if err := b.Client.RPush(ctx, plain, toAny(batch)...).Err(); err != nil {
@@ -220,12 +220,12 @@ func TestMemoryUsage(t *testing.T) {
 					batch = batch[:0]
 				}
 			}
-			lay, err := l.Layout(ctx)
+			lay, err := l.Layout(ctx, l.key)
 			if err != nil || lay.Length != int64(n) {
 				t.Fatalf("layout: %d items, %v", lay.Length, err)
 			}
-			first, last := l.EndpointKeys()
-			keys := []string{first, last, l.MidKey()}
+			first, last := l.keys[0], l.keys[1]
+			keys := []string{first, last, l.midKey()}
 			for _, s := range lay.Shards {
 				keys = append(keys, s.Key)
 			}

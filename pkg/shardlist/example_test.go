@@ -20,16 +20,19 @@ func Example() {
 	defer c.Close()
 	ctx := context.Background()
 
-	l := shardlist.New(c, "jobs", shardlist.Options{ShardSize: 3})
-	n, _ := l.RPush(ctx, "a", "b", "c", "d", "e")
+	lists := shardlist.New(c, shardlist.Options{ShardSize: 3})
+	n, err := lists.RPush(ctx, "jobs", "a", "b", "c", "d", "e")
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("length", n)
-	lay, _ := l.Layout(ctx)
+	lay, _ := lists.Layout(ctx, "jobs")
 	for _, sh := range lay.Shards {
 		fmt.Println(sh.Key, sh.Length)
 	}
-	items, _ := l.LPop(ctx, 3)
+	items, _ := lists.LPop(ctx, "jobs", 3)
 	fmt.Println(items)
-	last, _ := l.RPop(ctx, 1)
+	last, _ := lists.RPop(ctx, "jobs", 1)
 	fmt.Println(last)
 	// Output:
 	// length 5

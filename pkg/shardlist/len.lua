@@ -2,6 +2,7 @@
 -- of the two end shards plus the count of items strictly between them.
 --
 -- KEYS: see state.lua, which is put in front of this text.
+-- Returns {length, first, last, recorded shard size (0 when none)}.
 local a, e = llen(first)
 if e then return e end
 local total = a + mid
@@ -10,4 +11,4 @@ if first ~= last then
   if e2 then return e2 end
   total = total + b
 end
-return total
+return {total, first, last, recorded or 0}

@@ -18,7 +18,7 @@ import (
 )
 
 // snapshot reads every key of the list's hash tag: its type and value.
-func snapshot(t *testing.T, b redistest.Backend, l *List) map[string]string {
+func snapshot(t *testing.T, b redistest.Backend, l *list) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]string{}
@@ -51,66 +51,66 @@ func TestCorruptStateIsRefused(t *testing.T) {
 	all := []string{"Len", "LPop", "RPop", "LPush", "RPush", "Range", "Range of the tail", "Layout", "BRPop"}
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		ops := map[string]func(l *List) error{
-			"Len":               func(l *List) error { _, err := l.Len(ctx); return err },
-			"LPop":              func(l *List) error { _, err := l.LPop(ctx, 3); return err },
-			"RPop":              func(l *List) error { _, err := l.RPop(ctx, 3); return err },
-			"LPush":             func(l *List) error { _, err := l.LPush(ctx, "x"); return err },
-			"RPush":             func(l *List) error { _, err := l.RPush(ctx, "x", "y", "z"); return err },
-			"Range":             func(l *List) error { _, err := l.Range(ctx, 0, -1); return err },
-			"Range of the tail": func(l *List) error { _, err := l.Range(ctx, -2, -1); return err },
-			"Layout":            func(l *List) error { _, err := l.Layout(ctx); return err },
-			"BRPop":             func(l *List) error { _, err := l.BPop(ctx, Right, 10*time.Millisecond); return err },
+		ops := map[string]func(l *list) error{
+			"Len":               func(l *list) error { _, err := l.LLen(ctx, l.key); return err },
+			"LPop":              func(l *list) error { _, err := l.LPop(ctx, l.key, 3); return err },
+			"RPop":              func(l *list) error { _, err := l.RPop(ctx, l.key, 3); return err },
+			"LPush":             func(l *list) error { _, err := l.LPush(ctx, l.key, "x"); return err },
+			"RPush":             func(l *list) error { _, err := l.RPush(ctx, l.key, "x", "y", "z"); return err },
+			"Range":             func(l *list) error { _, err := l.LRange(ctx, l.key, 0, -1); return err },
+			"Range of the tail": func(l *list) error { _, err := l.LRange(ctx, l.key, -2, -1); return err },
+			"Layout":            func(l *list) error { _, err := l.Layout(ctx, l.key); return err },
+			"BRPop":             func(l *list) error { _, err := l.bpop(ctx, right, 10*time.Millisecond); return err },
 		}
 		for _, tc := range []struct {
 			name    string
-			corrupt func(l *List)
+			corrupt func(l *list)
 			names   string   // in the error message
 			fail    []string // the operations that must refuse
 		}{
-			{"far last endpoint", func(l *List) { b.Client.Set(ctx, l.keys[1], 10000000, 0) }, ":mid", all},
-			{"far first endpoint", func(l *List) { b.Client.Set(ctx, l.keys[0], -10000000, 0) }, ":mid", all},
-			{"far endpoint, no mid", func(l *List) {
+			{"far last endpoint", func(l *list) { b.Client.Set(ctx, l.keys[1], 10000000, 0) }, ":mid", all},
+			{"far first endpoint", func(l *list) { b.Client.Set(ctx, l.keys[0], -10000000, 0) }, ":mid", all},
+			{"far endpoint, no mid", func(l *list) {
 				b.Client.Set(ctx, l.keys[1], 10000000, 0)
 				b.Client.Del(ctx, l.keys[2])
 			}, "is empty", all},
-			{"far endpoint and mid", func(l *List) {
+			{"far endpoint and mid", func(l *list) {
 				b.Client.Set(ctx, l.keys[1], 10000000, 0)
 				b.Client.Set(ctx, l.keys[2], 10000000, 0)
 			}, "is empty", []string{"RPop", "Range", "Range of the tail", "Layout"}},
-			{"text endpoint", func(l *List) { b.Client.Set(ctx, l.keys[1], "abc", 0) }, `:last holds "abc"`, all},
-			{"float endpoint", func(l *List) { b.Client.Set(ctx, l.keys[0], "1e7", 0) }, ":first holds", all},
-			{"inf endpoint", func(l *List) { b.Client.Set(ctx, l.keys[0], "inf", 0) }, ":first holds", all},
-			{"huge endpoint", func(l *List) { b.Client.Set(ctx, l.keys[1], "99999999999999999999", 0) }, ":last holds", all},
-			{"text mid", func(l *List) { b.Client.Set(ctx, l.keys[2], "x", 0) }, `:mid holds "x"`, all},
-			{"negative mid", func(l *List) { b.Client.Set(ctx, l.keys[2], -4, 0) }, ":mid counts -4", all},
-			{"mid without middle", func(l *List) { b.Client.Set(ctx, l.keys[0], 2, 0) }, ":mid counts", all},
-			{"first after last", func(l *List) {
+			{"text endpoint", func(l *list) { b.Client.Set(ctx, l.keys[1], "abc", 0) }, `:last holds "abc"`, all},
+			{"float endpoint", func(l *list) { b.Client.Set(ctx, l.keys[0], "1e7", 0) }, ":first holds", all},
+			{"inf endpoint", func(l *list) { b.Client.Set(ctx, l.keys[0], "inf", 0) }, ":first holds", all},
+			{"huge endpoint", func(l *list) { b.Client.Set(ctx, l.keys[1], "99999999999999999999", 0) }, ":last holds", all},
+			{"text mid", func(l *list) { b.Client.Set(ctx, l.keys[2], "x", 0) }, `:mid holds "x"`, all},
+			{"negative mid", func(l *list) { b.Client.Set(ctx, l.keys[2], -4, 0) }, ":mid counts -4", all},
+			{"mid without middle", func(l *list) { b.Client.Set(ctx, l.keys[0], 2, 0) }, ":mid counts", all},
+			{"first after last", func(l *list) {
 				b.Client.Set(ctx, l.keys[0], 5, 0)
 				b.Client.Del(ctx, l.keys[2])
 			}, "after", all},
-			{"hash endpoint", func(l *List) {
+			{"hash endpoint", func(l *list) {
 				b.Client.Del(ctx, l.keys[1])
 				b.Client.HSet(ctx, l.keys[1], "a", "b")
 			}, ":last is a hash", all},
-			{"text size", func(l *List) { b.Client.Set(ctx, l.keys[3], "big", 0) }, ":size holds", all},
-			{"size 1", func(l *List) { b.Client.Set(ctx, l.keys[3], 1, 0) }, "below 2", all},
-			{"text version", func(l *List) { b.Client.Set(ctx, l.keys[4], "v", 0) }, ":ver holds", all},
-			{"string middle shard", func(l *List) {
-				b.Client.Del(ctx, l.ShardKey(1))
-				b.Client.Set(ctx, l.ShardKey(1), "x", 0)
+			{"text size", func(l *list) { b.Client.Set(ctx, l.keys[3], "big", 0) }, ":size holds", all},
+			{"size 1", func(l *list) { b.Client.Set(ctx, l.keys[3], 1, 0) }, "below 2", all},
+			{"text version", func(l *list) { b.Client.Set(ctx, l.keys[4], "v", 0) }, ":ver holds", all},
+			{"string middle shard", func(l *list) {
+				b.Client.Del(ctx, l.shardKey(1))
+				b.Client.Set(ctx, l.shardKey(1), "x", 0)
 			}, ":1 is a string", []string{"LPop", "RPop", "Range", "Layout"}},
-			{"string end shard", func(l *List) {
-				b.Client.Del(ctx, l.ShardKey(3))
-				b.Client.Set(ctx, l.ShardKey(3), "x", 0)
+			{"string end shard", func(l *list) {
+				b.Client.Del(ctx, l.shardKey(3))
+				b.Client.Set(ctx, l.shardKey(3), "x", 0)
 			}, ":3 is a string", []string{"Len", "RPop", "LPush", "RPush", "Range", "Range of the tail", "Layout", "BRPop"}},
-			{"empty middle shard", func(l *List) { b.Client.Del(ctx, l.ShardKey(1)) }, ":1 is empty or missing",
+			{"empty middle shard", func(l *list) { b.Client.Del(ctx, l.shardKey(1)) }, ":1 is empty or missing",
 				[]string{"LPop", "RPop", "Range", "Layout"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				for i, op := range all {
 					l := newList(t, b, fmt.Sprintf("bad%s%d", strings.ReplaceAll(tc.name, " ", ""), i), 3)
-					if _, err := l.RPush(ctx, "a", "b", "c", "d", "e", "f", "g"); err != nil { // shards 0..3
+					if _, err := l.RPush(ctx, l.key, "a", "b", "c", "d", "e", "f", "g"); err != nil { // shards 0..3
 						t.Fatal(err)
 					}
 					tc.corrupt(l)
@@ -140,17 +140,17 @@ func TestBadMidIsCheckedBeforeTheFirstWrite(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "badmid", 2)
-		l.RPush(ctx, "a", "b", "c")
-		b.Client.Set(ctx, l.MidKey(), "many", 0)
-		if _, err := l.LPop(ctx, 1); !errors.Is(err, ErrCorrupt) {
+		l.RPush(ctx, l.key, "a", "b", "c")
+		b.Client.Set(ctx, l.midKey(), "many", 0)
+		if _, err := l.LPop(ctx, l.key, 1); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("LPop: %v", err)
 		}
-		if got := b.Client.LRange(ctx, l.ShardKey(0), 0, -1).Val(); !slices.Equal(got, []string{"a"}) {
+		if got := b.Client.LRange(ctx, l.shardKey(0), 0, -1).Val(); !slices.Equal(got, []string{"a"}) {
 			t.Fatalf("shard 0 holds %q after the refused pop", got)
 		}
 		// repaired as docs/shardlist.md says: delete the count, chatq counts again
-		b.Client.Del(ctx, l.MidKey())
-		if got, err := l.LPop(ctx, 3); err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {
+		b.Client.Del(ctx, l.midKey())
+		if got, err := l.LPop(ctx, l.key, 3); err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {
 			t.Fatalf("LPop after the repair: %q, %v", got, err)
 		}
 	})
@@ -168,11 +168,11 @@ func TestRangeAndLayoutInSteps(t *testing.T) {
 		for i := range 60 {
 			items = append(items, fmt.Sprint(i))
 		}
-		l.RPush(ctx, items[30:]...)
-		l.LPush(ctx, items[:30]...)
+		l.RPush(ctx, l.key, items[30:]...)
+		l.LPush(ctx, l.key, items[:30]...)
 		b.Client.RPush(ctx, plain, toAny(items[30:])...)
 		b.Client.LPush(ctx, plain, toAny(items[:30])...)
-		l.LPop(ctx, 2)
+		l.LPop(ctx, l.key, 2)
 		b.Client.LPopCount(ctx, plain, 2)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for range 40 {
@@ -185,7 +185,7 @@ func TestRangeAndLayoutInSteps(t *testing.T) {
 				}
 			}
 		}
-		one, err := l.Layout(ctx)
+		one, err := l.Layout(ctx, l.key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,20 +204,20 @@ func TestRangeRestartsWhenWritten(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "restart", 3)
-		l.RPush(ctx, "a", "b", "c", "d", "e", "f")
+		l.RPush(ctx, l.key, "a", "b", "c", "d", "e", "f")
 		res, err := l.run(ctx, rangeScript, WakeMarker, "", "new", 0, -1, 0, 1000, 2).Slice()
 		if err != nil || len(res) != 7 || res[1] != "read" {
 			t.Fatalf("first call: %v, %v", res, err)
 		}
-		l.RPush(ctx, "g")
+		l.RPush(ctx, l.key, "g")
 		res, err = l.run(ctx, rangeScript, WakeMarker, res[0], res[1], res[2], res[3], res[4], 1000, 2).Slice()
 		if err != nil || len(res) != 2 || res[1] != "changed" {
 			t.Fatalf("call after a write: %v, %v", res, err)
 		}
 		// A reader whose every try sees a write: ErrChanged.
 		hooked := newClient(t, b)
-		hooked.AddHook(writeAfterEachCall{b.Client, l.ShardKey(9)})
-		hl := New(hooked, "restart", Options{Prefix: b.Prefix})
+		hooked.AddHook(writeAfterEachCall{b.Client, l.shardKey(9)})
+		hl := mustList(t, New(hooked, Options{Prefix: b.Prefix}), "restart")
 		if _, err := hl.rangeSteps(ctx, 0, -1, 1, 1); !errors.Is(err, ErrChanged) {
 			t.Fatalf("range under writes: %v", err)
 		}
@@ -253,37 +253,37 @@ func TestShardSizeIsRecorded(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l3 := newList(t, b, "ss", 3)
-		l3.RPush(ctx, "a", "b", "c", "d", "e", "f", "g")
-		if v := b.Client.Get(ctx, l3.SizeKey()).Val(); v != "3" {
+		l3.RPush(ctx, l3.key, "a", "b", "c", "d", "e", "f", "g")
+		if v := b.Client.Get(ctx, l3.keys[3]).Val(); v != "3" {
 			t.Fatalf("size key %q", v)
 		}
-		dflt := New(b.Client, "ss", Options{Prefix: b.Prefix, BatchSize: 4})
-		if n, err := dflt.RPush(ctx, "h", "i", "j"); err != nil || n != 10 {
+		dflt := mustList(t, New(b.Client, Options{Prefix: b.Prefix, BatchSize: 4}), "ss")
+		if n, err := dflt.RPush(ctx, dflt.key, "h", "i", "j"); err != nil || n != 10 {
 			t.Fatalf("push with the default size: %d, %v", n, err)
 		}
 		checkShards(t, l3, 3)
-		l5 := New(b.Client, "ss", Options{Prefix: b.Prefix, ShardSize: 5})
+		l5 := mustList(t, New(b.Client, Options{Prefix: b.Prefix, ShardSize: 5}), "ss")
 		before := snapshot(t, b, l3)
 		var se *ShardSizeError
-		_, err := l5.RPush(ctx, "k")
+		_, err := l5.RPush(ctx, l5.key, "k")
 		if !errors.As(err, &se) || se.Recorded != 3 || se.Asked != 5 || !errors.Is(err, ErrShardSizeMismatch) {
 			t.Fatalf("push with size 5: %v", err)
 		}
 		if after := snapshot(t, b, l3); !maps.Equal(before, after) {
 			t.Fatalf("refused push wrote: %v", after)
 		}
-		if lay, _ := l3.Layout(ctx); lay.ShardSize != 3 {
+		if lay, _ := l3.Layout(ctx, l3.key); lay.ShardSize != 3 {
 			t.Fatalf("layout shard size %d", lay.ShardSize)
 		}
 		// a list written before sizes were recorded
-		b.Client.Del(ctx, l3.SizeKey())
-		if _, err := l5.RPush(ctx, "k"); err != nil {
+		b.Client.Del(ctx, l3.keys[3])
+		if _, err := l5.RPush(ctx, l5.key, "k"); err != nil {
 			t.Fatal(err)
 		}
-		if v := b.Client.Get(ctx, l3.SizeKey()).Val(); v != "5" {
+		if v := b.Client.Get(ctx, l3.keys[3]).Val(); v != "5" {
 			t.Fatalf("size key after a push to an older list: %q", v)
 		}
-		if got, _ := l3.Range(ctx, 0, -1); len(got) != 11 {
+		if got, _ := l3.LRange(ctx, l3.key, 0, -1); len(got) != 11 {
 			t.Fatalf("items %q", got)
 		}
 	})
@@ -355,8 +355,8 @@ func TestPushReportsWhatWasStored(t *testing.T) {
 				}
 				c.AddHook(failNth{&n, at, tc.err, tc.after})
 				key := "stored" + strings.ReplaceAll(tc.name, " ", "")
-				l := New(c, key, Options{Prefix: b.Prefix, BatchSize: 4})
-				_, err := l.RPush(ctx, items...)
+				l := mustList(t, New(c, Options{Prefix: b.Prefix, BatchSize: 4}), key)
+				_, err := l.RPush(ctx, l.key, items...)
 				var pe *PushError
 				switch {
 				case tc.stored == 0 && tc.uncertain == 0:
@@ -367,7 +367,7 @@ func TestPushReportsWhatWasStored(t *testing.T) {
 					t.Fatalf("push: %v (%+v), want stored %d, uncertain %d", err, pe, tc.stored, tc.uncertain)
 				}
 				check := newList(t, b, key, 3)
-				if got, _ := check.Range(ctx, 0, -1); !slices.Equal(got, items[:tc.inList]) {
+				if got, _ := check.LRange(ctx, check.key, 0, -1); !slices.Equal(got, items[:tc.inList]) {
 					t.Fatalf("list holds %q, want %q", got, items[:tc.inList])
 				}
 			})
@@ -379,29 +379,29 @@ func TestPushReportsWhatWasStored(t *testing.T) {
 func TestPopOfManyItems(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		l := New(b.Client, "many", Options{Prefix: b.Prefix, ShardSize: 100, BatchSize: 1000})
+		l := mustList(t, New(b.Client, Options{Prefix: b.Prefix, ShardSize: 100, BatchSize: 1000}), "many")
 		items := make([]string, 2500)
 		for i := range items {
 			items[i] = fmt.Sprint(i)
 		}
-		if n, err := l.RPush(ctx, items...); err != nil || n != 2500 {
+		if n, err := l.RPush(ctx, l.key, items...); err != nil || n != 2500 {
 			t.Fatalf("push: %d, %v", n, err)
 		}
-		got, err := l.LPop(ctx, 2400)
+		got, err := l.LPop(ctx, l.key, 2400)
 		if err != nil || !slices.Equal(got, items[:2400]) {
 			t.Fatalf("LPop 2400: %d items, %v", len(got), err)
 		}
-		got, err = l.RPop(ctx, 5000)
+		got, err = l.RPop(ctx, l.key, 5000)
 		if err != nil || len(got) != 100 || got[0] != "2499" || got[99] != "2400" {
 			t.Fatalf("RPop 5000: %d items, %v", len(got), err)
 		}
 		// one-item shards: a call opens or empties at most 100 shards,
 		// the package calls again for the rest
-		tiny := New(b.Client, "tiny", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
-		if n, err := tiny.LPush(ctx, items[:900]...); err != nil || n != 900 {
+		tiny := mustList(t, New(b.Client, Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000}), "tiny")
+		if n, err := tiny.LPush(ctx, tiny.key, items[:900]...); err != nil || n != 900 {
 			t.Fatalf("push of 900 one-item shards: %d, %v", n, err)
 		}
-		got, err = tiny.RPop(ctx, 700)
+		got, err = tiny.RPop(ctx, tiny.key, 700)
 		if err != nil || !slices.Equal(got, items[:700]) {
 			t.Fatalf("RPop 700 of one-item shards: %d items, %v", len(got), err)
 		}
@@ -415,21 +415,21 @@ func TestPopOfManyItems(t *testing.T) {
 func TestLegacyListWithManyShards(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
-		l := New(b.Client, "legacybig", Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000})
+		l := mustList(t, New(b.Client, Options{Prefix: b.Prefix, ShardSize: 2, BatchSize: 1000}), "legacybig")
 		items := make([]string, 300)
 		for i := range items {
 			items[i] = fmt.Sprint(i)
 		}
-		l.RPush(ctx, items...)
-		b.Client.Del(ctx, l.MidKey(), l.SizeKey(), l.VersionKey())
-		if n, err := l.Len(ctx); err != nil || n != 300 {
+		l.RPush(ctx, l.key, items...)
+		b.Client.Del(ctx, l.midKey(), l.keys[3], l.keys[4])
+		if n, err := l.LLen(ctx, l.key); err != nil || n != 300 {
 			t.Fatalf("Len: %d, %v", n, err)
 		}
-		if v := b.Client.Get(ctx, l.MidKey()).Val(); v != "298" {
+		if v := b.Client.Get(ctx, l.midKey()).Val(); v != "298" {
 			t.Fatalf("mid stored %q", v)
 		}
-		b.Client.Del(ctx, l.MidKey())
-		if got, err := l.RPop(ctx, 2); err != nil || !slices.Equal(got, []string{"299", "298"}) {
+		b.Client.Del(ctx, l.midKey())
+		if got, err := l.RPop(ctx, l.key, 2); err != nil || !slices.Equal(got, []string{"299", "298"}) {
 			t.Fatalf("RPop: %q, %v", got, err)
 		}
 		checkShards(t, l, 2)
@@ -453,7 +453,7 @@ func TestBlockingPopCancels(t *testing.T) {
 			done := make(chan error, 1)
 			var ended time.Time
 			go func() {
-				_, err := l.BLPop(ctx, 0)
+				_, err := l.BLPop(ctx, l.key, 0)
 				ended = time.Now()
 				done <- err
 			}()
@@ -473,8 +473,8 @@ func TestBlockingPopCancels(t *testing.T) {
 			t.Logf("%s: deadline %v: BLPop returned %s after the context ended", b.Name, deadline, ended.Sub(at))
 		}
 		// nothing was taken, and the list works
-		l.RPush(context.Background(), "a")
-		if got, err := l.BLPop(context.Background(), time.Second); err != nil || got != "a" {
+		l.RPush(context.Background(), l.key, "a")
+		if got, err := l.BLPop(context.Background(), l.key, time.Second); err != nil || got != "a" {
 			t.Fatalf("BLPop after: %q, %v", got, err)
 		}
 	})
@@ -513,11 +513,11 @@ func TestRandomCorruption(t *testing.T) {
 			for j := range items {
 				items[j] = fmt.Sprint(j)
 			}
-			l.RPush(ctx, items...)
-			l.LPush(ctx, items[:rng.IntN(len(items))]...)
+			l.RPush(ctx, l.key, items...)
+			l.LPush(ctx, l.key, items[:rng.IntN(len(items))]...)
 			keys := append([]string{}, l.keys...)
 			for s := int64(-4); s <= 6; s++ {
-				keys = append(keys, l.ShardKey(s))
+				keys = append(keys, l.shardKey(s))
 			}
 			k := keys[rng.IntN(len(keys))]
 			switch rng.IntN(4) {
@@ -540,28 +540,28 @@ func TestRandomCorruption(t *testing.T) {
 			switch rng.IntN(8) {
 			case 0:
 				op = "Len"
-				_, err = l.Len(opCtx)
+				_, err = l.LLen(opCtx, l.key)
 			case 1:
 				op = "LPop"
-				_, err = l.LPop(opCtx, 1+rng.IntN(5))
+				_, err = l.LPop(opCtx, l.key, 1+rng.IntN(5))
 			case 2:
 				op = "RPop"
-				_, err = l.RPop(opCtx, 1+rng.IntN(5))
+				_, err = l.RPop(opCtx, l.key, 1+rng.IntN(5))
 			case 3:
 				op = "LPush"
-				_, err = l.LPush(opCtx, "n1", "n2", "n3")
+				_, err = l.LPush(opCtx, l.key, "n1", "n2", "n3")
 			case 4:
 				op = "RPush"
-				_, err = l.RPush(opCtx, "n1")
+				_, err = l.RPush(opCtx, l.key, "n1")
 			case 5:
 				op = "Range"
-				_, err = l.Range(opCtx, int64(rng.IntN(10)-5), int64(rng.IntN(10)-5))
+				_, err = l.LRange(opCtx, l.key, int64(rng.IntN(10)-5), int64(rng.IntN(10)-5))
 			case 6:
 				op = "Layout"
-				_, err = l.Layout(opCtx)
+				_, err = l.Layout(opCtx, l.key)
 			default:
 				op = "BPop"
-				_, err = l.BPop(opCtx, Side(rng.IntN(2)), 5*time.Millisecond)
+				_, err = l.bpop(opCtx, dir(rng.IntN(2)), 5*time.Millisecond)
 			}
 			cancel()
 			if err != nil && !errors.Is(err, ErrEmpty) {
@@ -592,20 +592,20 @@ func TestBlockingPopOnOneConnection(t *testing.T) {
 		opt.PoolSize = 1
 		c := redis.NewClient(opt)
 		defer c.Close()
-		l := New(c, "onepool", Options{Prefix: b.Prefix})
-		if _, err := l.BLPop(ctx, 50*time.Millisecond); !errors.Is(err, ErrEmpty) {
+		l := mustList(t, New(c, Options{Prefix: b.Prefix}), "onepool")
+		if _, err := l.BLPop(ctx, l.key, 50*time.Millisecond); !errors.Is(err, ErrEmpty) {
 			t.Fatalf("BLPop on empty: %v", err)
 		}
 		other := newList(t, b, "onepool", 0)
 		got := make(chan string, 1)
 		go func() {
-			item, err := l.BLPop(ctx, 10*time.Second)
+			item, err := l.BLPop(ctx, l.key, 10*time.Second)
 			if err != nil {
 				item = err.Error()
 			}
 			got <- item
 		}()
-		other.RPush(ctx, "a")
+		other.RPush(ctx, other.key, "a")
 		if item := <-got; item != "a" {
 			t.Fatalf("BLPop: %q", item)
 		}

@@ -1,102 +1,3 @@
-// Package shardlist is the sharded LIST of "Redis in Action" §11.4: one
-// logical list stored as a run of bounded Redis LISTs (shards), with pushes,
-// pops, blocking pops, length and range done by Lua scripts.
-//
-// # Keys
-//
-// A list KEY owns, behind Options.Prefix:
-//
-//	<prefix>{KEY}:first  STRING  number of the left end shard (absent = 0)
-//	<prefix>{KEY}:last   STRING  number of the right end shard (absent = 0)
-//	<prefix>{KEY}:mid    STRING  items in the shards strictly between first
-//	                             and last (absent = 0)
-//	<prefix>{KEY}:size   STRING  the shard size recorded by the first push
-//	<prefix>{KEY}:ver    STRING  write counter, incremented by every push and
-//	                             every pop that changes the list
-//	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
-//
-// All of them share the hash tag {KEY}, so every script touches one Redis
-// Cluster slot; scripts declare the five non-shard keys and build shard
-// names from KEYS[1]. A shard holds at most ShardSize-1 items (the book's
-// LIST_CHUNK_SIZE rule). LPUSH opens shards toward negative numbers, RPUSH
-// toward positive ones. Emptied lists keep their endpoint keys (as in the
-// book); the mid key is deleted whenever its count drops to 0.
-//
-// # Names
-//
-// A list KEY must be non-empty, valid UTF-8, with no whitespace or control
-// characters and no '{' or '}' (it is the hash tag). New takes any KEY; a
-// bad one makes Err, and every operation before it sends anything, return
-// an error matching ErrInvalid (the same value as chat.ErrInvalid and
-// delayq.ErrInvalid).
-//
-// # Corrupt state and bounded calls
-//
-// Every script first reads and checks the five non-shard keys, in O(1) and
-// before any write or loop: a value that is not an integer, a wrong type,
-// first after last, or endpoints farther apart than the items could fill
-// (each shard between the ends holds at least one item, so mid >= last -
-// first - 1) is refused with an error matching ErrCorrupt that names the
-// key. A shard between the ends that is empty or not a LIST is refused when
-// a script reaches it. Scripts that write check everything that can fail
-// before their first write, so a refused call changes nothing. No call
-// opens, empties or walks more than 100 shards, pops more than 1000 items
-// or returns more than 1000 items of a range: longer operations take
-// several calls, and reads of several calls (Range, Layout) start over when
-// the write counter changes between them, so they return one state.
-//
-// # The mid count
-//
-// Invariant, after every script: mid = the sum of LLEN over the shards n
-// with first < n < last. Only the push and pop scripts change a shard that
-// is (or becomes) part of the list, and only at an end:
-//
-//   - push fills the end shard, then moves the endpoint outward; each shard
-//     it leaves is now strictly inside (unless it is the other end) and its
-//     length, known to the script, is added;
-//   - pop takes from the end shard; when the endpoint steps inward onto a
-//     shard strictly before the other end, that shard's LLEN is subtracted
-//     (it is an end shard now, read live);
-//   - the wake script only writes shards outside first..last, and the wait
-//     of a blocking pop changes nothing (see below).
-//
-// So the length is LLEN(first) + LLEN(last) (when they differ) + mid: push
-// (which returns the new length) and Len cost O(1) in the number of items.
-// Middle shards are never empty (a shard is left behind with at least one
-// item), so the mid key is absent only when no shard lies between the
-// endpoints; a list written before the mid count existed has middle shards
-// and no key, and the scripts then count them (push and pop store the
-// count). Layout and Range still read every shard's LLEN.
-//
-// # Round trips and atomicity
-//
-//   - Push: one script call (EVALSHA) per batch of Options.BatchSize items
-//     (more if a batch would open over 100 shards); each call is atomic, a
-//     push of several is not, and a failure after the first returns a
-//     *PushError saying how many items are stored.
-//   - Pop: one atomic script call per 1000 items (or 100 shards emptied).
-//   - Len: one script call, O(1) in the length.
-//   - Range, Layout: one call per 1000 items or 100 shards, one state.
-//   - BLPop/BRPop: one pop script call; when the list is empty, one pipeline
-//     of [wake script, wait on the end shard] per wait slice of at most one
-//     second, on a connection of its own, then one pop script call again.
-//     When ctx ends, CLIENT UNBLOCK ends the wait at once.
-//
-// # Blocking pops
-//
-// As in the book, a blocking pop waits on the end shard. Just before it, a
-// script checks whether the endpoint has moved so that the shard is no
-// longer part of the list; if so it pushes WakeMarker into that shard, the
-// wait returns at once and the caller looks again (its next pop removes the
-// marker). WakeMarker is one fixed value: every pop filters it and no push
-// accepts it. Unlike the book's BLPOP, the wait is BLMOVE of the shard onto
-// itself (LEFT LEFT or RIGHT RIGHT): it blocks the same way but puts the
-// element back in the same atomic step, so it takes nothing. The item is
-// then popped by the pop script, which returns what a plain list's
-// BLPOP/BRPOP would. BLMOVE needs Redis >= 6.2.
-//
-// The book reads shard sizes with CONFIG from Lua; Redis >= 5 forbids that,
-// so the size is an argument here.
 package shardlist
 
 import (
@@ -114,11 +15,11 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// Defaults for Options.
+// Defaults of Options.
 const (
-	DefaultShardSize = 512
-	DefaultBatchSize = 500
-	DefaultWaitSlice = time.Second
+	defaultShardSize = 512
+	defaultBatchSize = 500
+	defaultWaitSlice = time.Second
 	maxBatchSize     = 1000 // stays well inside Lua's unpack limits (Redis and the embedded server)
 
 	// Bounds of one script call, so that none holds the server long
@@ -168,9 +69,13 @@ var (
 	// the list was written between its calls every time it was tried.
 	ErrChanged = errors.New("list kept changing during a read of several calls")
 	// ErrInvalid is matched (errors.Is) by the errors for an invalid list
-	// key (see Names).
-	ErrInvalid = names.ErrInvalid
+	// key (see Names) or listing pattern, returned before any Redis call.
+	// It is the same value as chat.ErrInvalid and delayq.ErrInvalid.
+	ErrInvalid = errInvalid
 )
+
+// errInvalid is the ErrInvalid every package of chatq shares.
+var errInvalid = names.ErrInvalid
 
 // ShardSizeError is returned by a push that asks for a shard size other
 // than the one recorded with the list by its first push.
@@ -243,30 +148,31 @@ func listScript(legacy, body string) *luascript.Script {
 	return luascript.Build(func() string { return "local legacy = '" + legacy + "'\n" + stateSrc + body })
 }
 
-// Side is the end of the list an operation works on.
-type Side int
+// dir is the end of the list an operation works on.
+type dir int
 
 const (
-	Left  Side = iota // the head: LPUSH, LPOP
-	Right             // the tail: RPUSH, RPOP
+	left  dir = iota // the head: LPUSH, LPOP
+	right            // the tail: RPUSH, RPOP
 )
 
-func (s Side) String() string {
-	if s == Left {
+func (d dir) String() string {
+	if d == left {
 		return "left"
 	}
 	return "right"
 }
 
-// Options tune a List; the zero value takes the defaults.
+// Options tune a Client; the zero value takes the defaults.
 type Options struct {
 	// Prefix is put in front of every key (before the '{').
 	Prefix string
-	// ShardSize bounds a shard to ShardSize-1 items. The first push records
-	// the size with the list ({KEY}:size) and later pushes use the recorded
-	// size: 0 means "the recorded size, or 512 for a new list"; any other
-	// value that differs from the recorded one makes Push fail with a
-	// *ShardSizeError.
+	// ShardSize bounds a shard to ShardSize-1 items. The first push to a
+	// list records the size with it ({KEY}:size) and later pushes use the
+	// recorded size: 0 means "the recorded size, or 512 for a new list";
+	// any other value that differs from the recorded one makes a push
+	// fail with a *ShardSizeError. A size below 2 makes every call fail
+	// with ErrShardSize.
 	ShardSize int
 	// BatchSize is the number of items pushed per script call; 0 means 500.
 	BatchSize int
@@ -279,61 +185,77 @@ type Options struct {
 	WaitSlice time.Duration
 }
 
-// List is one sharded list. It is safe for concurrent use.
-type List struct {
-	c        redis.UniversalClient
-	key      string
-	keys     []string // first, last, mid, size, ver
-	base     string   // shard keys are base + number
+// Client runs sharded list operations on a Redis server; each method takes
+// the list's KEY after ctx, as go-redis's list commands do. It is safe for
+// concurrent use.
+type Client struct {
+	rdb      redis.UniversalClient
+	prefix   string
 	size     int
 	explicit bool // size was asked for, not defaulted
 	batch    int
 	slice    time.Duration // a wait on the client's own connections
 	ownSlice time.Duration // a wait on a waiter's connection (waiter.own)
-	err      error         // from New: every operation returns it
+	err      error         // a bad option: every operation returns it
 }
 
-// New returns the sharded list KEY on c, and makes no Redis call. Like
-// chat.New and delayq.New it returns no error: a bad KEY (an error matching
-// ErrInvalid) or shard size (ErrShardSize) is returned by Err, and by every
-// operation before it sends anything.
-func New(c redis.UniversalClient, key string, opt Options) *List {
+// New returns a Client that uses rdb, and makes no Redis call. Like
+// chat.New and delayq.New it returns no error: a bad option (a shard size
+// below 2, ErrShardSize) is returned by every operation before it sends
+// anything.
+func New(rdb redis.UniversalClient, opt Options) *Client {
 	var bad error
-	if err := names.ListKey(key); err != nil {
-		bad = err
-	}
 	explicit := opt.ShardSize != 0
 	if opt.ShardSize == 0 {
-		opt.ShardSize = DefaultShardSize
+		opt.ShardSize = defaultShardSize
 	}
-	if opt.ShardSize < 2 && bad == nil {
+	if opt.ShardSize < 2 {
 		bad = ErrShardSize
 	}
 	if opt.BatchSize <= 0 {
-		opt.BatchSize = DefaultBatchSize
+		opt.BatchSize = defaultBatchSize
 	}
 	opt.BatchSize = min(opt.BatchSize, maxBatchSize)
 	if opt.WaitSlice <= 0 {
-		opt.WaitSlice = DefaultWaitSlice
+		opt.WaitSlice = defaultWaitSlice
 	}
 	ownSlice := opt.WaitSlice
-	if rt := readTimeout(c); rt > 0 {
+	if rt := readTimeout(rdb); rt > 0 {
 		// The pipelined wait must be answered within the read timeout,
 		// and Redis ends a blocking wait up to 1000/hz ms (100 ms) late.
 		opt.WaitSlice = max(min(opt.WaitSlice, max(rt-150*time.Millisecond, rt/4)), time.Millisecond)
 	}
-	base := opt.Prefix + "{" + key + "}:"
-	return &List{
-		c: c, key: key, base: base,
-		keys: []string{base + "first", base + "last", base + "mid", base + "size", base + "ver"},
+	return &Client{
+		rdb: rdb, prefix: opt.Prefix,
 		size: opt.ShardSize, explicit: explicit, batch: opt.BatchSize, slice: opt.WaitSlice,
 		ownSlice: ownSlice, err: bad,
 	}
 }
 
-// Err is the reason the list cannot be used, nil when it can: an invalid
-// key (matching ErrInvalid) or shard size (ErrShardSize) given to New.
-func (l *List) Err() error { return l.err }
+// list is the sharded list KEY of a Client: its keys, and the operations
+// on them that the Client's methods call.
+type list struct {
+	*Client
+	key  string
+	keys []string // first, last, mid, size, ver
+	base string   // shard keys are base + number
+}
+
+// list checks KEY (and the Client's options) before any Redis call and
+// returns the list.
+func (c *Client) list(key string) (*list, error) {
+	if err := names.ListKey(key); err != nil {
+		return nil, err
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	base := c.prefix + "{" + key + "}:"
+	return &list{
+		Client: c, key: key, base: base,
+		keys: []string{base + "first", base + "last", base + "mid", base + "size", base + "ver"},
+	}, nil
+}
 
 // readTimeout is the client's read timeout (a pipeline waits at most that
 // long for its replies), or 0 when there is none.
@@ -356,36 +278,18 @@ func readTimeout(c redis.UniversalClient) time.Duration {
 	return rt
 }
 
-// Key is the list's key as given to New.
-func (l *List) Key() string { return l.key }
+// shardKey is the Redis key of shard n.
+func (l *list) shardKey(n int64) string { return l.base + strconv.FormatInt(n, 10) }
 
-// ShardKey is the Redis key of shard n.
-func (l *List) ShardKey(n int64) string { return l.base + strconv.FormatInt(n, 10) }
-
-// EndpointKeys are the Redis keys of the first and last shard numbers.
-func (l *List) EndpointKeys() (first, last string) { return l.keys[0], l.keys[1] }
-
-// MidKey is the Redis key of the count of items in the shards strictly
+// midKey is the Redis key of the count of items in the shards strictly
 // between the endpoints.
-func (l *List) MidKey() string { return l.keys[2] }
-
-// SizeKey is the Redis key of the shard size recorded by the first push.
-func (l *List) SizeKey() string { return l.keys[3] }
-
-// VersionKey is the Redis key of the list's write counter, which every
-// push and pop that changes the list increments.
-func (l *List) VersionKey() string { return l.keys[4] }
+func (l *list) midKey() string { return l.keys[2] }
 
 // run runs a list script. A list written before the mid count existed with
 // many middle shards is counted first (in bounded calls), and the script
 // run again; script errors for impossible state become ErrCorrupt.
-func (l *List) run(ctx context.Context, s luascript.Runner, args ...any) *redis.Cmd {
-	if l.err != nil {
-		cmd := redis.NewCmd(ctx)
-		cmd.SetErr(l.err)
-		return cmd
-	}
-	cmd := s.Run(ctx, l.c, l.keys, args...)
+func (l *list) run(ctx context.Context, s luascript.Runner, args ...any) *redis.Cmd {
+	cmd := s.Run(ctx, l.rdb, l.keys, args...)
 	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
 		if err := l.countMid(ctx); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
@@ -395,7 +299,7 @@ func (l *List) run(ctx context.Context, s luascript.Runner, args ...any) *redis.
 			cmd.SetErr(err)
 			return cmd
 		}
-		cmd = s.Run(ctx, l.c, l.keys, args...)
+		cmd = s.Run(ctx, l.rdb, l.keys, args...)
 	}
 	if msg, ok := scriptError(cmd.Err(), "CORRUPT"); ok {
 		cmd.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, msg))
@@ -419,7 +323,7 @@ func scriptError(err error, code string) (string, bool) {
 
 // countMid counts the middle shards of a list written before the mid count
 // existed, with layout calls of bounded size, and stores the count.
-func (l *List) countMid(ctx context.Context) error {
+func (l *list) countMid(ctx context.Context) error {
 	for try := 0; try < readRestarts; try++ {
 		lay, err := l.layout(ctx, layoutSteps)
 		if err != nil {
@@ -433,25 +337,35 @@ func (l *List) countMid(ctx context.Context) error {
 	return ErrChanged
 }
 
-// LPush pushes items onto the head, as LPUSH: the last item ends up first.
-// It returns the list's length after the push.
-func (l *List) LPush(ctx context.Context, items ...string) (int64, error) {
-	return l.Push(ctx, Left, items)
+// LPush pushes items onto the head of the list KEY, as LPUSH: the last
+// item ends up first. It returns the list's length after the push.
+//
+// Items go in batches of Options.BatchSize, one script call per batch (or
+// more when the shards are so small that a batch would open more than 100
+// of them); items are checked before the first write. When a batch fails
+// after others were stored the error is a *PushError saying how many items
+// are stored; a failure of the first batch (or before it) stored nothing,
+// unless it is a *PushError with Uncertain > 0.
+func (c *Client) LPush(ctx context.Context, key string, items ...string) (int64, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return 0, err
+	}
+	return l.push(ctx, left, items)
 }
 
-// RPush pushes items onto the tail, as RPUSH. It returns the new length.
-func (l *List) RPush(ctx context.Context, items ...string) (int64, error) {
-	return l.Push(ctx, Right, items)
+// RPush pushes items onto the tail of the list KEY, as RPUSH, in batches
+// as LPush does. It returns the new length.
+func (c *Client) RPush(ctx context.Context, key string, items ...string) (int64, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return 0, err
+	}
+	return l.push(ctx, right, items)
 }
 
-// Push pushes items onto one end in batches of Options.BatchSize, one script
-// call per batch (or more when the shards are so small that a batch would
-// open more than 100 of them). Items are checked before the first write. It returns the
-// length after the last batch. When a batch fails after others were stored
-// the error is a *PushError saying how many items are stored; a failure of
-// the first batch (or before it) stored nothing, unless it is a *PushError
-// with Uncertain > 0.
-func (l *List) Push(ctx context.Context, side Side, items []string) (int64, error) {
+// push pushes items onto one end (see LPush).
+func (l *list) push(ctx context.Context, side dir, items []string) (int64, error) {
 	for _, it := range items {
 		if it == WakeMarker {
 			return 0, ErrReserved
@@ -459,7 +373,7 @@ func (l *List) Push(ctx context.Context, side Side, items []string) (int64, erro
 	}
 	var n int64
 	if len(items) == 0 {
-		return l.Len(ctx)
+		return l.llen(ctx)
 	}
 	explicit := "0"
 	if l.explicit {
@@ -517,29 +431,39 @@ func mayBeApplied(err error) bool {
 	return true
 }
 
-// LPop pops up to count items from the head, as LPOP KEY COUNT. It returns
-// ErrEmpty when the list is empty.
-func (l *List) LPop(ctx context.Context, count int) ([]string, error) {
-	return l.Pop(ctx, Left, count)
+// LPop pops up to count items from the head of the list KEY, as LPOP KEY
+// COUNT, in one atomic script call per 1000 items (or per 100 shards
+// emptied, when shards are tiny). When a later call fails, the items
+// already popped are returned with the error: they are out of the list.
+// It returns ErrEmpty when the list is empty, ErrCount for a count below 1.
+func (c *Client) LPop(ctx context.Context, key string, count int) ([]string, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
+	return l.pop(ctx, left, count)
 }
 
-// RPop pops up to count items from the tail, as RPOP KEY COUNT (the last
-// item first). It returns ErrEmpty when the list is empty.
-func (l *List) RPop(ctx context.Context, count int) ([]string, error) {
-	return l.Pop(ctx, Right, count)
+// RPop pops up to count items from the tail of the list KEY, as RPOP KEY
+// COUNT (the last item first), in calls as LPop. It returns ErrEmpty when
+// the list is empty.
+func (c *Client) RPop(ctx context.Context, key string, count int) ([]string, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
+	return l.pop(ctx, right, count)
 }
 
-// Pop pops up to count items from one end, in one atomic script call per
-// 1000 items (or per 100 shards emptied, when shards are tiny). When a later call fails, the items already popped are
-// returned with the error: they are out of the list.
-func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) {
+// pop pops up to count items from one end (see LPop).
+func (l *list) pop(ctx context.Context, side dir, count int) ([]string, error) {
 	if count < 1 {
 		return nil, ErrCount
 	}
 	var out []string
 	for len(out) < count {
 		want := min(count-len(out), maxBatchSize)
-		items, more, _, err := l.pop(ctx, side, want)
+		items, more, _, err := l.popCall(ctx, side, want)
 		out = append(out, items...)
 		if err != nil {
 			return out, err
@@ -554,12 +478,12 @@ func (l *List) Pop(ctx context.Context, side Side, count int) ([]string, error) 
 	return out, nil
 }
 
-// pop runs the pop script; extra is a shard into which this caller's wake
+// popCall runs the pop script; extra is a shard into which this caller's wake
 // script pushed the marker, to remove it from. It returns the items, whether
 // the call stopped at its bound of shards, and the end shard. Once sent, the call is not cut short by ctx (only by the
 // client's read timeout): the items it takes are out of the list, so the
 // reply must be read to be returned.
-func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]string, bool, int64, error) {
+func (l *list) popCall(ctx context.Context, side dir, count int, extra ...any) ([]string, bool, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, 0, err
 	}
@@ -581,24 +505,37 @@ func (l *List) pop(ctx context.Context, side Side, count int, extra ...any) ([]s
 	return items, more == 1, shard, nil
 }
 
-// BLPop pops the head item, waiting up to timeout for one (0 waits until
-// ctx ends). It returns ErrEmpty when the wait ends with nothing.
-func (l *List) BLPop(ctx context.Context, timeout time.Duration) (string, error) {
-	return l.BPop(ctx, Left, timeout)
+// BLPop pops the head item of the list KEY, waiting up to timeout for one
+// (0 waits until ctx ends). It returns ErrEmpty when the wait ends with
+// nothing.
+//
+// It is the blocking pop of "Redis in Action" §11.4.4, with sub-second
+// timeouts and a wait that takes nothing: see Blocking pops in the package
+// documentation. When ctx ends during the wait, it returns ctx's error
+// within about 100 ms and has taken nothing. An item it popped is returned
+// even if ctx ended meanwhile. An error leaves nothing to clean up: calling
+// it again (with the time left) resumes the wait; an error matching ErrWait
+// came from the wait, which changes nothing.
+func (c *Client) BLPop(ctx context.Context, key string, timeout time.Duration) (string, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return "", err
+	}
+	return l.bpop(ctx, left, timeout)
 }
 
-// BRPop pops the tail item, waiting up to timeout (0: until ctx ends).
-func (l *List) BRPop(ctx context.Context, timeout time.Duration) (string, error) {
-	return l.BPop(ctx, Right, timeout)
+// BRPop pops the tail item of the list KEY, waiting up to timeout (0:
+// until ctx ends), as BLPop does at the head.
+func (c *Client) BRPop(ctx context.Context, key string, timeout time.Duration) (string, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return "", err
+	}
+	return l.bpop(ctx, right, timeout)
 }
 
-// BPop is the blocking pop of "Redis in Action" §11.4.4, with sub-second
-// timeouts and a wait that takes nothing: see the package documentation.
-// When ctx ends during the wait, BPop returns ctx's error within about
-// 100 ms and has taken nothing. An item it popped is returned even if ctx
-// ended meanwhile. An error leaves nothing to clean up: calling BPop again
-// (with the time left) resumes the wait.
-func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (string, error) {
+// bpop is the blocking pop of one end (see BLPop).
+func (l *list) bpop(ctx context.Context, side dir, timeout time.Duration) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)
 	}
@@ -618,7 +555,7 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 	}()
 	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, _, shard, err := l.pop(ctx, side, 1, marked...)
+		items, _, shard, err := l.popCall(ctx, side, 1, marked...)
 		if err != nil {
 			return "", err
 		}
@@ -664,7 +601,7 @@ func (l *List) BPop(ctx context.Context, side Side, timeout time.Duration) (stri
 // BLMOVE return at once. Without CLIENT ID (the embedded server, or a user
 // not allowed to run it) waits are cut into short slices instead.
 type waiter struct {
-	l    *List
+	l    *list
 	node *redis.Client // the client of the node the list lives on
 	// own is a one-connection client of the waiter's own on that node,
 	// whose read deadline allows for the wait (see WaitSlice).
@@ -674,20 +611,20 @@ type waiter struct {
 	interruptible bool
 }
 
-func (l *List) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
+func (l *list) newWaiter(ctx context.Context, shard int64) (*waiter, error) {
 	var node *redis.Client
-	switch c := l.c.(type) {
+	switch c := l.rdb.(type) {
 	case *redis.Client:
 		node = c
 	case *redis.ClusterClient:
 		var err error
-		if node, err = c.MasterForKey(ctx, l.ShardKey(shard)); err != nil {
+		if node, err = c.MasterForKey(ctx, l.shardKey(shard)); err != nil {
 			return nil, fmt.Errorf("wait on list %s: %w: %w", l.key, ErrWait, err)
 		}
 	}
 	if node == nil {
 		w := &waiter{l: l}
-		return w, w.load(ctx, l.c)
+		return w, w.load(ctx, l.rdb)
 	}
 	opt := *node.Options()
 	if opt.ReadTimeout >= 0 {
@@ -734,13 +671,13 @@ func (w *waiter) close() {
 // BLPOP/BRPOP but puts the element straight back where it was, in the same
 // atomic step, so the shard is unchanged. It returns that element (an item,
 // or WakeMarker); ok is false when the wait timed out or was cut short.
-func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Duration) (item string, ok bool, err error) {
+func (w *waiter) wait(ctx context.Context, side dir, shard int64, wait time.Duration) (item string, ok bool, err error) {
 	l := w.l
 	// go-redis rounds blocking timeouts to whole seconds; Redis takes
 	// fractions, so the command is sent as is. 0 would mean forever.
 	secs := strconv.FormatFloat(max(wait, time.Millisecond).Seconds(), 'f', 3, 64)
-	key := l.ShardKey(shard)
-	var c redis.Cmdable = l.c
+	key := l.shardKey(shard)
+	var c redis.Cmdable = l.rdb
 	if w.conn != nil {
 		c = w.conn
 	}
@@ -785,27 +722,76 @@ func (w *waiter) wait(ctx context.Context, side Side, shard int64, wait time.Dur
 	}
 }
 
-// Len is the number of items, as LLEN, in one script call whose cost does
-// not depend on the length: LLEN of the two end shards plus the count kept
-// in MidKey for the shards between them.
-func (l *List) Len(ctx context.Context) (int64, error) {
-	n, err := l.run(ctx, lenScript).Int64()
+// LLen is the number of items in the list KEY, as LLEN, in one script call
+// whose cost does not depend on the length: LLEN of the two end shards plus
+// the count kept for the shards between them. A list that does not exist
+// has length 0.
+func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
+	l, err := c.list(key)
 	if err != nil {
-		return 0, fmt.Errorf("length of list %s: %w", l.key, err)
+		return 0, err
 	}
-	return n, nil
+	return l.llen(ctx)
 }
 
-// Range returns the items from index start to stop inclusive, negative
-// indexes counting from the tail, as LRANGE. A range of at most 1000 items
-// near either end is one atomic script call. A longer one, or one that has
-// to walk more than 100 shards, takes several calls, each bounded; if the list is written between them the read starts over, so
-// the result is always what one atomic LRANGE would have returned.
-func (l *List) Range(ctx context.Context, start, stop int64) ([]string, error) {
+func (l *list) llen(ctx context.Context) (int64, error) {
+	in, err := l.info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return in.Length, nil
+}
+
+// Info is what Client.Info reads of a list.
+type Info struct {
+	Key    string `json:"key"`
+	Length int64  `json:"length"` // items, as LLEN
+	First  int64  `json:"first"`  // number of the left end shard
+	Last   int64  `json:"last"`   // number of the right end shard
+	Shards int64  `json:"shards"` // Last - First + 1
+	// ShardSize is the size recorded with the list by its first push (0
+	// for a list that has none: new, or written before sizes were
+	// recorded).
+	ShardSize int64 `json:"shard_size"`
+}
+
+// Info returns the length, the end shards and the recorded shard size of
+// the list KEY, in the one script call of LLen, O(1) in the length. A list
+// that does not exist has length 0 and one shard, number 0.
+func (c *Client) Info(ctx context.Context, key string) (*Info, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
+	return l.info(ctx)
+}
+
+func (l *list) info(ctx context.Context) (*Info, error) {
+	res, err := l.run(ctx, lenScript).Int64Slice()
+	if err == nil && len(res) != 4 {
+		err = fmt.Errorf("bad script reply %v", res)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("length of list %s: %w", l.key, err)
+	}
+	return &Info{Key: l.key, Length: res[0], First: res[1], Last: res[2], Shards: res[2] - res[1] + 1, ShardSize: res[3]}, nil
+}
+
+// LRange returns the items of the list KEY from index start to stop
+// inclusive, negative indexes counting from the tail, as LRANGE. A range of
+// at most 1000 items near either end is one atomic script call. A longer
+// one, or one that has to walk more than 100 shards, takes several calls,
+// each bounded; if the list is written between them the read starts over,
+// so the result is always what one atomic LRANGE would have returned.
+func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
 	return l.rangeSteps(ctx, start, stop, rangeSteps, rangeItems)
 }
 
-func (l *List) rangeSteps(ctx context.Context, start, stop int64, steps, items int) ([]string, error) {
+func (l *list) rangeSteps(ctx context.Context, start, stop int64, steps, items int) ([]string, error) {
 	fail := func(err error) ([]string, error) {
 		return nil, fmt.Errorf("range of list %s: %w", l.key, err)
 	}
@@ -853,7 +839,7 @@ type Layout struct {
 	Last   int64   `json:"last"`   // number of the right end shard
 	Length int64   `json:"length"` // items in all shards
 	Shards []Shard `json:"shards"` // first to last
-	// Mid is the count kept in MidKey: the items in the shards strictly
+	// Mid is the count kept in {KEY}:mid: the items in the shards strictly
 	// between First and Last. It equals the sum of those shards' lengths.
 	Mid int64 `json:"mid"`
 	// ShardSize is the size recorded with the list by its first push
@@ -868,22 +854,27 @@ type Shard struct {
 	Length int64  `json:"length"`
 }
 
-// Layout returns the endpoints, the mid count and every shard's length: one
-// script call per 100 shards. When the list is written between the calls
-// it starts over, so the result is always one consistent state.
-func (l *List) Layout(ctx context.Context) (Layout, error) {
+// Layout returns how the list KEY is stored: the endpoints, the mid count
+// and every shard's length, in one script call per 100 shards. When the
+// list is written between the calls it starts over, so the result is
+// always one consistent state.
+func (c *Client) Layout(ctx context.Context, key string) (*Layout, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
 	return l.layoutSteps(ctx, layoutSteps)
 }
 
-func (l *List) layoutSteps(ctx context.Context, steps int) (Layout, error) {
+func (l *list) layoutSteps(ctx context.Context, steps int) (*Layout, error) {
 	lay, err := l.layout(ctx, steps)
 	if err != nil {
-		return Layout{}, fmt.Errorf("layout of list %s: %w", l.key, err)
+		return nil, fmt.Errorf("layout of list %s: %w", l.key, err)
 	}
-	return lay, nil
+	return &lay, nil
 }
 
-func (l *List) layout(ctx context.Context, steps int) (Layout, error) {
+func (l *list) layout(ctx context.Context, steps int) (Layout, error) {
 	fail := func(err error) (Layout, error) { return Layout{}, err }
 restart:
 	for try := 0; try < readRestarts; try++ {
@@ -912,7 +903,7 @@ restart:
 			idx, _ := res[5].(int64)
 			for _, v := range res[6:] {
 				n, _ := v.(int64)
-				lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.ShardKey(idx), Length: n})
+				lay.Shards = append(lay.Shards, Shard{Index: idx, Key: l.shardKey(idx), Length: n})
 				lay.Length += n
 				idx++
 			}
@@ -930,7 +921,7 @@ restart:
 		lay.Mid = mid
 		if stored >= 0 && stored != mid {
 			return fail(fmt.Errorf("%w: %s counts %d items between the ends, but the shards there hold %d",
-				ErrCorrupt, l.MidKey(), stored, mid))
+				ErrCorrupt, l.midKey(), stored, mid))
 		}
 		return lay, nil
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func newList(t testing.TB, b redistest.Backend, key string, size int) *List {
+func newList(t testing.TB, b redistest.Backend, key string, size int) *list {
 	t.Helper()
-	l := New(b.Client, key, Options{Prefix: b.Prefix, ShardSize: size, BatchSize: 4})
-	if err := l.Err(); err != nil {
+	l, err := New(b.Client, Options{Prefix: b.Prefix, ShardSize: size, BatchSize: 4}).list(key)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -42,13 +42,13 @@ func TestNewChecksInput(t *testing.T) {
 		{"a b", 0, names.ErrInvalid},
 		{"a{b}", 0, names.ErrInvalid},
 	} {
-		l := New(c, tc.key, Options{ShardSize: tc.size})
-		if err := l.Err(); !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
-			t.Errorf("New(%q, size %d).Err() = %v, want %v", tc.key, tc.size, err, tc.want)
+		c := New(c, Options{ShardSize: tc.size})
+		if _, err := c.list(tc.key); !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
+			t.Errorf("list %q, size %d: %v, want %v", tc.key, tc.size, err, tc.want)
 		}
 		// every operation returns it, before sending anything
-		if _, err := l.Len(context.Background()); tc.want != nil && !errors.Is(err, tc.want) {
-			t.Errorf("New(%q, size %d).Len() = %v, want %v", tc.key, tc.size, err, tc.want)
+		if _, err := c.LLen(context.Background(), tc.key); tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("LLen %q, size %d: %v, want %v", tc.key, tc.size, err, tc.want)
 		}
 	}
 }
@@ -56,12 +56,9 @@ func TestNewChecksInput(t *testing.T) {
 func TestKeysShareTheHashTag(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	l := New(c, "jobs:eu", Options{Prefix: "app:"})
-	if err := l.Err(); err != nil {
-		t.Fatal(err)
-	}
-	first, last := l.EndpointKeys()
-	got := []string{first, last, l.ShardKey(0), l.ShardKey(-2)}
+	l := mustList(t, New(c, Options{Prefix: "app:"}), "jobs:eu")
+	first, last := l.keys[0], l.keys[1]
+	got := []string{first, last, l.shardKey(0), l.shardKey(-2)}
 	want := []string{"app:{jobs:eu}:first", "app:{jobs:eu}:last", "app:{jobs:eu}:0", "app:{jobs:eu}:-2"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("keys %q, want %q", got, want)
@@ -99,10 +96,10 @@ func TestMatchesPlainList(t *testing.T) {
 						var got, want int64
 						var err error
 						if k < 2 {
-							got, err = l.LPush(ctx, items...)
+							got, err = l.LPush(ctx, l.key, items...)
 							want = b.Client.LPush(ctx, plain, toAny(items)...).Val()
 						} else {
-							got, err = l.RPush(ctx, items...)
+							got, err = l.RPush(ctx, l.key, items...)
 							want = b.Client.RPush(ctx, plain, toAny(items)...).Val()
 						}
 						if err != nil || got != want {
@@ -113,10 +110,10 @@ func TestMatchesPlainList(t *testing.T) {
 						var got, want []string
 						var err, perr error
 						if k < 6 {
-							got, err = l.LPop(ctx, n)
+							got, err = l.LPop(ctx, l.key, n)
 							want, perr = b.Client.LPopCount(ctx, plain, n).Result()
 						} else {
-							got, err = l.RPop(ctx, n)
+							got, err = l.RPop(ctx, l.key, n)
 							want, perr = b.Client.RPopCount(ctx, plain, n).Result()
 						}
 						if errors.Is(perr, redis.Nil) {
@@ -130,7 +127,7 @@ func TestMatchesPlainList(t *testing.T) {
 						}
 					case k < 9:
 						start, stop := int64(rng.IntN(21)-10), int64(rng.IntN(21)-10)
-						got, err := l.Range(ctx, start, stop)
+						got, err := l.LRange(ctx, l.key, start, stop)
 						want := b.Client.LRange(ctx, plain, start, stop).Val()
 						if err != nil || !slices.Equal(got, want) {
 							t.Fatalf("op %d lrange %d %d: %q, %v; plain %q", op, start, stop, got, err, want)
@@ -138,14 +135,14 @@ func TestMatchesPlainList(t *testing.T) {
 					default:
 						// a blocking pop: no wait on a non-empty list, a
 						// short one (that must leave no trace) on an empty one
-						side := Side(rng.IntN(2))
+						side := dir(rng.IntN(2))
 						timeout := time.Second
 						if b.Client.LLen(ctx, plain).Val() == 0 {
 							timeout = 10 * time.Millisecond
 						}
-						item, err := l.BPop(ctx, side, timeout)
+						item, err := l.bpop(ctx, side, timeout)
 						// go-redis's BLPop rounds timeouts up to 1s: send it as is
-						cmd := map[Side]string{Left: "blpop", Right: "brpop"}[side]
+						cmd := map[dir]string{left: "blpop", right: "brpop"}[side]
 						plainPop, _ := b.Client.Do(ctx, cmd, plain, timeout.Seconds()).StringSlice()
 						if len(plainPop) == 0 {
 							if !errors.Is(err, ErrEmpty) {
@@ -159,7 +156,7 @@ func TestMatchesPlainList(t *testing.T) {
 					}
 					// after every operation: Len as LLEN, and the stored
 					// shards and mid count consistent
-					got, err := l.Len(ctx)
+					got, err := l.LLen(ctx, l.key)
 					want := b.Client.LLen(ctx, plain).Val()
 					if err != nil || got != want {
 						t.Fatalf("op %d llen: %d, %v; plain %d", op, got, err, want)
@@ -169,7 +166,7 @@ func TestMatchesPlainList(t *testing.T) {
 						t.Fatalf("op %d: shards hold %d items; plain %d", op, raw, want)
 					}
 				}
-				got, _ := l.Range(ctx, 0, -1)
+				got, _ := l.LRange(ctx, l.key, 0, -1)
 				want := b.Client.LRange(ctx, plain, 0, -1).Val()
 				if !slices.Equal(got, want) {
 					t.Fatalf("final contents %q, plain %q", got, want)
@@ -182,10 +179,10 @@ func TestMatchesPlainList(t *testing.T) {
 // checkShards checks the layout's invariants: no shard over size-1 items,
 // no empty shard strictly between the endpoints, the mid count equal to the
 // sum of those shards' lengths, and Len equal to the sum of all.
-func checkShards(t *testing.T, l *List, size int) {
+func checkShards(t *testing.T, l *list, size int) {
 	t.Helper()
 	ctx := context.Background()
-	lay, err := l.Layout(ctx)
+	lay, err := l.Layout(ctx, l.key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +204,7 @@ func checkShards(t *testing.T, l *List, size int) {
 	if lay.Mid != mid {
 		t.Fatalf("mid count %d, middle shards hold %d: %+v", lay.Mid, mid, lay)
 	}
-	if n, err := l.Len(ctx); err != nil || n != lay.Length {
+	if n, err := l.LLen(ctx, l.key); err != nil || n != lay.Length {
 		t.Fatalf("Len %d, %v; shards hold %d: %+v", n, err, lay.Length, lay)
 	}
 }
@@ -216,17 +213,17 @@ func checkShards(t *testing.T, l *List, size int) {
 // package: GET of the endpoints and LLEN of every shard key that exists
 // (found with SCAN). It fails the test if a shard outside the endpoints holds
 // anything, or if the mid key holds 0 or the wrong count.
-func rawLen(t *testing.T, b redistest.Backend, l *List) int64 {
+func rawLen(t *testing.T, b redistest.Backend, l *list) int64 {
 	t.Helper()
 	ctx := context.Background()
-	fk, lk := l.EndpointKeys()
+	fk, lk := l.keys[0], l.keys[1]
 	first, _ := b.Client.Get(ctx, fk).Int64() // absent = 0
 	last, _ := b.Client.Get(ctx, lk).Int64()
 	base := strings.TrimSuffix(fk, "first")
 	var keys []string
 	iter := b.Client.Scan(ctx, 0, base+"*", 1000).Iterator()
 	for iter.Next(ctx) {
-		if k := iter.Val(); k != fk && k != lk && k != l.MidKey() && k != l.SizeKey() && k != l.VersionKey() {
+		if k := iter.Val(); k != fk && k != lk && k != l.midKey() && k != l.keys[3] && k != l.keys[4] {
 			keys = append(keys, k)
 		}
 	}
@@ -256,7 +253,7 @@ func rawLen(t *testing.T, b redistest.Backend, l *List) int64 {
 			mid += length
 		}
 	}
-	stored, err := b.Client.Get(ctx, l.MidKey()).Int64()
+	stored, err := b.Client.Get(ctx, l.midKey()).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		if mid != 0 {
@@ -282,7 +279,7 @@ func TestMidCountExact(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 9))
 		check := func(what string, want int64) {
 			t.Helper()
-			if n, err := l.Len(ctx); err != nil || n != want {
+			if n, err := l.LLen(ctx, l.key); err != nil || n != want {
 				t.Fatalf("%s: Len %d, %v; want %d", what, n, err, want)
 			}
 			if n := rawLen(t, b, l); n != want {
@@ -293,7 +290,7 @@ func TestMidCountExact(t *testing.T) {
 		var want int64
 		next := 0
 		for op := 0; op < 1200; op++ {
-			side := Side(rng.IntN(2))
+			side := dir(rng.IntN(2))
 			pushPct := 70 // grow for 200 operations, then shrink for 200
 			if op/200%2 == 1 {
 				pushPct = 30
@@ -304,13 +301,13 @@ func TestMidCountExact(t *testing.T) {
 					next++
 					items[i] = fmt.Sprint(next)
 				}
-				n, err := l.Push(ctx, side, items)
+				n, err := l.push(ctx, side, items)
 				want += int64(len(items))
 				if err != nil || n != want {
 					t.Fatalf("op %d push %d: length %d, %v; want %d", op, len(items), n, err, want)
 				}
 			} else {
-				got, err := l.Pop(ctx, side, 1+rng.IntN(12))
+				got, err := l.pop(ctx, side, 1+rng.IntN(12))
 				if err != nil && !errors.Is(err, ErrEmpty) {
 					t.Fatal(err)
 				}
@@ -323,7 +320,7 @@ func TestMidCountExact(t *testing.T) {
 		check("after the sequence", want)
 
 		// concurrently, with blocking pops
-		l.RPush(ctx, "x", "y", "z")
+		l.RPush(ctx, l.key, "x", "y", "z")
 		want += 3
 		var pushed, popped [4]int64
 		var wg sync.WaitGroup
@@ -334,27 +331,27 @@ func TestMidCountExact(t *testing.T) {
 				defer wg.Done()
 				rng := rand.New(rand.NewPCG(uint64(w), 11))
 				for op := 0; op < 150; op++ {
-					side := Side(rng.IntN(2))
+					side := dir(rng.IntN(2))
 					switch k := rng.IntN(10); {
 					case k < 5:
 						items := make([]string, 1+rng.IntN(6))
 						for i := range items {
 							items[i] = fmt.Sprintf("w%d-%d-%d", w, op, i)
 						}
-						if _, err := l.Push(ctx, side, items); err != nil {
+						if _, err := l.push(ctx, side, items); err != nil {
 							errs <- err
 							return
 						}
 						pushed[w] += int64(len(items))
 					case k < 8:
-						got, err := l.Pop(ctx, side, 1+rng.IntN(6))
+						got, err := l.pop(ctx, side, 1+rng.IntN(6))
 						if err != nil && !errors.Is(err, ErrEmpty) {
 							errs <- err
 							return
 						}
 						popped[w] += int64(len(got))
 					default:
-						_, err := l.BPop(ctx, side, 10*time.Millisecond)
+						_, err := l.bpop(ctx, side, 10*time.Millisecond)
 						if errors.Is(err, ErrEmpty) {
 							break
 						}
@@ -386,27 +383,27 @@ func TestListWithoutMidKey(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "legacy", 3)
-		l.RPush(ctx, "a", "b", "c", "d", "e", "f", "g") // 0: [a b], 1: [c d], 2: [e f], 3: [g]
-		l.LPush(ctx, "z", "y", "x")                     // -2: [x], -1: [y z]
-		b.Client.Del(ctx, l.MidKey())
-		if n, err := l.Len(ctx); err != nil || n != 10 {
+		l.RPush(ctx, l.key, "a", "b", "c", "d", "e", "f", "g") // 0: [a b], 1: [c d], 2: [e f], 3: [g]
+		l.LPush(ctx, l.key, "z", "y", "x")                     // -2: [x], -1: [y z]
+		b.Client.Del(ctx, l.midKey())
+		if n, err := l.LLen(ctx, l.key); err != nil || n != 10 {
 			t.Fatalf("Len = %d, %v; want 10", n, err)
 		}
 		checkShards(t, l, 3)
-		if got, err := l.LPop(ctx, 2); err != nil || !slices.Equal(got, []string{"x", "y"}) {
+		if got, err := l.LPop(ctx, l.key, 2); err != nil || !slices.Equal(got, []string{"x", "y"}) {
 			t.Fatalf("LPop = %q, %v", got, err)
 		}
-		if m, err := b.Client.Get(ctx, l.MidKey()).Int64(); err != nil || m != 6 {
+		if m, err := b.Client.Get(ctx, l.midKey()).Int64(); err != nil || m != 6 {
 			t.Fatalf("mid key after the pop: %d, %v; want 6 (shards 0..2)", m, err)
 		}
-		b.Client.Del(ctx, l.MidKey())
-		if n, err := l.RPush(ctx, "h", "i"); err != nil || n != 10 {
+		b.Client.Del(ctx, l.midKey())
+		if n, err := l.RPush(ctx, l.key, "h", "i"); err != nil || n != 10 {
 			t.Fatalf("RPush = %d, %v; want 10", n, err)
 		}
 		if n := rawLen(t, b, l); n != 10 {
 			t.Fatalf("shards hold %d items", n)
 		}
-		if got, err := l.LPop(ctx, 20); err != nil || len(got) != 10 {
+		if got, err := l.LPop(ctx, l.key, 20); err != nil || len(got) != 10 {
 			t.Fatalf("LPop = %q, %v", got, err)
 		}
 		if n := rawLen(t, b, l); n != 0 {
@@ -427,13 +424,13 @@ func TestShardLayout(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "lay", 3)
-		if _, err := l.RPush(ctx, "a", "b", "c", "d", "e"); err != nil {
+		if _, err := l.RPush(ctx, l.key, "a", "b", "c", "d", "e"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.LPush(ctx, "z", "y"); err != nil {
+		if _, err := l.LPush(ctx, l.key, "z", "y"); err != nil {
 			t.Fatal(err)
 		}
-		lay, err := l.Layout(ctx)
+		lay, err := l.Layout(ctx, l.key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,7 +442,7 @@ func TestShardLayout(t *testing.T) {
 		if lay.First != -1 || lay.Last != 2 || lay.Length != 7 || !slices.Equal(lens, []int64{2, 2, 2, 1}) {
 			t.Fatalf("layout %+v", lay)
 		}
-		if got := b.Client.LRange(ctx, l.ShardKey(-1), 0, -1).Val(); !slices.Equal(got, []string{"y", "z"}) {
+		if got := b.Client.LRange(ctx, l.shardKey(-1), 0, -1).Val(); !slices.Equal(got, []string{"y", "z"}) {
 			t.Fatalf("shard -1 = %q", got)
 		}
 	})
@@ -457,31 +454,31 @@ func TestLenWhileEndpointLags(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "lag", 3)
-		if _, err := l.RPush(ctx, "a", "b", "c", "d", "e"); err != nil {
+		if _, err := l.RPush(ctx, l.key, "a", "b", "c", "d", "e"); err != nil {
 			t.Fatal(err)
 		}
-		b.Client.LPop(ctx, l.ShardKey(0))
-		b.Client.LPop(ctx, l.ShardKey(0))
-		b.Client.RPop(ctx, l.ShardKey(2))
-		if lay, _ := l.Layout(ctx); lay.First != 0 || lay.Last != 2 {
+		b.Client.LPop(ctx, l.shardKey(0))
+		b.Client.LPop(ctx, l.shardKey(0))
+		b.Client.RPop(ctx, l.shardKey(2))
+		if lay, _ := l.Layout(ctx, l.key); lay.First != 0 || lay.Last != 2 {
 			t.Fatalf("endpoints moved: %+v", lay)
 		}
-		if n, err := l.Len(ctx); err != nil || n != 2 {
+		if n, err := l.LLen(ctx, l.key); err != nil || n != 2 {
 			t.Fatalf("Len = %d, %v; want 2", n, err)
 		}
-		if got, _ := l.Range(ctx, 0, -1); !slices.Equal(got, []string{"c", "d"}) {
+		if got, _ := l.LRange(ctx, l.key, 0, -1); !slices.Equal(got, []string{"c", "d"}) {
 			t.Fatalf("Range = %q", got)
 		}
-		if got, err := l.RPop(ctx, 1); err != nil || !slices.Equal(got, []string{"d"}) {
+		if got, err := l.RPop(ctx, l.key, 1); err != nil || !slices.Equal(got, []string{"d"}) {
 			t.Fatalf("RPop = %q, %v", got, err)
 		}
-		if got, err := l.LPop(ctx, 5); err != nil || !slices.Equal(got, []string{"c"}) {
+		if got, err := l.LPop(ctx, l.key, 5); err != nil || !slices.Equal(got, []string{"c"}) {
 			t.Fatalf("LPop = %q, %v", got, err)
 		}
-		if _, err := l.LPop(ctx, 1); !errors.Is(err, ErrEmpty) {
+		if _, err := l.LPop(ctx, l.key, 1); !errors.Is(err, ErrEmpty) {
 			t.Fatalf("LPop on empty = %v", err)
 		}
-		if n, _ := l.RPush(ctx, "x"); n != 1 {
+		if n, _ := l.RPush(ctx, l.key, "x"); n != 1 {
 			t.Fatalf("RPush after emptying: length %d", n)
 		}
 	})
@@ -491,38 +488,38 @@ func TestWakeMarker(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "mark", 3)
-		if _, err := l.RPush(ctx, "a", WakeMarker); !errors.Is(err, ErrReserved) {
+		if _, err := l.RPush(ctx, l.key, "a", WakeMarker); !errors.Is(err, ErrReserved) {
 			t.Fatalf("push of the marker: %v", err)
 		}
-		if n, _ := l.Len(ctx); n != 0 {
+		if n, _ := l.LLen(ctx, l.key); n != 0 {
 			t.Fatalf("refused push wrote %d items", n)
 		}
 		// A marker left in a shard (a blocking pop that died) is skipped.
-		l.RPush(ctx, "a", "b")
-		b.Client.LPush(ctx, l.ShardKey(0), WakeMarker)
-		b.Client.RPush(ctx, l.ShardKey(0), WakeMarker)
-		if got, err := l.LPop(ctx, 3); err != nil || !slices.Equal(got, []string{"a", "b"}) {
+		l.RPush(ctx, l.key, "a", "b")
+		b.Client.LPush(ctx, l.shardKey(0), WakeMarker)
+		b.Client.RPush(ctx, l.shardKey(0), WakeMarker)
+		if got, err := l.LPop(ctx, l.key, 3); err != nil || !slices.Equal(got, []string{"a", "b"}) {
 			t.Fatalf("LPop = %q, %v", got, err)
 		}
 
 		// The wake script pushes the marker into a shard the list has
 		// left, and the wait that follows returns at once.
-		l.RPush(ctx, "c", "d", "e") // shards 0: [c d], 1: [e]
-		l.LPop(ctx, 2)              // first moves to 1
+		l.RPush(ctx, l.key, "c", "d", "e") // shards 0: [c d], 1: [e]
+		l.LPop(ctx, l.key, 2)              // first moves to 1
 		start := time.Now()
-		item, ok, err := testWait(ctx, l, Left, 0, 5*time.Second)
+		item, ok, err := testWait(ctx, l, left, 0, 5*time.Second)
 		if err != nil || !ok || item != WakeMarker || time.Since(start) > 2*time.Second {
 			t.Fatalf("wait on a stale shard: %q, %v, %v after %s", item, ok, err, time.Since(start))
 		}
 		// The wait left the marker; the next pop of the same caller
 		// removes it (the shard is outside the list).
-		if n := b.Client.LLen(ctx, l.ShardKey(0)).Val(); n != 1 {
+		if n := b.Client.LLen(ctx, l.shardKey(0)).Val(); n != 1 {
 			t.Fatalf("stale shard holds %d elements, want the marker", n)
 		}
-		if got, _, _, err := l.pop(ctx, Left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
+		if got, _, _, err := l.popCall(ctx, left, 1, int64(0)); err != nil || !slices.Equal(got, []string{"e"}) {
 			t.Fatalf("pop = %q, %v", got, err)
 		}
-		if n := b.Client.Exists(ctx, l.ShardKey(0)).Val(); n != 0 {
+		if n := b.Client.Exists(ctx, l.shardKey(0)).Val(); n != 0 {
 			t.Fatalf("marker left in the stale shard")
 		}
 		if n := rawLen(t, b, l); n != 0 {
@@ -539,9 +536,9 @@ func TestWaitTakesNothing(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "waitonly", 3)
-		l.RPush(ctx, "a", "b", "c", "d", "e") // 0: [a b], 1: [c d], 2: [e]
-		before := b.Client.LRange(ctx, l.ShardKey(1), 0, -1).Val()
-		for _, side := range []Side{Left, Right} {
+		l.RPush(ctx, l.key, "a", "b", "c", "d", "e") // 0: [a b], 1: [c d], 2: [e]
+		before := b.Client.LRange(ctx, l.shardKey(1), 0, -1).Val()
+		for _, side := range []dir{left, right} {
 			for _, shard := range []int64{0, 1, 2} {
 				item, ok, err := testWait(ctx, l, side, shard, time.Second)
 				if err != nil || !ok || item == WakeMarker {
@@ -549,10 +546,10 @@ func TestWaitTakesNothing(t *testing.T) {
 				}
 			}
 		}
-		if got, _ := l.Range(ctx, 0, -1); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+		if got, _ := l.LRange(ctx, l.key, 0, -1); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
 			t.Fatalf("after waits: %q", got)
 		}
-		if after := b.Client.LRange(ctx, l.ShardKey(1), 0, -1).Val(); !slices.Equal(after, before) {
+		if after := b.Client.LRange(ctx, l.shardKey(1), 0, -1).Val(); !slices.Equal(after, before) {
 			t.Fatalf("middle shard %q, was %q", after, before)
 		}
 		checkShards(t, l, 3)
@@ -568,10 +565,10 @@ func TestBlockingPop(t *testing.T) {
 		l := newList(t, b, "block", 3)
 
 		// Empty: the wait ends at the timeout, sub-second honoured.
-		for _, side := range []Side{Left, Right} {
+		for _, side := range []dir{left, right} {
 			const timeout = 250 * time.Millisecond
 			start := time.Now()
-			_, err := l.BPop(ctx, side, timeout)
+			_, err := l.bpop(ctx, side, timeout)
 			took := time.Since(start)
 			if !errors.Is(err, ErrEmpty) {
 				t.Fatalf("BPop %s on empty: %v", side, err)
@@ -586,32 +583,32 @@ func TestBlockingPop(t *testing.T) {
 		// item a plain list's BLPOP/BRPOP would give, even when the
 		// push overflows the shard it waits on.
 		for _, tc := range []struct {
-			side  Side
-			push  func(context.Context, ...string) (int64, error)
+			side  dir
+			push  func(context.Context, string, ...string) (int64, error)
 			items []string
 			want  string
 		}{
-			{Left, l.RPush, []string{"a", "b", "c", "d"}, "a"},
-			{Left, l.LPush, []string{"a", "b", "c", "d"}, "d"},
-			{Right, l.RPush, []string{"a", "b", "c", "d"}, "d"},
-			{Right, l.LPush, []string{"a", "b", "c", "d"}, "a"},
+			{left, l.RPush, []string{"a", "b", "c", "d"}, "a"},
+			{left, l.LPush, []string{"a", "b", "c", "d"}, "d"},
+			{right, l.RPush, []string{"a", "b", "c", "d"}, "d"},
+			{right, l.LPush, []string{"a", "b", "c", "d"}, "a"},
 		} {
 			got := make(chan string, 1)
 			go func() {
-				item, err := l.BPop(ctx, tc.side, 10*time.Second)
+				item, err := l.bpop(ctx, tc.side, 10*time.Second)
 				if err != nil {
 					item = err.Error()
 				}
 				got <- item
 			}()
 			waitBlocked(t, b, 1)
-			if _, err := tc.push(ctx, tc.items...); err != nil {
+			if _, err := tc.push(ctx, l.key, tc.items...); err != nil {
 				t.Fatal(err)
 			}
 			if item := <-got; item != tc.want {
 				t.Fatalf("BPop %s got %q, want %q", tc.side, item, tc.want)
 			}
-			l.LPop(ctx, 10)
+			l.LPop(ctx, l.key, 10)
 		}
 	})
 }
@@ -673,8 +670,8 @@ func TestProducersConsumers(t *testing.T) {
 						items[j] = fmt.Sprintf("p%d-%d", p, i+j)
 					}
 					i += n
-					side := Side(rng.IntN(2))
-					if _, err := l.Push(ctx, side, items); err != nil {
+					side := dir(rng.IntN(2))
+					if _, err := l.push(ctx, side, items); err != nil {
 						errs <- err
 						return
 					}
@@ -685,16 +682,16 @@ func TestProducersConsumers(t *testing.T) {
 			cwg.Add(1)
 			go func() {
 				defer cwg.Done()
-				side := Side(c % 2)
+				side := dir(c % 2)
 				for {
 					var items []string
 					var err error
 					if c < 2 {
 						var item string
-						item, err = l.BPop(ctx, side, 100*time.Millisecond)
+						item, err = l.bpop(ctx, side, 100*time.Millisecond)
 						items = []string{item}
 					} else {
-						items, err = l.Pop(ctx, side, 1+c)
+						items, err = l.pop(ctx, side, 1+c)
 					}
 					if errors.Is(err, ErrEmpty) {
 						select {
@@ -733,18 +730,28 @@ func TestProducersConsumers(t *testing.T) {
 				t.Errorf("item %q popped %d times", it, n)
 			}
 		}
-		if n, _ := l.Len(ctx); n != 0 {
+		if n, _ := l.LLen(ctx, l.key); n != 0 {
 			t.Errorf("%d items left", n)
 		}
 	})
 }
 
 // testWait runs one wait of a blocking pop on its own waiter.
-func testWait(ctx context.Context, l *List, side Side, shard int64, d time.Duration) (string, bool, error) {
+func testWait(ctx context.Context, l *list, side dir, shard int64, d time.Duration) (string, bool, error) {
 	w, err := l.newWaiter(ctx, shard)
 	if err != nil {
 		return "", false, err
 	}
 	defer w.close()
 	return w.wait(ctx, side, shard, d)
+}
+
+// mustList returns the list KEY of c.
+func mustList(t testing.TB, c *Client, key string) *list {
+	t.Helper()
+	l, err := c.list(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

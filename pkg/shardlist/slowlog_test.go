@@ -17,9 +17,9 @@ import (
 // Fill pushes n items ("item-0", "item-1", ...) onto the tail of l in
 // batches of 1000, the largest a push call takes: the fast way to load a
 // list for a size test (1e6 items in about 1000 calls).
-func fill(ctx context.Context, c redis.UniversalClient, key, prefix string, n, size int) (*List, error) {
-	l := New(c, key, Options{Prefix: prefix, ShardSize: size, BatchSize: maxBatchSize})
-	if err := l.Err(); err != nil {
+func fill(ctx context.Context, c redis.UniversalClient, key, prefix string, n, size int) (*list, error) {
+	l, err := New(c, Options{Prefix: prefix, ShardSize: size, BatchSize: maxBatchSize}).list(key)
+	if err != nil {
 		return nil, err
 	}
 	items := make([]string, 0, maxBatchSize)
@@ -28,7 +28,7 @@ func fill(ctx context.Context, c redis.UniversalClient, key, prefix string, n, s
 		for ; i < n && len(items) < maxBatchSize; i++ {
 			items = append(items, "item-"+strconv.Itoa(i))
 		}
-		if _, err := l.RPush(ctx, items...); err != nil {
+		if _, err := l.RPush(ctx, l.key, items...); err != nil {
 			return nil, err
 		}
 	}
@@ -148,25 +148,25 @@ func TestServerTimePerCall(t *testing.T) {
 				name string
 				fn   func() error
 			}{
-				{"rpush 1", func() error { _, err := l.RPush(ctx, "x"); return err }},
-				{"rpush 1000", func() error { _, err := l.RPush(ctx, many...); return err }},
-				{"lpush 1000", func() error { _, err := l.LPush(ctx, many...); return err }},
-				{"llen", func() error { _, err := l.Len(ctx); return err }},
-				{"lpop 1", func() error { _, err := l.LPop(ctx, 1); return err }},
-				{"rpop 1000", func() error { _, err := l.RPop(ctx, 1000); return err }},
-				{"lpop 1000", func() error { _, err := l.LPop(ctx, 1000); return err }},
-				{"lrange 0 9", func() error { _, err := l.Range(ctx, 0, 9); return err }},
-				{"lrange -10 -1", func() error { _, err := l.Range(ctx, -10, -1); return err }},
-				{"lrange middle 10", func() error { _, err := l.Range(ctx, int64(n/2), int64(n/2+9)); return err }},
+				{"rpush 1", func() error { _, err := l.RPush(ctx, l.key, "x"); return err }},
+				{"rpush 1000", func() error { _, err := l.RPush(ctx, l.key, many...); return err }},
+				{"lpush 1000", func() error { _, err := l.LPush(ctx, l.key, many...); return err }},
+				{"llen", func() error { _, err := l.LLen(ctx, l.key); return err }},
+				{"lpop 1", func() error { _, err := l.LPop(ctx, l.key, 1); return err }},
+				{"rpop 1000", func() error { _, err := l.RPop(ctx, l.key, 1000); return err }},
+				{"lpop 1000", func() error { _, err := l.LPop(ctx, l.key, 1000); return err }},
+				{"lrange 0 9", func() error { _, err := l.LRange(ctx, l.key, 0, 9); return err }},
+				{"lrange -10 -1", func() error { _, err := l.LRange(ctx, l.key, -10, -1); return err }},
+				{"lrange middle 10", func() error { _, err := l.LRange(ctx, l.key, int64(n/2), int64(n/2+9)); return err }},
 				{"lrange 0 -1", func() error {
-					got, err := l.Range(ctx, 0, -1)
-					if want, _ := l.Len(ctx); err == nil && int64(len(got)) != want {
+					got, err := l.LRange(ctx, l.key, 0, -1)
+					if want, _ := l.LLen(ctx, l.key); err == nil && int64(len(got)) != want {
 						err = fmt.Errorf("lrange 0 -1: %d items, llen %d", len(got), want)
 					}
 					return err
 				}},
-				{"shards", func() error { _, err := l.Layout(ctx); return err }},
-				{"blpop (item there)", func() error { _, err := l.BLPop(ctx, time.Second); return err }},
+				{"shards", func() error { _, err := l.Layout(ctx, l.key); return err }},
+				{"blpop (item there)", func() error { _, err := l.BLPop(ctx, l.key, time.Second); return err }},
 			}
 			for _, op := range ops {
 				// On a loaded machine the server is sometimes descheduled
@@ -186,19 +186,19 @@ func TestServerTimePerCall(t *testing.T) {
 				}
 			}
 			// hostile endpoints: refused at once
-			fk, lk := l.EndpointKeys()
-			for _, bad := range []struct{ key, val string }{{lk, "10000000"}, {fk, "-10000000"}, {l.MidKey(), "x"}} {
+			fk, lk := l.keys[0], l.keys[1]
+			for _, bad := range []struct{ key, val string }{{lk, "10000000"}, {fk, "-10000000"}, {l.midKey(), "x"}} {
 				was := c.Get(ctx, bad.key).Val()
 				c.Set(ctx, bad.key, bad.val, 0)
 				d, calls, which := worst(func() error {
-					for _, side := range []Side{Left, Right} {
-						if _, err := l.Pop(ctx, side, 1); err == nil {
+					for _, side := range []dir{left, right} {
+						if _, err := l.pop(ctx, side, 1); err == nil {
 							return fmt.Errorf("pop of a corrupt list worked")
 						}
 					}
-					l.Len(ctx)
-					l.Range(ctx, 0, -1)
-					l.Layout(ctx)
+					l.LLen(ctx, l.key)
+					l.LRange(ctx, l.key, 0, -1)
+					l.Layout(ctx, l.key)
 					return nil
 				})
 				t.Logf("items %8d shard size %3d  %-20s worst call %8s (%s), %d calls >= 100µs", n, size, "corrupt "+strings.TrimPrefix(bad.key, l.base)+"="+bad.val, d, which, calls)
