@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"strconv"
 	"strings"
@@ -31,6 +32,17 @@ func TestLiveReshard(t *testing.T) {
 	defer cancel()
 	chats, jobs, items := newTally(), newTally(), newTally()
 
+	// The list has shards of 3 items and starts with a backlog, so that its
+	// scripts read and write shard keys they do not declare (only the
+	// list's five keys are), which move one by one like the others.
+	var backlog strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&backlog, "b%d\n", i)
+		items.send("b" + strconv.Itoa(i))
+	}
+	if r := runStdin(ctx, env, backlog.String(), "list", "rpush", "items", "--shard-size", "4", "-"); r.code != 0 {
+		t.Fatal(r)
+	}
 	mustRun(t, env, "queue", "create", "jobs")
 	mustRun(t, env, "chat", "create", "--from", "joe", "--to", "jeff", "--id", "room")
 	watch := startChatq(t, env, "-o", "json", "chat", "watch", "jeff", "--mark", "--poll", "1s")

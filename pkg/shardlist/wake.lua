@@ -14,6 +14,8 @@ local shard = tonumber(ARGV[2])
 if shard < first or shard > last then
   local r = redis.pcall(left and 'lpush' or 'rpush', base .. shard, ARGV[3])
   if type(r) == 'table' then
+    local m = moving(r, base .. shard)
+    if m then return m end
     return redis.error_reply('CORRUPT ' .. base .. shard .. ' is a ' ..
       redis.call('type', base .. shard)['ok'] .. ', not a list')
   end
