@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,5 +159,40 @@ func TestNoRequestOnAConnectionTheRestartBroke(t *testing.T) {
 		if err := cl.Incr(ctx, "n").Err(); err != nil {
 			t.Errorf("round %d, the first INCR after the restart: %v (reply lost: %v)", round, err, ReplyLost(err))
 		}
+	}
+}
+
+// A connection that fails before its first reply carried no command of
+// chatq's (go-redis waits for HELLO's reply): not a lost reply, even when
+// other connections of the client have had replies. A proxy in front of a
+// server that is down accepts, then closes.
+func TestNoReplyYetIsNotALostReply(t *testing.T) {
+	s := redistest.StartServer(t)
+	b, p := redistest.Proxied(t, redistest.Backend{Name: "redis", URL: s.URL()})
+	var errOut bytes.Buffer
+	cl, err := NewClient(&Config{URL: b.URL, Timeout: 3 * time.Second}, &iostreams.IOStreams{ErrOut: &errOut}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := t.Context()
+	if err := cl.Incr(ctx, "n").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Kill()
+	// The proxy closes the client's side of the connection the server
+	// closed (a request sent before that is lost, truly).
+	for deadline := time.Now().Add(time.Minute); p.Open() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy kept its connections")
+		}
+	}
+	err = cl.Incr(ctx, "n").Err()
+	if h := FailureHint(err, &Config{}, func(string) string { return "" }); !strings.Contains(h, "may be restarting") {
+		t.Errorf("hint %q", h)
+	}
+	if err == nil || ReplyLost(err) || !Transient(err) {
+		t.Errorf("INCR through a proxy whose server is down: %v (reply lost %v, transient %v), want a transient error, not a lost reply",
+			err, ReplyLost(err), Transient(err))
 	}
 }

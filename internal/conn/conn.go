@@ -137,7 +137,13 @@ func (e *TLSHandshakeError) Unwrap() error { return e.Err }
 // ConnInitError is a failure before the server's first reply on any
 // connection of the client: no command of chatq's was sent, so nothing can
 // have been applied (see ReplyLost).
-type ConnInitError struct{ Err error }
+type ConnInitError struct {
+	Err error
+	// Spoke: another connection of the client had had a reply, so the
+	// server there does speak Redis (no TLS mismatch, say): this one
+	// failed for another reason (a restart; a proxy without its server).
+	Spoke bool
+}
 
 func (e *ConnInitError) Error() string { return e.Err.Error() }
 func (e *ConnInitError) Unwrap() error { return e.Err }
@@ -179,8 +185,24 @@ func (c *initConn) Read(b []byte) (int, error) {
 			break
 		}
 	}
+	if err != nil && c.state != 2 {
+		// No reply yet on this connection: go-redis sends only its
+		// handshake (HELLO) before the first reply, so no command of
+		// chatq's went out on it, whatever other connections of the
+		// client have seen. A proxy that accepts and then finds no
+		// server behind it closes a connection just so.
+		err = &handshakeError{&ConnInitError{Err: err, Spoke: c.replied.Load()}}
+	}
 	return n, err
 }
+
+// handshakeError is a read error on a connection that has had no reply
+// yet: a ConnInitError one layer down, because go-redis unwraps the error
+// of a failed handshake once before returning it.
+type handshakeError struct{ err *ConnInitError }
+
+func (e *handshakeError) Error() string { return e.err.Error() }
+func (e *handshakeError) Unwrap() error { return e.err }
 
 // socketConn is an initConn straight on a socket (no TLS), which it lets
 // go-redis see: before handing out an idle connection, go-redis's pool peeks

@@ -184,3 +184,15 @@ func TestLostReply(t *testing.T) {
 		t.Error("a failure before the first reply is a lost reply")
 	}
 }
+
+// A lostReply wrapped twice (a node's hooks can see an error twice, on the
+// ASKING path) is still transient.
+func TestLostReplyTwice(t *testing.T) {
+	err := &lostReply{&lostReply{io.EOF}}
+	if !Transient(err) || !ReplyLost(err) || cause(err) != io.EOF {
+		t.Errorf("Transient %v, ReplyLost %v, cause %v", Transient(err), ReplyLost(err), cause(err))
+	}
+	if retriedByCluster(&lostReply{io.EOF}) {
+		t.Error("a lostReply would be wrapped again")
+	}
+}

@@ -168,8 +168,8 @@ func (e *lostReply) Error() string { return e.err.Error() }
 // cause returns the error a lostReply in err's chain hides, or err.
 func cause(err error) error {
 	var lr *lostReply
-	if errors.As(err, &lr) {
-		return lr.err
+	for errors.As(err, &lr) {
+		err = lr.err
 	}
 	return err
 }
@@ -197,7 +197,8 @@ func (lostReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // cluster client would answer by sending the command again: not a context
 // error, which it returns as it is.
 func retriedByCluster(err error) bool {
-	return err != nil && ReplyLost(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+	return err != nil && !errors.As(err, new(*lostReply)) && ReplyLost(err) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // ProcessPipelineHook covers the ASKING pipeline go-redis sends to follow

@@ -24,6 +24,7 @@ type Proxy struct {
 	dropRequests int
 	dropReplies  int
 	dropReplyTo  []byte
+	exemptOn     [][]byte
 	blackhole    bool
 	latency      time.Duration
 	requests     int
@@ -65,6 +66,21 @@ func (p *Proxy) DropReplies(n int) { p.set(func() { p.dropReplies = n }) }
 // applied, and its client never hears so.
 func (p *Proxy) DropReplyTo(pattern string) { p.set(func() { p.dropReplyTo = []byte(pattern) }) }
 
+// Exempt spares from every fault (but CutAll and Close) each connection
+// whose client sends a request containing one of patterns (in any case),
+// from that
+// request on: a replica's replication link (REPLCONF, PSYNC) through the
+// proxy in front of its master, whose stream a dropped chunk would corrupt
+// where TCP never would.
+func (p *Proxy) Exempt(patterns ...string) {
+	p.set(func() {
+		p.exemptOn = nil
+		for _, pat := range patterns {
+			p.exemptOn = append(p.exemptOn, bytes.ToUpper([]byte(pat)))
+		}
+	})
+}
+
 // Blackhole, while on, discards everything in both directions, as a network
 // that lost the route does.
 func (p *Proxy) Blackhole(on bool) { p.set(func() { p.blackhole = on }) }
@@ -77,6 +93,13 @@ func (p *Proxy) Counts() (requests, replies, droppedRequests, droppedReplies int
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.requests, p.replies, p.droppedReqs, p.droppedReps
+}
+
+// Open is how many connections are open through the proxy.
+func (p *Proxy) Open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
 }
 
 // CutAll closes every open connection, as a server restart or a network
@@ -152,16 +175,23 @@ func (p *Proxy) accept() {
 		p.conns[c] = p.accepted
 		p.conns[s] = p.accepted
 		p.mu.Unlock()
-		pending := new(int) // replies of this connection to drop (DropReplyTo)
+		l := new(link)
 		p.wg.Add(2)
-		go p.pipe(c, s, true, pending)
-		go p.pipe(s, c, false, pending)
+		go p.pipe(c, s, true, l)
+		go p.pipe(s, c, false, l)
 	}
+}
+
+// link is the state of one proxied connection, shared by its two
+// directions under p.mu.
+type link struct {
+	pending int  // replies to drop (DropReplyTo)
+	exempt  bool // spared from faults (Exempt)
 }
 
 // pipe copies chunks from src to dst, applying the faults of its direction;
 // when either side ends it closes both.
-func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
+func (p *Proxy) pipe(src, dst net.Conn, request bool, l *link) {
 	defer p.wg.Done()
 	defer func() {
 		_ = src.Close()
@@ -176,8 +206,17 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			drop := p.blackhole
-			if request {
+			if request && !l.exempt {
+				for _, pat := range p.exemptOn {
+					if bytes.Contains(bytes.ToUpper(buf[:n]), pat) {
+						l.exempt = true
+					}
+				}
+			}
+			drop := p.blackhole && !l.exempt
+			if l.exempt {
+				// spared: neither dropped, delayed nor counted
+			} else if request {
 				p.requests++
 				if !drop && p.dropRequests > 0 {
 					p.dropRequests--
@@ -187,7 +226,7 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 					p.droppedReqs++
 				} else if p.dropReplyTo != nil && bytes.Contains(buf[:n], p.dropReplyTo) {
 					p.dropReplyTo = nil
-					*pending++
+					l.pending++
 				}
 			} else {
 				p.replies++
@@ -195,8 +234,8 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 					p.dropReplies--
 					drop = true
 				}
-				if !drop && *pending > 0 {
-					*pending--
+				if !drop && l.pending > 0 {
+					l.pending--
 					drop = true
 				}
 				if drop {
@@ -204,6 +243,9 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 				}
 			}
 			delay := p.latency
+			if l.exempt {
+				delay = 0
+			}
 			p.mu.Unlock()
 			if delay > 0 {
 				time.Sleep(delay)

@@ -191,8 +191,13 @@ type ClusterOptions struct {
 	// Proxied puts a fault proxy (Server.Proxy) in front of each node,
 	// which the node announces as its address: every connection of a
 	// cluster client goes through one, while the nodes reach each other
-	// (the cluster bus, MIGRATE, replication) directly.
+	// directly on the cluster bus and by MIGRATE. Replicas connect to
+	// their master's announced address, through its proxy, whose faults
+	// spare that link (faultproxy's Exempt).
 	Proxied bool
+	// NodeTimeout is cluster-node-timeout: how long a master may be
+	// unreachable before its replica takes over (default one second).
+	NodeTimeout time.Duration
 }
 
 // StartClusterWith starts the cluster opt describes, as StartCluster does.
@@ -210,8 +215,12 @@ func StartClusterWith(t testing.TB, opt ClusterOptions) *Cluster {
 	for range masters * (1 + replicas) {
 		requireServer(t)
 		port := freePort(t)
+		timeout := opt.NodeTimeout
+		if timeout <= 0 {
+			timeout = time.Second
+		}
 		args := []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"}
+			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10), "--cluster-replica-validity-factor", "0"}
 		var proxy *faultproxy.Proxy
 		if opt.Proxied {
 			p, err := faultproxy.StartOn(fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", port))
@@ -219,6 +228,7 @@ func StartClusterWith(t testing.TB, opt ClusterOptions) *Cluster {
 				t.Fatalf("fault proxy: %v", err)
 			}
 			t.Cleanup(func() { _ = p.Close() })
+			p.Exempt("REPLCONF", "PSYNC")
 			_, pport, _ := net.SplitHostPort(p.Addr())
 			args = append(args, "--cluster-announce-port", pport, "--cluster-announce-bus-port", strconv.Itoa(port+10000))
 			proxy = p
