@@ -64,23 +64,27 @@ func TestExamplesUsePublicImportsOnly(t *testing.T) {
 	}
 }
 
-// chat and shardlist have the shape the three packages agree on (decisions
-// of issue 23): a Client from New(rdb, Options) with no error, listing in
+// chat, delayq and shardlist have the shape the three packages agree on
+// (decisions of issue 23): a Client from New(rdb, Options) with no error, listing in
 // SCAN-style pages, and the same Access table type.
 var (
 	_ func(redis.UniversalClient, chat.Options) *chat.Client           = chat.New
 	_ func(redis.UniversalClient, shardlist.Options) *shardlist.Client = shardlist.New
+	_ func(redis.UniversalClient, delayq.Options) *delayq.Client       = delayq.New
 
 	_ func(*chat.Client, context.Context, uint64, string, int64) ([]string, uint64, error)      = (*chat.Client).Chats
 	_ func(*shardlist.Client, context.Context, uint64, string, int64) ([]string, uint64, error) = (*shardlist.Client).Lists
+	_ func(*delayq.Client, context.Context, uint64, string, int64) ([]string, uint64, error)    = (*delayq.Client).Queues
 
 	_ func(*chat.Client) []chat.Access           = (*chat.Client).Access
 	_ func(*shardlist.Client) []shardlist.Access = (*shardlist.Client).Access
+	_ func(*delayq.Client) []delayq.Access       = (*delayq.Client).Access
 	_                                            = shardlist.Access(chat.Access{}) // the same fields
+	_                                            = delayq.Access(chat.Access{})
 )
 
 // apiPackages are the packages held to the API rules below.
-var apiPackages = []string{"pkg/chat", "pkg/shardlist"}
+var apiPackages = []string{"pkg/chat", "pkg/delayq", "pkg/shardlist"}
 
 // Each package exports at most 50 identifiers (types, functions, methods,
 // vars and consts), and no exported declaration names an internal package

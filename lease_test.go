@@ -67,7 +67,7 @@ func TestWorkLeasesUnderKills(t *testing.T) {
 	}
 	ctx := context.Background()
 	q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
-	if err := q.Create(ctx, "jobs", delayq.Config{}); err != nil {
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
 		t.Fatal(err)
 	}
 	// 120 jobs: 60 of 0.05-0.8s, 60 of 1.2-2.5s, under a 1s vt.

@@ -54,7 +54,7 @@ func TestTopTerminal(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	defer c.Close()
 	q := delayq.New(c, delayq.Options{})
-	if err := q.Create(ctx, "ptyjobs", delayq.Config{}); err != nil {
+	if err := q.Create(ctx, "ptyjobs", delayq.Attributes{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
@@ -62,7 +62,7 @@ func TestTopTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := q.Push(ctx, "ptyjobs", "later", delayq.PushOptions{Delay: time.Hour, HasDelay: true}); err != nil {
+	if _, err := q.Push(ctx, "ptyjobs", "later", delayq.PushOptions{Delay: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/keyspace"
 	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -36,14 +37,9 @@ var connNeeds = []string{"hello", "ping"}
 // and loaded ahead by SCRIPT LOAD where a pipeline needs them cached.
 var scriptNeeds = []string{"evalsha", "eval", "script|load"}
 
-var (
-	queueKeys = []string{"{ns}:*"}
-	queueChan = []string{"{ns}:rt:*"}
-)
-
-// chatCommands and listCommands name, per chatq command, the methods of
-// pkg/chat and pkg/shardlist it calls: what they need comes from the
-// packages' Access tables.
+// chatCommands, queueCommands and listCommands name, per chatq command, the
+// methods of pkg/chat, pkg/delayq and pkg/shardlist it calls: what they
+// need comes from the packages' Access tables.
 var (
 	chatCommands = []commandOps{
 		{"chat create", []string{"Create"}},
@@ -57,6 +53,26 @@ var (
 		{"chat ls", []string{"UserChats"}},
 		{"chat members", []string{"Members"}},
 		{"chat history", []string{"History"}},
+	}
+	queueCommands = []commandOps{
+		{"queue create", []string{"Create"}},
+		{"queue ls", []string{"Queues"}},
+		{"queue ls -l", []string{"Queues", "StatsEach"}},
+		{"queue stats", []string{"Stats"}},
+		{"queue stats (index rebuild)", []string{"Reindex"}},
+		{"queue set", []string{"SetAttributes"}},
+		{"queue push", []string{"Push", "Stats"}}, // Stats: --lines and --jsonl check maxsize first
+		{"queue peek", []string{"Peek"}},
+		{"queue get", []string{"Get"}},
+		{"queue poll", []string{"Receive", "Receive (wait)"}},
+		{"queue ack", []string{"Ack"}},
+		{"queue retry", []string{"ChangeVisibility"}},
+		{"queue redrive", []string{"Redrive"}},
+		{"queue work", []string{"Work"}},
+		{"queue purge", []string{"Purge"}},
+		{"queue delete", []string{"DeadLetterSources", "Stats", "Delete"}},
+		{"queue export", []string{"Stats", "Export"}},
+		{"queue import", []string{"Stats", "Create", "Import"}},
 	}
 	// Info checks an explicit --shard-size against the list's.
 	listCommands = []commandOps{
@@ -81,9 +97,11 @@ type commandOps struct {
 func needs(prefix string) []need {
 	// Access makes no Redis call: the clients need no server.
 	out := []need{{"ping", false, nil, nil, nil}}
-	out = append(out, fromAccess(chatCommands, chatAccess(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
-	out = append(out, queueNeeds...)
-	return append(out, fromAccess(listCommands, listAccess(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access()))...)
+	out = append(out, fromAccess(chatCommands, table(chat.New(nil, chat.Options{Prefix: prefix}).Access()))...)
+	// The queue patterns keep "{ns}" for the namespaces (aclArgs puts
+	// each in, behind the prefix).
+	out = append(out, fromAccess(queueCommands, table(delayq.New(nil, delayq.Options{Namespace: "{ns}"}).Access()))...)
+	return append(out, fromAccess(listCommands, table(shardlist.New(nil, shardlist.Options{Prefix: prefix}).Access()))...)
 }
 
 // access is one method's row of a package's Access table.
@@ -92,17 +110,18 @@ type access struct {
 	commands, keys, channels []string
 }
 
-func chatAccess(table []chat.Access) map[string]access {
+// table indexes one package's Access rows by method. The three packages'
+// Access types have the same fields (api_contract_test.go checks it).
+func table[T ~struct {
+	Op       string
+	Write    bool
+	Commands []string
+	Keys     []string
+	Channels []string
+}](rows []T) map[string]access {
 	out := map[string]access{}
-	for _, a := range table {
-		out[a.Op] = access{a.Write, a.Commands, a.Keys, a.Channels}
-	}
-	return out
-}
-
-func listAccess(table []shardlist.Access) map[string]access {
-	out := map[string]access{}
-	for _, a := range table {
+	for _, r := range rows {
+		a := chat.Access(r)
 		out[a.Op] = access{a.Write, a.Commands, a.Keys, a.Channels}
 	}
 	return out
@@ -144,28 +163,6 @@ func appendNew(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
-}
-
-// queueNeeds are the queue commands' needs.
-var queueNeeds = []need{
-	{"queue create", true, []string{"time", "type", "hexists", "hset", "unlink", "sadd", "exists"}, queueKeys, nil},
-	{"queue ls", false, []string{"sscan"}, queueKeys, nil},
-	{"queue ls -l", false, []string{"sscan", "time", "hmget", "zcard", "zcount", "zrangebyscore", "zrange", "hexists"}, queueKeys, nil},
-	{"queue stats", false, []string{"time", "hmget", "zcard", "zcount", "zrangebyscore", "zrange", "hexists"}, queueKeys, nil},
-	{"queue stats (index rebuild)", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "unlink", "zscan", "zadd"}, queueKeys, nil},
-	{"queue set", true, []string{"time", "hmget", "hset", "hdel", "exists"}, queueKeys, nil},
-	{"queue push", true, []string{"time", "type", "hget", "hmget", "hset", "hincrby", "zadd", "zcard", "publish"}, queueKeys, queueChan},
-	{"queue peek", false, []string{"time", "hmget", "hget", "zrange", "zcount", "zscore"}, queueKeys, nil},
-	{"queue get", false, []string{"time", "hmget", "zscore"}, queueKeys, nil},
-	{"queue poll", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrange", "zrangebyscore", "zrem", "publish", "subscribe"}, queueKeys, queueChan},
-	{"queue ack", true, []string{"type", "hmget", "hdel", "zscore", "zrem"}, queueKeys, nil},
-	{"queue retry", true, []string{"time", "type", "hmget", "hexists", "zadd", "zcard", "zscore", "publish"}, queueKeys, queueChan},
-	{"queue redrive", true, []string{"sscan", "time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zcount", "zrange", "zrank", "zrem", "zscore", "publish"}, queueKeys, queueChan},
-	{"queue work", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrange", "zrangebyscore", "zrem", "zscore", "publish", "subscribe"}, queueKeys, queueChan},
-	{"queue purge", true, []string{"type", "hmget", "hset", "zcard", "unlink"}, queueKeys, nil},
-	{"queue delete", true, []string{"type", "exists", "zcard", "unlink", "srem", "sscan", "hget", "hmget"}, queueKeys, nil},
-	{"queue export", false, []string{"time", "hmget", "hscan", "zscore", "zcard", "zcount", "zrangebyscore"}, queueKeys, nil},
-	{"queue import", true, []string{"time", "type", "hget", "hmget", "hexists", "hset", "hdel", "hincrby", "zadd", "zcard", "zrem", "zscore", "publish", "unlink", "sadd", "exists"}, queueKeys, queueChan},
 }
 
 type aclOptions struct {

@@ -12,7 +12,7 @@ import (
 // unclassifiedGroups are command groups whose constructors do not declare
 // yet whether they write (the shape pass of issue 23 converts them one by
 // one and removes them here). Empty when every command declares it.
-var unclassifiedGroups = map[string]bool{"chatq queue": true, "chatq chat": true, "chatq list": true}
+var unclassifiedGroups = map[string]bool{"chatq queue": true}
 
 // Every runnable leaf of the tree declares in its constructor whether it
 // writes (cmdutil.MarkWrite) or not (cmdutil.MarkRead), so that a new

@@ -22,7 +22,7 @@ func TestWorkRidesOutAnOutage(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
-		if err := q.Create(ctx, "q", delayq.Config{}); err != nil {
+		if err := q.Create(ctx, "q", delayq.Attributes{}); err != nil {
 			t.Fatal(err)
 		}
 		push := func(body string) {

@@ -72,7 +72,8 @@ ratios() { # "a1 a2 ..." "b1 b2 ..."
 }
 
 sha() { rcli SCRIPT LOAD "$(cat "$@")"; }
-# The list scripts are state.lua and the script, after a line that sets
+# The queue scripts are queue.lua and the script, as pkg/delayq builds
+# them. The list scripts are state.lua and the script, after a line that sets
 # `legacy`, as pkg/shardlist builds them.
 listsha() { rcli SCRIPT LOAD "local legacy = 'count'
 $(cat pkg/shardlist/state.lua "$@")"; }
@@ -92,9 +93,9 @@ send_sha=$(sha pkg/chat/send.lua)
 fetch_sha=$(sha pkg/chat/fetch.lua)
 push_sha=$(listsha pkg/shardlist/push.lua)
 pop_sha=$(listsha pkg/shardlist/pop.lua)
-qpush_sha=$(sha pkg/delayq/push.lua)
-qrecv_sha=$(sha pkg/delayq/receive.lua)
-qack_sha=$(sha pkg/delayq/ack.lua)
+qpush_sha=$(sha pkg/delayq/queue.lua pkg/delayq/push.lua)
+qrecv_sha=$(sha pkg/delayq/queue.lua pkg/delayq/receive.lua)
+qack_sha=$(sha pkg/delayq/queue.lua pkg/delayq/ack.lua)
 # The queue scripts take the queue's ZSET and hash (and, for receive and
 # ack, chatq's index of received messages, <ns>:<q>:R).
 declare -A ref=(

@@ -60,8 +60,13 @@ import glob, hashlib, json, os, statistics, sys
 tmp = sys.argv[1]
 names = {}
 for v in ("old", "new"):
+    # Since the prelude, a script is sent as queue.lua followed by its file.
+    pre = f"{tmp}/lua/{v}/queue.lua"
+    pre = open(pre, "rb").read() if os.path.exists(pre) else b""
     for f in glob.glob(f"{tmp}/lua/{v}/*.lua"):
-        names.setdefault(hashlib.sha1(open(f, "rb").read()).hexdigest(), os.path.basename(f))
+        body = open(f, "rb").read()
+        for src in (body, pre + body):
+            names.setdefault(hashlib.sha1(src).hexdigest(), os.path.basename(f))
 d = {}
 for l in open(f"{tmp}/runs.jsonl"):
     x = json.loads(l)

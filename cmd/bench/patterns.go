@@ -104,7 +104,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 	queue := func(c redis.UniversalClient) *delayq.Client {
 		return delayq.New(c, delayq.Options{Prefix: prefix})
 	}
-	if err := queue(c).Create(ctx, "bench", delayq.Config{}); err != nil {
+	if err := queue(c).Create(ctx, "bench", delayq.Attributes{}); err != nil {
 		return nil, err
 	}
 	msg := benchPayload(o.size)
@@ -115,7 +115,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 	// Preloaded messages are due in an hour, so they are stored but never
 	// received: poll runs with --preload messages in the queue.
 	err := preloadParallel(ctx, c, o.preload, func(ctx context.Context, c redis.UniversalClient, i int) error {
-		_, err := queue(c).Push(ctx, "bench", msg, delayq.PushOptions{Delay: time.Hour, HasDelay: true})
+		_, err := queue(c).Push(ctx, "bench", msg, delayq.PushOptions{Delay: time.Hour})
 		return err
 	})
 	if err != nil {
@@ -130,14 +130,14 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 		{name: "poll", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			q := queue(c)
 			return func(ctx context.Context) error {
-				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true})
+				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour})
 				if err != nil {
 					return err
 				}
-				if len(r.Messages) != 1 {
-					return fmt.Errorf("poll received %d messages, want 1", len(r.Messages))
+				if len(r) != 1 {
+					return fmt.Errorf("poll received %d messages, want 1", len(r))
 				}
-				received <- r.Messages[0].ID
+				received <- r[0].ID
 				return nil
 			}
 		}},

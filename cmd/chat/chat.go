@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -35,44 +33,36 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
   chatq chat pending jenny
   chatq chat watch joe -o json`
 	cmd.AddCommand(
-		newChatCreateCmd(f),
-		newChatSendCmd(f),
-		newChatPendingCmd(f),
-		newChatJoinCmd(f),
-		newChatLeaveCmd(f),
-		newChatMembersCmd(f),
-		newChatLsCmd(f),
-		newChatHistoryCmd(f),
-		newChatWatchCmd(f),
+		NewCmdCreate(f, nil),
+		NewCmdSend(f, nil),
+		NewCmdPending(f, nil),
+		NewCmdJoin(f, nil),
+		NewCmdLeave(f, nil),
+		NewCmdMembers(f, nil),
+		NewCmdLs(f, nil),
+		NewCmdHistory(f, nil),
+		NewCmdWatch(f, nil),
 	)
-	// A lost reply to these exits 4 ("may have applied"), with the command
-	// that shows whether it was.
-	for name, check := range map[string]string{
-		"create":  "chatq chat ls USER",
-		"send":    "chatq chat history CHAT",
-		"pending": "chatq chat pending USER --peek",
-		"join":    "chatq chat members CHAT",
-		"leave":   "chatq chat members CHAT",
-	} {
-		cmdutil.MarkWriteSub(cmd, name, check)
-	}
 	f.CompleteFlagValues(cmd, cmdutil.PagedLister(chatIDs), "chat")
 	f.CompleteFlagValues(cmd, cmdutil.PagedLister(userNames), "from", "to")
 	return cmd
 }
 
-// chatClient builds the chat client on the configured server and prefix.
-func chatClient(f *cmdutil.Factory) (*chat.Client, error) {
-	c, err := f.Client()
-	if err != nil {
-		return nil, err
+// chatClient returns the constructor of the chat client on the configured
+// server and prefix; the client is built when a run calls it.
+func chatClient(f *cmdutil.Factory) func() (*chat.Client, error) {
+	return func() (*chat.Client, error) {
+		c, err := f.Client()
+		if err != nil {
+			return nil, err
+		}
+		return chat.New(c, chat.Options{Prefix: f.Prefix()}), nil
 	}
-	return chat.New(c, chat.Options{Prefix: f.Prefix()}), nil
 }
 
 // chatIDs pages through the chats on the server, for shell completion.
 func chatIDs(f *cmdutil.Factory) (cmdutil.Pager, error) {
-	chats, err := chatClient(f)
+	chats, err := chatClient(f)()
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +71,7 @@ func chatIDs(f *cmdutil.Factory) (cmdutil.Pager, error) {
 
 // userNames pages through the users on the server, for shell completion.
 func userNames(f *cmdutil.Factory) (cmdutil.Pager, error) {
-	chats, err := chatClient(f)
+	chats, err := chatClient(f)()
 	if err != nil {
 		return nil, err
 	}
@@ -89,12 +79,12 @@ func userNames(f *cmdutil.Factory) (cmdutil.Pager, error) {
 }
 
 // readMessage returns the message argument, or stdin when it is "-".
-func readMessage(f *cmdutil.Factory, arg string) (string, error) {
+func readMessage(ios *iostreams.IOStreams, arg string) (string, error) {
 	if arg != "-" {
 		return arg, nil
 	}
-	f.IO.NoteStdin("the message")
-	b, err := io.ReadAll(f.IO.In)
+	ios.NoteStdin("the message")
+	b, err := io.ReadAll(ios.In)
 	if err != nil {
 		return "", fmt.Errorf("reading the message from stdin: %w", err)
 	}
@@ -126,17 +116,22 @@ func (m messageLine) cells() []any {
 	return []any{m.ChatID, m.ID, m.Sender, m.Message.Message}
 }
 
-// writeMessageText prints messages one per line, tab-separated, with tabs
-// and newlines in them escaped as in a table.
-func writeMessageText(w io.Writer, lines []messageLine, tty bool) {
-	esc := iostreams.CellEscaper.Replace
-	if tty {
-		esc = iostreams.TerminalSafe
+// reportProblems writes the chats that could not be read and the stored
+// values that are not messages to stderr, and returns how many chats
+// could not be read.
+func reportProblems(ios *iostreams.IOStreams, got []chat.ChatMessages) int {
+	broken := 0
+	for _, c := range got {
+		if c.Error != "" {
+			broken++
+			ios.Infof("error: %s", c.Error)
+			ios.Infof("hint: see the chat's keys with `redis-cli TYPE` (docs/chat.md, Repairs); nothing of chat %s was marked seen", c.ChatID)
+		}
+		for _, sk := range c.Skipped {
+			ios.Infof("warning: chat %s: message %d is not a chat message, skipped: %s", c.ChatID, sk.ID, sk.Error)
+		}
 	}
-	for _, l := range lines {
-		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), esc(l.Sender), esc(l.Message.Message)}
-		fmt.Fprintln(w, strings.Join(parts, "\t"))
-	}
+	return broken
 }
 
 func flatten(cs []chat.ChatMessages) []messageLine {

@@ -6,21 +6,29 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-type chatCreateOptions struct {
-	f       *cmdutil.Factory
-	from    string
-	to      []string
-	id      string
-	message *string
+type createOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+
+	From string
+	To   []string
+	ID   string
+	// Message is the MESSAGE argument, nil when there is none; "-" is read
+	// from stdin by the run.
+	Message *string
 }
 
-func newChatCreateCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatCreateOptions{f: f}
+// NewCmdCreate returns `chatq chat create`. runF, when set (tests), replaces
+// the run function and gets the options once they are parsed and validated.
+func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *createOptions) error) *cobra.Command {
+	opts := &createOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "create --from USER --to USER[,USER...] [--id ID] [MESSAGE|-]",
 		Short: "Create a chat, optionally sending its first message",
@@ -44,43 +52,52 @@ message was sent.`,
 		Args:              cmdutil.RangeArgs(0, 1),
 		ValidArgsFunction: cmdutil.CompleteNothing,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := names.User(opts.from); err != nil {
+			if len(args) == 1 {
+				opts.Message = &args[0]
+			}
+			opts.JSON = f.JSON()
+			opts.Client = chatClient(f)
+			if err := opts.validate(); err != nil {
 				return err
 			}
-			others := 0
-			for _, u := range opts.to {
-				if err := names.User(u); err != nil {
-					return err
-				}
-				if u != opts.from {
-					others++
-				}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			if others == 0 {
-				return cmdutil.WithHint(cmdutil.UsageErrorf("--to %q names no recipient other than --from %s", strings.Join(opts.to, ","), opts.from),
-					"give the other members: --to jeff,jenny (the sender is a member anyway)")
-			}
-			if opts.id != "" {
-				if err := names.Chat(opts.id); err != nil {
-					return err
-				}
-			}
-			if len(args) == 1 {
-				msg, err := readMessage(f, args[0])
-				if err != nil {
-					return err
-				}
-				opts.message = &msg
-			}
-			return chatCreateRun(cmd.Context(), opts)
+			return createRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.from, "from", "", "the user creating the chat, a member too (required)")
-	cmd.Flags().StringSliceVar(&opts.to, "to", nil, "the other members, comma-separated or repeated (required)")
-	cmd.Flags().StringVar(&opts.id, "id", "", "chat id (default: the next number from ids:chat:)")
+	cmd.Flags().StringVar(&opts.From, "from", "", "the user creating the chat, a member too (required)")
+	cmd.Flags().StringSliceVar(&opts.To, "to", nil, "the other members, comma-separated or repeated (required)")
+	cmd.Flags().StringVar(&opts.ID, "id", "", "chat id (default: the next number from ids:chat:)")
 	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
+	cmdutil.MarkWrite(cmd, "chatq chat ls USER")
 	return cmd
+}
+
+// validate checks the names as pkg/chat does, and that --to names someone
+// besides the sender, before the message is read or anything is sent.
+func (o *createOptions) validate() error {
+	if err := names.User(o.From); err != nil {
+		return err
+	}
+	others := 0
+	for _, u := range o.To {
+		if err := names.User(u); err != nil {
+			return err
+		}
+		if u != o.From {
+			others++
+		}
+	}
+	if others == 0 {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("--to %q names no recipient other than --from %s", strings.Join(o.To, ","), o.From),
+			"give the other members: --to jeff,jenny (the sender is a member anyway)")
+	}
+	if o.ID != "" {
+		return names.Chat(o.ID)
+	}
+	return nil
 }
 
 type chatCreateResult struct {
@@ -88,19 +105,26 @@ type chatCreateResult struct {
 	MessageID int64  `json:"message_id,omitempty"`
 }
 
-func chatCreateRun(ctx context.Context, opts *chatCreateOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func createRun(ctx context.Context, o *createOptions) error {
+	req := chat.CreateRequest{From: o.From, To: o.To, ID: o.ID}
+	if o.Message != nil {
+		msg, err := readMessage(o.IO, *o.Message)
+		if err != nil {
+			return err
+		}
+		req.Message = &msg
+	}
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	c, err := chats.Create(ctx, chat.CreateRequest{From: opts.from, To: opts.to, ID: opts.id, Message: opts.message})
+	c, err := chats.Create(ctx, req)
 	if err != nil {
-		return chatError(err, opts.id, opts.from)
+		return chatError(err, o.ID, o.From)
 	}
-	if f.JSON() {
-		return f.IO.WriteJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
+	if o.JSON {
+		return o.IO.WriteJSON(chatCreateResult{ChatID: c.ChatID, MessageID: c.MessageID})
 	}
-	fmt.Fprintln(f.IO.Out, c.ChatID)
+	fmt.Fprintln(o.IO.Out, c.ChatID)
 	return nil
 }

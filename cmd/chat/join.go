@@ -4,28 +4,40 @@ import (
 	"context"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-type chatMemberOptions struct {
-	f      *cmdutil.Factory
-	chatID string
-	user   string
+// memberOptions are the options of join and leave.
+type memberOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+
+	Chat string
+	User string
 }
 
-// memberArgs validates CHAT USER.
-func memberArgs(opts *chatMemberOptions, args []string) error {
-	opts.chatID, opts.user = args[0], args[1]
-	if err := names.Chat(opts.chatID); err != nil {
+// newMemberOptions reads CHAT USER into the options and checks them as
+// pkg/chat does.
+func newMemberOptions(f *cmdutil.Factory, args []string) (*memberOptions, error) {
+	opts := &memberOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0], User: args[1]}
+	return opts, opts.validate()
+}
+
+func (o *memberOptions) validate() error {
+	if err := names.Chat(o.Chat); err != nil {
 		return err
 	}
-	return names.User(opts.user)
+	return names.User(o.User)
 }
 
-func newChatJoinCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatMemberOptions{f: f}
-	return &cobra.Command{
+// NewCmdJoin returns `chatq chat join`. runF, when set (tests), replaces the
+// run function and gets the options once they are parsed and validated.
+func NewCmdJoin(f *cmdutil.Factory, runF func(context.Context, *memberOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "join CHAT USER",
 		Short: "Add a user to a chat; they see only messages sent from now on",
 		Long: `Add USER to the chat. USER sees only the messages sent after joining.
@@ -39,12 +51,17 @@ false when USER was already a member.`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := memberArgs(opts, args); err != nil {
+			opts, err := newMemberOptions(f, args)
+			if err != nil {
 				return err
 			}
-			return chatJoinRun(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return joinRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkWrite(cmd, "chatq chat members CHAT")
 }
 
 type chatJoinResult struct {
@@ -54,32 +71,32 @@ type chatJoinResult struct {
 	SeenID int64  `json:"seen_id"`
 }
 
-func chatJoinRun(ctx context.Context, opts *chatMemberOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func joinRun(ctx context.Context, o *memberOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	j, err := chats.Join(ctx, opts.chatID, opts.user)
+	j, err := chats.Join(ctx, o.Chat, o.User)
 	if err != nil {
-		return chatError(err, opts.chatID, opts.user)
+		return chatError(err, o.Chat, o.User)
 	}
-	if f.JSON() {
-		return f.IO.WriteJSON(chatJoinResult{ChatID: opts.chatID, User: opts.user, Joined: j.Added, SeenID: j.SeenID})
+	if o.JSON {
+		return o.IO.WriteJSON(chatJoinResult{ChatID: o.Chat, User: o.User, Joined: j.Added, SeenID: j.SeenID})
 	}
-	if f.IO.ErrTTY {
+	if o.IO.ErrTTY {
 		if j.Added {
-			f.IO.Infof("%s joined chat %s and will see the messages after %d", opts.user, opts.chatID, j.SeenID)
+			o.IO.Infof("%s joined chat %s and will see the messages after %d", o.User, o.Chat, j.SeenID)
 		} else {
-			f.IO.Infof("%s was already in chat %s", opts.user, opts.chatID)
+			o.IO.Infof("%s was already in chat %s", o.User, o.Chat)
 		}
 	}
 	return nil
 }
 
-func newChatLeaveCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatMemberOptions{f: f}
-	return &cobra.Command{
+// NewCmdLeave returns `chatq chat leave`. runF, when set (tests), replaces
+// the run function and gets the options once they are parsed and validated.
+func NewCmdLeave(f *cmdutil.Factory, runF func(context.Context, *memberOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "leave CHAT USER",
 		Short: "Remove a user from a chat; the last one out deletes it",
 		Long: `Remove USER from the chat. The messages the other members have not seen
@@ -96,12 +113,17 @@ JSON: {"chat_id":"1","user":"sam","chat_deleted":false} (and
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := memberArgs(opts, args); err != nil {
+			opts, err := newMemberOptions(f, args)
+			if err != nil {
 				return err
 			}
-			return chatLeaveRun(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return leaveRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkWrite(cmd, "chatq chat members CHAT")
 }
 
 type chatLeaveResult struct {
@@ -111,30 +133,29 @@ type chatLeaveResult struct {
 	StaleEntryRemoved bool   `json:"stale_entry_removed,omitempty"`
 }
 
-func chatLeaveRun(ctx context.Context, opts *chatMemberOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func leaveRun(ctx context.Context, o *memberOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	l, err := chats.Leave(ctx, opts.chatID, opts.user)
+	l, err := chats.Leave(ctx, o.Chat, o.User)
 	if err != nil {
-		return chatError(err, opts.chatID, opts.user)
+		return chatError(err, o.Chat, o.User)
 	}
 	if l.StaleEntryRemoved {
-		f.IO.Infof("%s was not in chat %s; removed the chat from %s's chat list, which still named it", opts.user, opts.chatID, opts.user)
+		o.IO.Infof("%s was not in chat %s; removed the chat from %s's chat list, which still named it", o.User, o.Chat, o.User)
 	}
-	if f.JSON() {
-		return f.IO.WriteJSON(chatLeaveResult{ChatID: opts.chatID, User: opts.user, ChatDeleted: l.ChatDeleted,
+	if o.JSON {
+		return o.IO.WriteJSON(chatLeaveResult{ChatID: o.Chat, User: o.User, ChatDeleted: l.ChatDeleted,
 			StaleEntryRemoved: l.StaleEntryRemoved})
 	}
 	if l.StaleEntryRemoved {
 		return nil
 	}
-	if f.IO.ErrTTY {
-		f.IO.Infof("%s left chat %s", opts.user, opts.chatID)
+	if o.IO.ErrTTY {
+		o.IO.Infof("%s left chat %s", o.User, o.Chat)
 		if l.ChatDeleted {
-			f.IO.Infof("chat %s had no members left and was deleted", opts.chatID)
+			o.IO.Infof("chat %s had no members left and was deleted", o.Chat)
 		}
 	}
 	return nil

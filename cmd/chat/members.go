@@ -6,19 +6,34 @@ import (
 	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-type chatReadOptions struct {
-	f    *cmdutil.Factory
-	name string // a chat id or a user
+// chatOptions are the options of members and history, which read a chat.
+type chatOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+
+	Chat string
 }
 
-func newChatMembersCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatReadOptions{f: f}
-	return &cobra.Command{
+// newChatOptions reads CHAT into the options and checks it as pkg/chat does.
+func newChatOptions(f *cmdutil.Factory, args []string) (*chatOptions, error) {
+	opts := &chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
+	return opts, opts.validate()
+}
+
+func (o *chatOptions) validate() error { return names.Chat(o.Chat) }
+
+// NewCmdMembers returns `chatq chat members`. runF, when set (tests),
+// replaces the run function and gets the options once they are parsed and
+// validated.
+func NewCmdMembers(f *cmdutil.Factory, runF func(context.Context, *chatOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "members CHAT",
 		Short: "List a chat's members, the last message id each has seen, and their unread counts",
 		Long: `List the chat's members with the highest message id each has seen and how
@@ -31,38 +46,52 @@ Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.name = args[0]
-			if err := names.Chat(opts.name); err != nil {
+			opts, err := newChatOptions(f, args)
+			if err != nil {
 				return err
 			}
-			return chatMembersRun(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return membersRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkRead(cmd)
 }
 
-func chatMembersRun(ctx context.Context, opts *chatReadOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func membersRun(ctx context.Context, o *chatOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	ms, err := chats.Members(ctx, opts.name)
+	ms, err := chats.Members(ctx, o.Chat)
 	if err != nil {
-		return chatError(err, opts.name, "USER")
+		return chatError(err, o.Chat, "USER")
 	}
-	if f.JSON() {
-		return f.IO.WriteJSON(ms)
+	if o.JSON {
+		return o.IO.WriteJSON(ms)
 	}
-	t := f.IO.NewTable("USER", "SEEN", "UNREAD")
+	t := o.IO.NewTable("USER", "SEEN", "UNREAD")
 	for _, m := range ms {
 		t.Row(m.User, m.SeenID, m.Unread)
 	}
 	return t.Flush()
 }
 
-func newChatLsCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatReadOptions{f: f}
-	return &cobra.Command{
+type lsOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+
+	User string
+}
+
+func (o *lsOptions) validate() error { return names.User(o.User) }
+
+// NewCmdLs returns `chatq chat ls`. runF, when set (tests), replaces the run
+// function and gets the options once they are parsed and validated.
+func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "ls USER",
 		Short: "List a user's chats with their unread counts",
 		Long: `List the chats USER is a member of, with the number of messages USER has
@@ -76,31 +105,34 @@ JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.name = args[0]
-			if err := names.User(opts.name); err != nil {
+			opts := &lsOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), User: args[0]}
+			if err := opts.validate(); err != nil {
 				return err
 			}
-			return chatLsRun(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return lsRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkRead(cmd)
 }
 
-func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func lsRun(ctx context.Context, o *lsOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	cs, err := chats.UserChats(ctx, opts.name)
+	cs, err := chats.UserChats(ctx, o.User)
 	if err != nil {
 		return err
 	}
-	if f.JSON() {
-		if err := f.IO.WriteJSON(cs); err != nil {
+	if o.JSON {
+		if err := o.IO.WriteJSON(cs); err != nil {
 			return err
 		}
 	} else {
-		t := f.IO.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
+		t := o.IO.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
 		for _, c := range cs {
 			if c.Error == "" {
 				t.Row(c.ChatID, c.Unread, c.SeenID)
@@ -114,7 +146,7 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 	for _, c := range cs {
 		if c.Error != "" {
 			broken++
-			f.IO.Infof("error: %s", c.Error)
+			o.IO.Infof("error: %s", c.Error)
 		}
 	}
 	if broken > 0 {
@@ -126,9 +158,11 @@ func chatLsRun(ctx context.Context, opts *chatReadOptions) error {
 	return nil
 }
 
-func newChatHistoryCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatReadOptions{f: f}
-	return &cobra.Command{
+// NewCmdHistory returns `chatq chat history`. runF, when set (tests),
+// replaces the run function and gets the options once they are parsed and
+// validated.
+func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *chatOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "history CHAT",
 		Short: "Show the messages a chat still stores",
 		Long: `Show the messages the chat still stores, oldest first: those some member
@@ -146,35 +180,38 @@ stderr (chat and id).`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.name = args[0]
-			if err := names.Chat(opts.name); err != nil {
+			opts, err := newChatOptions(f, args)
+			if err != nil {
 				return err
 			}
-			return chatHistoryRun(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return historyRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkRead(cmd)
 }
 
-func chatHistoryRun(ctx context.Context, opts *chatReadOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func historyRun(ctx context.Context, o *chatOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	ms, err := chats.History(ctx, opts.name)
+	ms, err := chats.History(ctx, o.Chat)
 	var skipped *chat.SkippedError
 	if errors.As(err, &skipped) {
-		reportProblems(f, []chat.ChatMessages{{ChatID: opts.name, Skipped: skipped.Skipped}})
+		reportProblems(o.IO, []chat.ChatMessages{{ChatID: o.Chat, Skipped: skipped.Skipped}})
 	} else if err != nil {
-		return chatError(err, opts.name, "USER")
+		return chatError(err, o.Chat, "USER")
 	}
-	if f.JSON() {
-		if err := f.IO.WriteJSON(ms); err != nil {
+	if o.JSON {
+		if err := o.IO.WriteJSON(ms); err != nil {
 			return err
 		}
 	} else {
-		t := f.IO.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no messages")
-		for _, m := range flatten([]chat.ChatMessages{{ChatID: opts.name, Messages: ms}}) {
+		t := o.IO.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no messages")
+		for _, m := range flatten([]chat.ChatMessages{{ChatID: o.Chat, Messages: ms}}) {
 			t.Row(m.cells()...)
 		}
 		if err := t.Flush(); err != nil {

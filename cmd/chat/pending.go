@@ -6,20 +6,30 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-type chatPendingOptions struct {
-	f      *cmdutil.Factory
-	user   string
-	chatID string
-	peek   bool
+type pendingOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+
+	User string
+	// Chat is --chat, ChatGiven whether it was given (--chat '' is a bad
+	// chat id, not all chats).
+	Chat      string
+	ChatGiven bool
+	Peek      bool
 }
 
-func newChatPendingCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatPendingOptions{f: f}
+// NewCmdPending returns `chatq chat pending`. runF, when set (tests),
+// replaces the run function and gets the options once they are parsed and
+// validated.
+func NewCmdPending(f *cmdutil.Factory, runF func(context.Context, *pendingOptions) error) *cobra.Command {
+	opts := &pendingOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "pending USER [--chat ID] [--peek]",
 		Short: "Fetch the messages a user has not seen, and mark them seen",
@@ -53,40 +63,50 @@ and 1 to mark (2 on a cluster); --chat skips the first two.`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.user = args[0]
-			if err := names.User(opts.user); err != nil {
+			opts.User = args[0]
+			opts.ChatGiven = cmd.Flags().Changed("chat")
+			opts.JSON = f.JSON()
+			opts.Client = chatClient(f)
+			if err := opts.validate(); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("chat") {
-				if err := names.Chat(opts.chatID); err != nil {
-					return err
-				}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			return chatPendingRun(cmd.Context(), opts)
+			return pendingRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.chatID, "chat", "", "read only this chat")
-	cmd.Flags().BoolVar(&opts.peek, "peek", false, "read without marking anything seen")
-	return cmd
+	cmd.Flags().StringVar(&opts.Chat, "chat", "", "read only this chat")
+	cmd.Flags().BoolVar(&opts.Peek, "peek", false, "read without marking anything seen")
+	return cmdutil.MarkWrite(cmd, "chatq chat pending USER --peek")
 }
 
-func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func (o *pendingOptions) validate() error {
+	if err := names.User(o.User); err != nil {
+		return err
+	}
+	if o.ChatGiven {
+		return names.Chat(o.Chat)
+	}
+	return nil
+}
+
+func pendingRun(ctx context.Context, o *pendingOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
 	// Read without marking, print, then mark what was printed.
-	got, err := chats.Pending(ctx, opts.user, chat.PendingOptions{Chat: opts.chatID, Peek: true})
+	got, err := chats.Pending(ctx, o.User, chat.PendingOptions{Chat: o.Chat, Peek: true})
 	if err != nil {
-		return nothingMarked(chatError(err, opts.chatID, opts.user))
+		return nothingMarked(chatError(err, o.Chat, o.User))
 	}
-	if err := printPending(f, got); err != nil {
+	if err := printPending(o, got); err != nil {
 		return nothingMarked(err)
 	}
-	broken := reportProblems(f, got)
-	if !opts.peek {
-		if err := chats.MarkSeen(ctx, opts.user, got); err != nil {
+	broken := reportProblems(o.IO, got)
+	if !o.Peek {
+		if err := chats.MarkSeen(ctx, o.User, got); err != nil {
 			if conn.ReplyLost(err) {
 				return err // exit 4: the marking may have happened
 			}
@@ -95,7 +115,7 @@ func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 	}
 	if broken > 0 {
 		done := "printed and marked seen"
-		if opts.peek {
+		if o.Peek {
 			done = "printed"
 		}
 		return fmt.Errorf("%d chat(s) could not be read (above); the others were %s", broken, done)
@@ -106,36 +126,18 @@ func chatPendingRun(ctx context.Context, opts *chatPendingOptions) error {
 	return nil
 }
 
-func printPending(f *cmdutil.Factory, got []chat.ChatMessages) error {
-	if f.JSON() {
+func printPending(o *pendingOptions, got []chat.ChatMessages) error {
+	if o.JSON {
 		if got == nil {
 			got = []chat.ChatMessages{}
 		}
-		return f.IO.WriteJSON(got)
+		return o.IO.WriteJSON(got)
 	}
-	t := f.IO.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no pending messages")
+	t := o.IO.NewTable("CHAT", "ID", "SENDER", "MESSAGE").WhenEmpty("no pending messages")
 	for _, m := range flatten(got) {
 		t.Row(m.cells()...)
 	}
 	return t.Flush()
-}
-
-// reportProblems writes the chats that could not be read and the stored
-// values that are not messages to stderr, and returns how many chats
-// could not be read.
-func reportProblems(f *cmdutil.Factory, got []chat.ChatMessages) int {
-	broken := 0
-	for _, c := range got {
-		if c.Error != "" {
-			broken++
-			f.IO.Infof("error: %s", c.Error)
-			f.IO.Infof("hint: see the chat's keys with `redis-cli TYPE` (docs/chat.md, Repairs); nothing of chat %s was marked seen", c.ChatID)
-		}
-		for _, sk := range c.Skipped {
-			f.IO.Infof("warning: chat %s: message %d is not a chat message, skipped: %s", c.ChatID, sk.ID, sk.Error)
-		}
-	}
-	return broken
 }
 
 // nothingMarked keeps a lost reply before any marking from exiting 4: the

@@ -5,19 +5,27 @@ import (
 	"fmt"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-type chatSendOptions struct {
-	f       *cmdutil.Factory
-	chatID  string
-	from    string
-	message string
+type sendOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+
+	Chat string
+	From string
+	// Message is the MESSAGE argument; "-" is read from stdin by the run.
+	Message string
 }
 
-func newChatSendCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatSendOptions{f: f}
+// NewCmdSend returns `chatq chat send`. runF, when set (tests), replaces the
+// run function and gets the options once they are parsed and validated.
+func NewCmdSend(f *cmdutil.Factory, runF func(context.Context, *sendOptions) error) *cobra.Command {
+	opts := &sendOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "send CHAT --from USER MESSAGE|-",
 		Short: "Send a message to a chat",
@@ -32,24 +40,30 @@ is written then. JSON: {"chat_id":"1","message_id":5}.`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.chatID = args[0]
-			if err := names.Chat(opts.chatID); err != nil {
+			opts.Chat, opts.Message = args[0], args[1]
+			opts.JSON = f.JSON()
+			opts.Client = chatClient(f)
+			if err := opts.validate(); err != nil {
 				return err
 			}
-			if err := names.User(opts.from); err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			msg, err := readMessage(f, args[1])
-			if err != nil {
-				return err
-			}
-			opts.message = msg
-			return chatSendRun(cmd.Context(), opts)
+			return sendRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.from, "from", "", "the sending member (required)")
+	cmd.Flags().StringVar(&opts.From, "from", "", "the sending member (required)")
 	_ = cmd.MarkFlagRequired("from")
+	cmdutil.MarkWrite(cmd, "chatq chat history CHAT")
 	return cmd
+}
+
+// validate checks the names as pkg/chat does, before the message is read.
+func (o *sendOptions) validate() error {
+	if err := names.Chat(o.Chat); err != nil {
+		return err
+	}
+	return names.User(o.From)
 }
 
 type chatSendResult struct {
@@ -57,19 +71,22 @@ type chatSendResult struct {
 	MessageID int64  `json:"message_id"`
 }
 
-func chatSendRun(ctx context.Context, opts *chatSendOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func sendRun(ctx context.Context, o *sendOptions) error {
+	msg, err := readMessage(o.IO, o.Message)
 	if err != nil {
 		return err
 	}
-	id, err := chats.Send(ctx, opts.chatID, opts.from, opts.message)
+	chats, err := o.Client()
 	if err != nil {
-		return chatError(err, opts.chatID, opts.from)
+		return err
 	}
-	if f.JSON() {
-		return f.IO.WriteJSON(chatSendResult{ChatID: opts.chatID, MessageID: id})
+	id, err := chats.Send(ctx, o.Chat, o.From, msg)
+	if err != nil {
+		return chatError(err, o.Chat, o.From)
 	}
-	fmt.Fprintln(f.IO.Out, id)
+	if o.JSON {
+		return o.IO.WriteJSON(chatSendResult{ChatID: o.Chat, MessageID: id})
+	}
+	fmt.Fprintln(o.IO.Out, id)
 	return nil
 }

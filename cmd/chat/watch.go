@@ -2,26 +2,38 @@ package chat
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
-type chatWatchOptions struct {
-	f    *cmdutil.Factory
-	user string
-	mark bool
-	poll time.Duration
-	// giveUpAfter ends the reconnecting after the server was away this long.
-	giveUpAfter time.Duration
+type watchOptions struct {
+	IO     *iostreams.IOStreams
+	JSON   bool
+	Client func() (*chat.Client, error) // built when the run calls it
+	// Persistent returns the reconnecting loop on the client's server.
+	Persistent func(giveUpAfter time.Duration) *conn.Persistent
+
+	User string
+	Mark bool
+	Poll time.Duration
+	// GiveUpAfter ends the reconnecting after the server was away this long.
+	GiveUpAfter time.Duration
 }
 
-func newChatWatchCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &chatWatchOptions{f: f}
+// NewCmdWatch returns `chatq chat watch`. runF, when set (tests), replaces
+// the run function and gets the options once they are parsed and validated.
+func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *watchOptions) error) *cobra.Command {
+	opts := &watchOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "watch USER",
 		Short: "Follow a user's new messages as they arrive, like tail -f",
@@ -46,49 +58,77 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.user = args[0]
-			if err := names.User(opts.user); err != nil {
+			opts.User = args[0]
+			opts.JSON = f.JSON()
+			opts.Client = chatClient(f)
+			opts.Persistent = f.Persistent
+			if err := opts.validate(); err != nil {
 				return err
 			}
-			if opts.poll < 100*time.Millisecond {
-				return cmdutil.UsageErrorf("invalid --poll %s: want at least 100ms", opts.poll)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			return chatWatchRun(cmd.Context(), opts)
+			return watchRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.mark, "mark", false, "mark printed messages seen (deletes what every member has seen)")
-	cmd.Flags().DurationVar(&opts.poll, "poll", 5*time.Second, "read at least this often, should a notification be lost")
-	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
-	return cmd
+	cmd.Flags().BoolVar(&opts.Mark, "mark", false, "mark printed messages seen (deletes what every member has seen)")
+	cmd.Flags().DurationVar(&opts.Poll, "poll", 5*time.Second, "read at least this often, should a notification be lost")
+	cmd.Flags().DurationVar(&opts.GiveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting)")
+	// A read for the exit code even with --mark: a marking cut off by a
+	// lost connection is retried after the reconnect, and marking again
+	// changes nothing (seen ids only move forward).
+	return cmdutil.MarkRead(cmd)
 }
 
-func chatWatchRun(ctx context.Context, opts *chatWatchOptions) error {
-	f := opts.f
-	chats, err := chatClient(f)
+func (o *watchOptions) validate() error {
+	if err := names.User(o.User); err != nil {
+		return err
+	}
+	if o.Poll < 100*time.Millisecond {
+		return cmdutil.UsageErrorf("invalid --poll %s: want at least 100ms", o.Poll)
+	}
+	return nil
+}
+
+func watchRun(ctx context.Context, o *watchOptions) error {
+	chats, err := o.Client()
 	if err != nil {
 		return err
 	}
-	if f.IO.ErrTTY {
-		f.IO.Infof("watching %s's chats; Ctrl-C to stop", opts.user)
+	if o.IO.ErrTTY {
+		o.IO.Infof("watching %s's chats; Ctrl-C to stop", o.User)
 	}
 	// Through a restart or failover, watch reconnects and goes on after the
 	// last message it printed.
-	p := f.Persistent(opts.giveUpAfter)
-	wopts := chat.WatchOptions{Mark: opts.mark, Poll: opts.poll, After: map[string]int64{}, OnRead: p.Healthy}
+	p := o.Persistent(o.GiveUpAfter)
+	wopts := chat.WatchOptions{Mark: o.Mark, Poll: o.Poll, After: map[string]int64{}, OnRead: p.Healthy}
 	return p.Run(ctx, func(ctx context.Context) error {
-		return chats.Watch(ctx, opts.user, wopts, func(cs []chat.ChatMessages) error {
+		return chats.Watch(ctx, o.User, wopts, func(cs []chat.ChatMessages) error {
 			lines := flatten(cs)
-			defer reportProblems(f, cs)
-			if !f.JSON() {
-				writeMessageText(f.IO.Out, lines, f.IO.OutTTY)
+			defer reportProblems(o.IO, cs)
+			if !o.JSON {
+				writeMessageText(o.IO.Out, lines, o.IO.OutTTY)
 				return nil
 			}
 			for _, l := range lines {
-				if err := iostreams.WriteJSONLine(f.IO.Out, l); err != nil {
+				if err := iostreams.WriteJSONLine(o.IO.Out, l); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
 	})
+}
+
+// writeMessageText prints messages one per line, tab-separated, with tabs
+// and newlines in them escaped as in a table.
+func writeMessageText(w io.Writer, lines []messageLine, tty bool) {
+	esc := iostreams.CellEscaper.Replace
+	if tty {
+		esc = iostreams.TerminalSafe
+	}
+	for _, l := range lines {
+		parts := []string{l.ChatID, strconv.FormatInt(l.ID, 10), esc(l.Sender), esc(l.Message.Message)}
+		fmt.Fprintln(w, strings.Join(parts, "\t"))
+	}
 }

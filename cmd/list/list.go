@@ -14,8 +14,8 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 const listLong = `Operate the sharded list of "Redis in Action" §11.4: one logical list stored
@@ -33,15 +33,7 @@ Keys (behind --prefix): {KEY}:first and {KEY}:last hold the end shard numbers,
 shard size and a write counter, {KEY}:<n> is shard n. All share the hash tag
 {KEY}, so they live in one Redis Cluster slot.`
 
-// listOptions are the flags every list subcommand shares.
-type listOptions struct {
-	f         *cmdutil.Factory
-	shardSize int
-	sizeFlag  *pflag.Flag // --shard-size, to tell whether it was given
-}
-
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &listOptions{f: f}
 	cmd := cmdutil.NewGroupCmd("list", "Sharded list of \"Redis in Action\" §11.4", listLong)
 	cmd.Example = `  chatq list rpush jobs a b c
   seq 1000 | chatq list rpush jobs -
@@ -49,29 +41,61 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
   chatq list blpop jobs --wait 500ms
   chatq list rpush jobs --shard-size 64 a b c   # a new list of 63-item shards
   chatq list rpush jobs -- -1 -2                # items that start with -`
-	cmd.PersistentFlags().IntVar(&opts.shardSize, "shard-size", 0,
-		"for a push to a new list: a shard holds at most this many items minus one (default 512, the book's LIST_CHUNK_SIZE); a list keeps the size of its first push")
-	opts.sizeFlag = cmd.PersistentFlags().Lookup("shard-size")
+	addShardSizeFlag(cmd)
 	cmd.AddCommand(
-		newListPushCmd(opts, head),
-		newListPushCmd(opts, tail),
-		newListPopCmd(opts, head),
-		newListPopCmd(opts, tail),
-		newListBPopCmd(opts, head),
-		newListBPopCmd(opts, tail),
-		newListLenCmd(opts),
-		newListRangeCmd(opts),
-		newListShardsCmd(opts),
+		NewCmdPush(f, head, nil),
+		NewCmdPush(f, tail, nil),
+		NewCmdPop(f, head, nil),
+		NewCmdPop(f, tail, nil),
+		NewCmdBPop(f, head, nil),
+		NewCmdBPop(f, tail, nil),
+		NewCmdLen(f, nil),
+		NewCmdRange(f, nil),
+		NewCmdShards(f, nil),
 	)
-	// A lost reply to these exits 4 ("may have applied"), with the command
-	// that shows whether it was.
-	for _, name := range []string{"lpush", "rpush", "lpop", "rpop", "blpop", "brpop"} {
-		cmdutil.MarkWriteSub(cmd, name, "chatq list lrange KEY 0 -1")
-	}
 	for _, sub := range cmd.Commands() {
 		sub.ValidArgsFunction = f.CompleteFirstArg(cmdutil.PagedLister(listKeys))
 	}
 	return cmd
+}
+
+// addShardSizeFlag gives the list group its --shard-size, which every list
+// command reads (newListOptions).
+func addShardSizeFlag(group *cobra.Command) {
+	group.PersistentFlags().Int("shard-size", 0,
+		"for a push to a new list: a shard holds at most this many items minus one (default 512, the book's LIST_CHUNK_SIZE); a list keeps the size of its first push")
+}
+
+// listOptions are the options every list command has.
+type listOptions struct {
+	IO   *iostreams.IOStreams
+	JSON bool
+	// Redis returns the server's client, built when a run first calls it;
+	// Prefix goes in front of every key.
+	Redis  func() (redis.UniversalClient, error)
+	Prefix string
+	// ShardSize is --shard-size, ShardSizeGiven whether it was given: a
+	// list keeps the size of its first push, and a command given another
+	// size is refused.
+	ShardSize      int
+	ShardSizeGiven bool
+}
+
+// newListOptions reads the options every list command has, once the flags
+// are parsed.
+func newListOptions(f *cmdutil.Factory, cmd *cobra.Command) listOptions {
+	size, _ := cmd.Flags().GetInt("shard-size")
+	return listOptions{IO: f.IO, JSON: f.JSON(), Redis: f.Client, Prefix: f.Prefix(),
+		ShardSize: size, ShardSizeGiven: cmd.Flags().Changed("shard-size")}
+}
+
+// validateShardSize refuses a --shard-size below 2, before any Redis call.
+func (o *listOptions) validateShardSize() error {
+	if o.ShardSizeGiven && o.ShardSize < 2 {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.ShardSize, shardlist.ErrShardSize),
+			"a shard holds --shard-size minus one items; the default is 512")
+	}
+	return nil
 }
 
 // listKeys pages through the sharded lists on the server, for shell
@@ -107,41 +131,36 @@ func (s side) String() string {
 	return "tail"
 }
 
-// lists validates --shard-size (before any Redis call) and returns the
-// sharded lists' client.
+// lists returns the sharded lists' client, with --shard-size when given.
 func (o *listOptions) lists() (*shardlist.Client, error) {
-	size := 0 // the list's recorded size, or the default
-	if o.sizeFlag.Changed {
-		size = o.shardSize
-	}
-	if o.sizeFlag.Changed && o.shardSize < 2 {
-		return nil, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --shard-size %d: %v", o.shardSize, shardlist.ErrShardSize),
-			"a shard holds --shard-size minus one items; the default is 512")
-	}
-	c, err := o.f.Client()
+	c, err := o.Redis()
 	if err != nil {
 		return nil, err
 	}
-	return shardlist.New(c, shardlist.Options{Prefix: o.f.Prefix(), ShardSize: size}), nil
+	size := 0 // the list's recorded size, or the default
+	if o.ShardSizeGiven {
+		size = o.ShardSize
+	}
+	return shardlist.New(c, shardlist.Options{Prefix: o.Prefix, ShardSize: size}), nil
 }
 
 // checkSize refuses, for a command that does not push, an explicit
 // --shard-size other than the size recorded with the list (a push's script
 // checks that itself). A list with no recorded size takes any.
 func (o *listOptions) checkSize(ctx context.Context, c *shardlist.Client, key string) error {
-	if !o.sizeFlag.Changed {
+	if !o.ShardSizeGiven {
 		return nil
 	}
 	info, err := c.Info(ctx, key)
-	if err != nil || info.ShardSize == 0 || info.ShardSize == int64(o.shardSize) {
+	if err != nil || info.ShardSize == 0 || info.ShardSize == int64(o.ShardSize) {
 		return nil // none recorded; a failure is reported by the command itself
 	}
-	return o.listError(c, key, &shardlist.ShardSizeError{Key: key, Recorded: int(info.ShardSize), Asked: o.shardSize})
+	return listError(c, key, &shardlist.ShardSizeError{Key: key, Recorded: int(info.ShardSize), Asked: o.ShardSize})
 }
 
 // listError adds the hint for a package error: a corrupt list, a shard
 // size other than the list's (a usage error, exit 2).
-func (o *listOptions) listError(c *shardlist.Client, key string, err error) error {
+func listError(c *shardlist.Client, key string, err error) error {
 	var se *shardlist.ShardSizeError
 	switch {
 	case errors.As(err, &se):
@@ -157,12 +176,12 @@ func (o *listOptions) listError(c *shardlist.Client, key string, err error) erro
 // plainList returns an error when KEY names a plain Redis LIST (and the
 // sharded list KEY is empty), so that a user who mixed them up is told.
 func (o *listOptions) plainList(ctx context.Context, key string) error {
-	c, err := o.f.Client()
+	c, err := o.Redis()
 	if err != nil {
 		return err
 	}
-	if typ, err := c.Type(ctx, o.f.Prefix()+key).Result(); err == nil && typ == "list" {
-		return cmdutil.WithHint(fmt.Errorf("%s%s is a plain Redis LIST, not a sharded list", o.f.Prefix(), key),
+	if typ, err := c.Type(ctx, o.Prefix+key).Result(); err == nil && typ == "list" {
+		return cmdutil.WithHint(fmt.Errorf("%s%s is a plain Redis LIST, not a sharded list", o.Prefix, key),
 			fmt.Sprintf("chatq list works on sharded lists ({%s}:* keys); read a plain LIST with redis-cli LLEN/LRANGE", key))
 	}
 	return nil
@@ -184,7 +203,7 @@ func popResult(err error) error {
 // items go out in one write, so that a process killed after a pop has
 // printed all of its items or none (docs/shardlist.md).
 func (o *listOptions) printItems(items []string) error {
-	if o.f.JSON() {
+	if o.JSON {
 		out := make([]any, len(items))
 		for i, it := range items {
 			if utf8.ValidString(it) {
@@ -193,17 +212,17 @@ func (o *listOptions) printItems(items []string) error {
 				out[i] = binaryItem{base64.StdEncoding.EncodeToString([]byte(it))}
 			}
 		}
-		return o.f.IO.WriteJSON(out)
+		return o.IO.WriteJSON(out)
 	}
 	var b strings.Builder
 	for _, it := range items {
-		if o.f.IO.OutTTY {
+		if o.IO.OutTTY {
 			it = iostreams.TerminalSafe(it) // piped output stays byte-exact
 		}
 		b.WriteString(it)
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(o.f.IO.Out, b.String())
+	_, err := io.WriteString(o.IO.Out, b.String())
 	return err
 }
 

@@ -14,15 +14,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type listPopOptions struct {
-	*listOptions
-	side  side
-	key   string
-	count int
+type popOptions struct {
+	listOptions
+	Side  side
+	Key   string
+	Count int
 }
 
-func newListPopCmd(lo *listOptions, s side) *cobra.Command {
-	opts := &listPopOptions{listOptions: lo, side: s}
+// NewCmdPop returns `chatq list lpop` (head) or `rpop` (tail). runF, when
+// set (tests), replaces the run function and gets the options once they are
+// parsed and validated.
+func NewCmdPop(f *cmdutil.Factory, s side, runF func(context.Context, *popOptions) error) *cobra.Command {
+	opts := &popOptions{Side: s}
 	name := s.name() + "pop"
 	end := s.String()
 	cmd := &cobra.Command{
@@ -38,55 +41,72 @@ with -e.`,
   chatq -e list %[1]s jobs || echo empty`, name),
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.key = args[0]
-			return listPopRun(cmd.Context(), opts)
+			opts.listOptions = newListOptions(f, cmd)
+			opts.Key = args[0]
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return popRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.count, "count", "n", 1, "pop up to this many items")
-	return cmd
+	cmd.Flags().IntVarP(&opts.Count, "count", "n", 1, "pop up to this many items")
+	return cmdutil.MarkWrite(cmd, "chatq list lrange KEY 0 -1")
 }
 
-func listPopRun(ctx context.Context, opts *listPopOptions) error {
-	if err := names.ListKey(opts.key); err != nil {
+func (o *popOptions) validate() error {
+	if err := names.ListKey(o.Key); err != nil {
 		return err
 	}
-	if opts.count < 1 {
-		return cmdutil.UsageErrorf("invalid --count %d: must be at least 1", opts.count)
+	if o.Count < 1 {
+		return cmdutil.UsageErrorf("invalid --count %d: must be at least 1", o.Count)
 	}
-	c, err := opts.lists()
+	return o.validateShardSize()
+}
+
+func popRun(ctx context.Context, o *popOptions) error {
+	c, err := o.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, c, opts.key); err != nil {
+	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
 	pop := c.LPop
-	if opts.side == tail {
+	if o.Side == tail {
 		pop = c.RPop
 	}
 	// Items popped before an error (a pop of more than 1000 items takes
 	// several calls) are out of the list: print them all the same.
-	items, err := pop(ctx, opts.key, opts.count)
-	if perr := opts.printItems(items); perr != nil {
+	items, err := pop(ctx, o.Key, o.Count)
+	if perr := o.printItems(items); perr != nil {
 		return perr
 	}
 	if err != nil && !errors.Is(err, shardlist.ErrEmpty) {
-		return opts.listError(c, opts.key, err)
+		return listError(c, o.Key, err)
 	}
 	return popResult(err)
 }
 
-type listBPopOptions struct {
-	*listOptions
-	side side
-	key  string
-	wait time.Duration
-	// giveUpAfter ends the reconnecting after the server was away this long.
-	giveUpAfter time.Duration
+type bpopOptions struct {
+	listOptions
+	// Persistent returns the reconnecting loop on the client's server.
+	Persistent func(giveUpAfter time.Duration) *conn.Persistent
+
+	Side side
+	Key  string
+	Wait time.Duration
+	// GiveUpAfter ends the reconnecting after the server was away this long.
+	GiveUpAfter time.Duration
 }
 
-func newListBPopCmd(lo *listOptions, s side) *cobra.Command {
-	opts := &listBPopOptions{listOptions: lo, side: s}
+// NewCmdBPop returns `chatq list blpop` (head) or `brpop` (tail). runF,
+// when set (tests), replaces the run function and gets the options once
+// they are parsed and validated.
+func NewCmdBPop(f *cmdutil.Factory, s side, runF func(context.Context, *bpopOptions) error) *cobra.Command {
+	opts := &bpopOptions{Side: s}
 	name := "b" + s.name() + "pop"
 	end := s.String()
 	cmd := &cobra.Command{
@@ -112,31 +132,43 @@ reconnecting.`,
   chatq list %[1]s jobs                # wait until an item comes`, name),
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.key = args[0]
-			return listBPopRun(cmd.Context(), opts)
+			opts.listOptions = newListOptions(f, cmd)
+			opts.Persistent = f.Persistent
+			opts.Key = args[0]
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return bpopRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.wait, "wait", 0, "how long to wait for an item, such as 5s or 250ms; 0 waits forever")
-	cmd.Flags().DurationVar(&opts.giveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")
-	return cmd
+	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "how long to wait for an item, such as 5s or 250ms; 0 waits forever")
+	cmd.Flags().DurationVar(&opts.GiveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")
+	return cmdutil.MarkWrite(cmd, "chatq list lrange KEY 0 -1")
 }
 
-func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
-	if err := names.ListKey(opts.key); err != nil {
+func (o *bpopOptions) validate() error {
+	if err := names.ListKey(o.Key); err != nil {
 		return err
 	}
-	if opts.wait < 0 {
-		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", opts.wait)
+	if o.Wait < 0 {
+		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", o.Wait)
 	}
-	c, err := opts.lists()
+	return o.validateShardSize()
+}
+
+func bpopRun(ctx context.Context, o *bpopOptions) error {
+	c, err := o.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, c, opts.key); err != nil {
+	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
 	bpop := c.BLPop
-	if opts.side == tail {
+	if o.Side == tail {
 		bpop = c.BRPop
 	}
 	// The item is printed as soon as the pop returns, in one write: see
@@ -145,24 +177,24 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	// deadline); a pop whose reply was lost is not retried, since its item
 	// may be gone: that exits 4.
 	var deadline time.Time
-	if opts.wait > 0 {
-		deadline = time.Now().Add(opts.wait)
+	if o.Wait > 0 {
+		deadline = time.Now().Add(o.Wait)
 	}
 	var item string
 	var popped bool
-	p := opts.f.Persistent(opts.giveUpAfter)
+	p := o.Persistent(o.GiveUpAfter)
 	p.Retryable = func(err error) bool {
 		return !conn.ReplyLost(err) || errors.Is(err, shardlist.ErrWait)
 	}
 	err = p.Run(ctx, func(ctx context.Context) error {
-		wait := opts.wait
+		wait := o.Wait
 		if !deadline.IsZero() {
 			if wait = time.Until(deadline); wait <= 0 {
 				return shardlist.ErrEmpty
 			}
 		}
 		var err error
-		item, err = bpop(ctx, opts.key, wait)
+		item, err = bpop(ctx, o.Key, wait)
 		popped = err == nil
 		if err == nil || errors.Is(err, shardlist.ErrEmpty) {
 			p.Healthy()
@@ -171,15 +203,15 @@ func listBPopRun(ctx context.Context, opts *listBPopOptions) error {
 	})
 	if popped {
 		// Printed even when interrupted meanwhile: the pop took it.
-		return opts.printItems([]string{item})
+		return o.printItems([]string{item})
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if !errors.Is(err, shardlist.ErrEmpty) {
-		return opts.listError(c, opts.key, err)
+		return listError(c, o.Key, err)
 	}
-	if perr := opts.printItems(nil); perr != nil {
+	if perr := o.printItems(nil); perr != nil {
 		return perr
 	}
 	return popResult(err)

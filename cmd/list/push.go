@@ -14,16 +14,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type listPushOptions struct {
-	*listOptions
-	side  side
-	key   string
-	items []string
-	stdin bool
+type pushOptions struct {
+	listOptions
+	Side  side
+	Key   string
+	Items []string
+	// Stdin is whether the items are read from stdin (- as the only item).
+	Stdin bool
 }
 
-func newListPushCmd(lo *listOptions, s side) *cobra.Command {
-	opts := &listPushOptions{listOptions: lo, side: s}
+// NewCmdPush returns `chatq list lpush` (head) or `rpush` (tail). runF,
+// when set (tests), replaces the run function and gets the options once
+// they are parsed and validated.
+func NewCmdPush(f *cmdutil.Factory, s side, runF func(context.Context, *pushOptions) error) *cobra.Command {
+	opts := &pushOptions{Side: s}
 	name := s.name() + "push"
 	end := s.String()
 	cmd := &cobra.Command{
@@ -44,10 +48,16 @@ Items that start with - go after --, or they are taken for flags.`,
   chatq list %[1]s jobs -- -1 -2   # items that start with -`, name),
 		Args: cmdutil.MinArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.key = args[0]
-			opts.items = args[1:]
-			opts.stdin = len(opts.items) == 1 && opts.items[0] == "-"
-			return listPushRun(cmd.Context(), opts)
+			opts.listOptions = newListOptions(f, cmd)
+			opts.Key, opts.Items = args[0], args[1:]
+			opts.Stdin = len(opts.Items) == 1 && opts.Items[0] == "-"
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return pushRun(cmd.Context(), opts)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -57,30 +67,26 @@ Items that start with - go after --, or they are taken for flags.`,
 		}
 		return cmdutil.UsageErr(err)
 	})
-	return cmd
+	return cmdutil.MarkWrite(cmd, "chatq list lrange KEY 0 -1")
 }
 
-type listLengthResult struct {
-	Key    string `json:"key"`
-	Length int64  `json:"length"`
-}
-
-func listPushRun(ctx context.Context, opts *listPushOptions) error {
-	if err := names.ListKey(opts.key); err != nil {
+// validate checks KEY, the items given as arguments and --shard-size;
+// items read from stdin are checked by the run once read.
+func (o *pushOptions) validate() error {
+	if err := names.ListKey(o.Key); err != nil {
 		return err
 	}
-	items := opts.items
-	if opts.stdin {
-		var err error
-		opts.f.IO.NoteStdin("items, one per line,")
-		if items, err = iostreams.ReadLines(opts.f.IO.In); err != nil {
-			return fmt.Errorf("read items from stdin: %w", err)
+	if !o.Stdin {
+		if err := checkItems(o.Items, "item"); err != nil {
+			return err
 		}
 	}
-	what := "item"
-	if opts.stdin {
-		what = "line"
-	}
+	return o.validateShardSize()
+}
+
+// checkItems refuses the wake-up marker and items that are not valid UTF-8,
+// saying which one (what: "item" or "line").
+func checkItems(items []string, what string) error {
 	for i, it := range items {
 		if it == shardlist.WakeMarker {
 			return cmdutil.UsageErrorf("%s %d is chatq's reserved wake-up marker", what, i+1)
@@ -92,42 +98,63 @@ func listPushRun(ctx context.Context, opts *listPushOptions) error {
 				"chatq stores text; push binary data encoded, for example with base64")
 		}
 	}
-	c, err := opts.lists()
+	return nil
+}
+
+type listLengthResult struct {
+	Key    string `json:"key"`
+	Length int64  `json:"length"`
+}
+
+func pushRun(ctx context.Context, o *pushOptions) error {
+	items, what := o.Items, "item"
+	if o.Stdin {
+		var err error
+		o.IO.NoteStdin("items, one per line,")
+		if items, err = iostreams.ReadLines(o.IO.In); err != nil {
+			return fmt.Errorf("read items from stdin: %w", err)
+		}
+		what = "line"
+		if err := checkItems(items, what); err != nil {
+			return err
+		}
+	}
+	c, err := o.lists()
 	if err != nil {
 		return err
 	}
 	push := c.LPush
-	if opts.side == tail {
+	if o.Side == tail {
 		push = c.RPush
 	}
-	n, err := pushInChunks(ctx, push, opts.key, items, opts.f.IO.NewProgress("pushing", len(items)))
+	n, err := pushInChunks(ctx, push, o.Key, items, o.IO.NewProgress("pushing", len(items)))
 	var pe *shardlist.PushError
 	switch {
 	case errors.Is(err, shardlist.ErrReserved):
 		return cmdutil.UsageErr(err)
 	case errors.As(err, &pe):
-		return opts.partial(ctx, pe, what)
+		return o.partial(ctx, pe, what)
 	case err != nil:
-		return opts.listError(c, opts.key, err)
+		return listError(c, o.Key, err)
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(listLengthResult{Key: opts.key, Length: n})
+	if o.JSON {
+		return o.IO.WriteJSON(listLengthResult{Key: o.Key, Length: n})
 	}
-	_, err = fmt.Fprintln(opts.f.IO.Out, n)
+	_, err = fmt.Fprintln(o.IO.Out, n)
 	return err
 }
 
 // partial reports a push that stored some of its items before it failed:
 // how many, and how to resume without duplicates.
-func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, what string) error {
+func (o *pushOptions) partial(ctx context.Context, pe *shardlist.PushError, what string) error {
 	if pe.Stored == 0 {
 		// Only the first batch was sent: a lost reply is reported as for
 		// any write (exit 4, with how to check).
 		return pe.Err
 	}
 	from := func(n int) string {
-		if o.stdin {
-			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, o.side.name(), o.key)
+		if o.Stdin {
+			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, o.Side.name(), o.Key)
 		}
 		return fmt.Sprintf("item %d", n)
 	}
@@ -135,17 +162,17 @@ func (o *listPushOptions) partial(ctx context.Context, pe *shardlist.PushError, 
 		what, pe.Stored, from(pe.Stored+1))
 	if pe.Uncertain > 0 {
 		check := fmt.Sprintf("-%d -1", pe.Uncertain)
-		if o.side == head {
+		if o.Side == head {
 			check = fmt.Sprintf("0 %d", pe.Uncertain-1)
 		}
 		hint = fmt.Sprintf("%ss 1-%d are in the list and %d-%d may be (the reply was lost): look with chatq list lrange %s %s, then push from %s if they are there, else from %s",
-			what, pe.Stored, pe.Stored+1, pe.Stored+pe.Uncertain, o.key, check,
+			what, pe.Stored, pe.Stored+1, pe.Stored+pe.Uncertain, o.Key, check,
 			from(pe.Stored+pe.Uncertain+1), from(pe.Stored+1))
 	}
 	if ctx.Err() != nil {
 		// Interrupted: chatq then prints only "interrupted", so say it here.
-		o.f.IO.Infof("%s", pe.Error())
-		o.f.IO.Infof("hint: %s", hint)
+		o.IO.Infof("%s", pe.Error())
+		o.IO.Infof("hint: %s", hint)
 		return pe
 	}
 	return cmdutil.WithHint(pe, hint)

@@ -3,12 +3,15 @@ package list
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 )
 
@@ -37,7 +40,7 @@ func TestPartialPushHint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer
 			f := &cmdutil.Factory{IO: &iostreams.IOStreams{ErrOut: &errOut}}
-			o := &listPushOptions{listOptions: &listOptions{f: f}, side: tc.side, key: "jobs", stdin: tc.stdin}
+			o := &pushOptions{listOptions: listOptions{IO: f.IO}, Side: tc.side, Key: "jobs", Stdin: tc.stdin}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tc.cancel {
@@ -60,4 +63,87 @@ func TestPartialPushHint(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPushFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *pushOptions // nil: a usage error
+	}{
+		{[]string{"rpush", "jobs", "a", "b"}, &pushOptions{Side: tail, Key: "jobs", Items: []string{"a", "b"}}},
+		{[]string{"lpush", "jobs", "-"}, &pushOptions{Side: head, Key: "jobs", Items: []string{"-"}, Stdin: true}},
+		{[]string{"rpush", "jobs", "a", "-"}, &pushOptions{Side: tail, Key: "jobs", Items: []string{"a", "-"}}}, // "-" among others is an item
+		{[]string{"rpush", "--shard-size", "64", "jobs", "--", "-1", "-2"},
+			&pushOptions{listOptions: listOptions{ShardSize: 64, ShardSizeGiven: true}, Side: tail, Key: "jobs", Items: []string{"-1", "-2"}}},
+		{[]string{"rpush", "jobs", "-1"}, nil}, // a flag, unknown
+		{[]string{"rpush", "jobs"}, nil},
+		{[]string{"rpush", "j obs", "a"}, nil},
+		{[]string{"rpush", "jobs", "a", "\xff"}, nil},
+		{[]string{"rpush", "jobs", shardlist.WakeMarker}, nil},
+		{[]string{"rpush", "--shard-size", "1", "jobs", "a"}, nil},
+		{[]string{"rpush", "--shard-size", "0", "jobs", "-"}, nil}, // before stdin is read
+	} {
+		s := tail
+		if tc.args[0] == "lpush" {
+			s = head
+		}
+		got, err := parse(t, sided(NewCmdPush, s), tc.args...)
+		if tc.want == nil {
+			if !isUsage(err) {
+				t.Errorf("%q: got %+v, %v; want a usage error", tc.args, got, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		checkShared(t, tc.args, &got.listOptions)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: got %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestPushRun(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		for _, m := range modes {
+			t.Run(m.name, func(t *testing.T) {
+				key := "jobs-" + m.name
+				s := newStreams(m.tty, "")
+				if err := pushRun(ctx, &pushOptions{listOptions: on(b, s), Side: tail, Key: key, Items: []string{"a", "b"}}); err != nil {
+					t.Fatal(err)
+				}
+				if s.out.String() != "2\n" || s.err.Len() != 0 {
+					t.Errorf("stdout %q, stderr %q", s.out, s.err)
+				}
+				s = newStreams(m.tty, "y\nz\n")
+				o := &pushOptions{listOptions: on(b, s), Side: head, Key: key, Items: []string{"-"}, Stdin: true}
+				o.JSON = true
+				if err := pushRun(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+				var got listLengthResult
+				if err := json.Unmarshal(s.out.Bytes(), &got); err != nil || got != (listLengthResult{Key: key, Length: 4}) {
+					t.Errorf("JSON %q: %+v, %v", s.out, got, err)
+				}
+				items, err := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix}).LRange(ctx, key, 0, -1)
+				if want := []string{"z", "y", "a", "b"}; err != nil || !reflect.DeepEqual(items, want) {
+					t.Errorf("list holds %q, %v; want %q", items, err, want)
+				}
+
+				// A line that is not UTF-8 is refused, by number, before
+				// anything is pushed.
+				s = newStreams(m.tty, "ok\n\xff\n")
+				err = pushRun(ctx, &pushOptions{listOptions: on(b, s), Side: tail, Key: key, Items: []string{"-"}, Stdin: true})
+				if !isUsage(err) || !strings.Contains(err.Error(), "line 2 is not valid UTF-8") {
+					t.Errorf("push of a bad line: %v", err)
+				}
+				if n, err := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix}).LLen(ctx, key); n != 4 || err != nil {
+					t.Errorf("length %d, %v after a refused push", n, err)
+				}
+			})
+		}
+	})
 }

@@ -11,14 +11,29 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type listKeyOptions struct {
-	*listOptions
-	key string
+// keyOptions are the options of llen and shards, which read one list.
+type keyOptions struct {
+	listOptions
+	Key string
 }
 
-func newListLenCmd(lo *listOptions) *cobra.Command {
-	opts := &listKeyOptions{listOptions: lo}
-	return &cobra.Command{
+func (o *keyOptions) validate() error {
+	if err := names.ListKey(o.Key); err != nil {
+		return err
+	}
+	return o.validateShardSize()
+}
+
+// newKeyOptions reads KEY and the shared options, and validates them.
+func newKeyOptions(f *cmdutil.Factory, cmd *cobra.Command, args []string) (*keyOptions, error) {
+	opts := &keyOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
+	return opts, opts.validate()
+}
+
+// NewCmdLen returns `chatq list llen`. runF, when set (tests), replaces the
+// run function and gets the options once they are parsed and validated.
+func NewCmdLen(f *cmdutil.Factory, runF func(context.Context, *keyOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "llen KEY",
 		Short: "Print the number of items in a sharded list, as LLEN",
 		Long: `Print the number of items in a sharded list: the lengths of its two end
@@ -29,47 +44,52 @@ exist has length 0.`,
   chatq list llen jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.key = args[0]
-			return listLenRun(cmd.Context(), opts)
+			opts, err := newKeyOptions(f, cmd, args)
+			if err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return lenRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkRead(cmd)
 }
 
-func listLenRun(ctx context.Context, opts *listKeyOptions) error {
-	if err := names.ListKey(opts.key); err != nil {
-		return err
-	}
-	c, err := opts.lists()
+func lenRun(ctx context.Context, o *keyOptions) error {
+	c, err := o.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, c, opts.key); err != nil {
+	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
-	n, err := c.LLen(ctx, opts.key)
+	n, err := c.LLen(ctx, o.Key)
 	if err != nil {
-		return opts.listError(c, opts.key, err)
+		return listError(c, o.Key, err)
 	}
 	if n == 0 {
-		if err := opts.plainList(ctx, opts.key); err != nil {
+		if err := o.plainList(ctx, o.Key); err != nil {
 			return err
 		}
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(listLengthResult{Key: opts.key, Length: n})
+	if o.JSON {
+		return o.IO.WriteJSON(listLengthResult{Key: o.Key, Length: n})
 	}
-	_, err = fmt.Fprintln(opts.f.IO.Out, n)
+	_, err = fmt.Fprintln(o.IO.Out, n)
 	return err
 }
 
-type listRangeOptions struct {
-	*listOptions
-	key         string
-	start, stop int64
+type rangeOptions struct {
+	listOptions
+	Key         string
+	Start, Stop int64
 }
 
-func newListRangeCmd(lo *listOptions) *cobra.Command {
-	opts := &listRangeOptions{listOptions: lo}
+// NewCmdRange returns `chatq list lrange`. runF, when set (tests), replaces
+// the run function and gets the options once they are parsed and validated.
+func NewCmdRange(f *cmdutil.Factory, runF func(context.Context, *rangeOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lrange KEY START STOP",
 		Short: "Print the items from START to STOP of a sharded list, as LRANGE",
@@ -92,20 +112,33 @@ Flags go before KEY, so that negative indexes are not taken for flags.`,
 			return cmdutil.ExactArgs(3)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.key = args[0]
+			opts := &rangeOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
 			var err error
-			if opts.start, err = parseIndex("START", args[1]); err != nil {
+			if opts.Start, err = parseIndex("START", args[1]); err != nil {
 				return err
 			}
-			if opts.stop, err = parseIndex("STOP", args[2]); err != nil {
+			if opts.Stop, err = parseIndex("STOP", args[2]); err != nil {
 				return err
 			}
-			return listRangeRun(cmd.Context(), opts)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return rangeRun(cmd.Context(), opts)
 		},
 	}
 	// Everything after KEY is an argument: -1 is an index, not a flag.
 	cmd.Flags().SetInterspersed(false)
-	return cmd
+	return cmdutil.MarkRead(cmd)
+}
+
+func (o *rangeOptions) validate() error {
+	if err := names.ListKey(o.Key); err != nil {
+		return err
+	}
+	return o.validateShardSize()
 }
 
 func parseIndex(name, s string) (int64, error) {
@@ -116,27 +149,24 @@ func parseIndex(name, s string) (int64, error) {
 	return n, nil
 }
 
-func listRangeRun(ctx context.Context, opts *listRangeOptions) error {
-	if err := names.ListKey(opts.key); err != nil {
-		return err
-	}
-	c, err := opts.lists()
+func rangeRun(ctx context.Context, o *rangeOptions) error {
+	c, err := o.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, c, opts.key); err != nil {
+	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
-	items, err := c.LRange(ctx, opts.key, opts.start, opts.stop)
+	items, err := c.LRange(ctx, o.Key, o.Start, o.Stop)
 	if err != nil {
-		return opts.listError(c, opts.key, err)
+		return listError(c, o.Key, err)
 	}
 	if len(items) == 0 {
-		if err := opts.plainList(ctx, opts.key); err != nil {
+		if err := o.plainList(ctx, o.Key); err != nil {
 			return err
 		}
 	}
-	if err := opts.printItems(items); err != nil {
+	if err := o.printItems(items); err != nil {
 		return err
 	}
 	if len(items) == 0 {
@@ -145,9 +175,11 @@ func listRangeRun(ctx context.Context, opts *listRangeOptions) error {
 	return nil
 }
 
-func newListShardsCmd(lo *listOptions) *cobra.Command {
-	opts := &listKeyOptions{listOptions: lo}
-	return &cobra.Command{
+// NewCmdShards returns `chatq list shards`. runF, when set (tests),
+// replaces the run function and gets the options once they are parsed and
+// validated.
+func NewCmdShards(f *cmdutil.Factory, runF func(context.Context, *keyOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "shards KEY",
 		Short: "Show how a sharded list is stored: endpoints and shard lengths",
 		Long: `Show how a sharded list is stored: every shard from the first endpoint to the
@@ -161,36 +193,40 @@ sizes were recorded). Read in calls of at most 100 shards each.`,
   chatq list shards jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.key = args[0]
-			return listShardsRun(cmd.Context(), opts)
+			opts, err := newKeyOptions(f, cmd, args)
+			if err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return shardsRun(cmd.Context(), opts)
 		},
 	}
+	return cmdutil.MarkRead(cmd)
 }
 
-func listShardsRun(ctx context.Context, opts *listKeyOptions) error {
-	if err := names.ListKey(opts.key); err != nil {
-		return err
-	}
-	c, err := opts.lists()
+func shardsRun(ctx context.Context, o *keyOptions) error {
+	c, err := o.lists()
 	if err != nil {
 		return err
 	}
-	if err := opts.checkSize(ctx, c, opts.key); err != nil {
+	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
-	lay, err := c.Layout(ctx, opts.key)
+	lay, err := c.Layout(ctx, o.Key)
 	if err != nil {
-		return opts.listError(c, opts.key, err)
+		return listError(c, o.Key, err)
 	}
 	if lay.Length == 0 {
-		if err := opts.plainList(ctx, opts.key); err != nil {
+		if err := o.plainList(ctx, o.Key); err != nil {
 			return err
 		}
 	}
-	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(lay)
+	if o.JSON {
+		return o.IO.WriteJSON(lay)
 	}
-	t := opts.f.IO.NewTable("SHARD", "KEY", "LENGTH", "END")
+	t := o.IO.NewTable("SHARD", "KEY", "LENGTH", "END")
 	for _, s := range lay.Shards {
 		var ends []string
 		if s.Index == lay.First {

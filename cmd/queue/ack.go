@@ -2,7 +2,7 @@ package queue
 
 import (
 	"context"
-	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -54,17 +54,14 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	for _, id := range opts.ids {
-		if _, err := delayq.ParseRef(id); err != nil {
-			return err
-		}
-	}
 	q, err := queueClient(opts.f, opts.cmd)
 	if err != nil {
 		return err
 	}
-	r, err := q.AckEach(ctx, opts.queue, opts.ids...)
-	if err != nil {
+	// The ids and receipts are checked before any call; with some not
+	// acked r says which and err why (not in the queue, or stale).
+	r, err := q.Ack(ctx, opts.queue, opts.ids...)
+	if r == nil {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
@@ -85,11 +82,8 @@ func queueAckRun(ctx context.Context, opts *queueAckOptions) error {
 	for _, id := range r.Stale {
 		opts.f.IO.Infof("stale receipt, not acked: %s", id)
 	}
-	switch {
-	case len(r.Missing) > 0:
-		return queueErr(fmt.Errorf("%d of %d messages: %w", len(r.Missing)+len(r.Stale), len(r.Missing)+len(r.Stale)+r.Acked, delayq.ErrMessageNotFound))
-	case len(r.Stale) > 0:
-		return queueErr(fmt.Errorf("%d of %d messages: %w", len(r.Stale), len(r.Stale)+r.Acked, delayq.ErrStaleReceipt))
+	if err != nil {
+		return queueErr(err)
 	}
 	infoTTY(opts.f, "acked %s", plural(int64(r.Acked), "message"))
 	return nil
@@ -139,19 +133,17 @@ func queueRetryRun(ctx context.Context, opts *queueRetryOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	id, err := delayq.ParseRef(opts.id)
-	if err != nil {
-		return err
-	}
 	q, err := queueClient(opts.f, opts.cmd)
 	if err != nil {
 		return err
 	}
-	at, err := q.Retry(ctx, opts.queue, opts.id, opts.delay)
+	at, err := q.ChangeVisibility(ctx, opts.queue, opts.id, opts.delay)
 	if err != nil {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
+		// A receipt is ID.RC.FR (checked by ChangeVisibility).
+		id, _, _ := strings.Cut(opts.id, ".")
 		return opts.f.IO.WriteJSON(queueRetryJSON{ID: id, VisibleAt: at.UnixMilli()})
 	}
 	infoTTY(opts.f, "%s due at %s", opts.id, stamp(at))

@@ -40,9 +40,9 @@ to Q2 by the receive that would exceed the limit.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.vt, "vt", delayq.DefaultVT, "visibility timeout of received messages (whole seconds)")
+	fl.DurationVar(&opts.vt, "vt", 30*time.Second, "visibility timeout of received messages (whole seconds)")
 	fl.DurationVar(&opts.delay, "delay", 0, "delay of each pushed message (whole seconds)")
-	fl.IntVar(&opts.maxSize, "maxsize", delayq.DefaultMaxSize, "largest message in UTF-16 units, 1024-65536 or -1 for unlimited")
+	fl.IntVar(&opts.maxSize, "maxsize", 65536, "largest message in UTF-16 units, 1024-65536 or -1 for unlimited")
 	fl.IntVar(&opts.maxReceives, "max-receives", 0, "move a message to --dead-letter after this many receives")
 	fl.StringVar(&opts.deadLetter, "dead-letter", "", "dead-letter queue for --max-receives")
 	cmd.MarkFlagsRequiredTogether("max-receives", "dead-letter")
@@ -68,7 +68,7 @@ func queueCreateRun(ctx context.Context, opts *queueCreateOptions) error {
 	if err != nil {
 		return err
 	}
-	err = q.Create(ctx, opts.queue, delayq.Config{VT: opts.vt, Delay: opts.delay, MaxSize: opts.maxSize,
+	err = q.Create(ctx, opts.queue, delayq.Attributes{VT: opts.vt, Delay: opts.delay, MaxSize: opts.maxSize,
 		MaxReceives: opts.maxReceives, DeadLetter: opts.deadLetter})
 	if err != nil {
 		return queueErr(err)
@@ -121,27 +121,35 @@ policy.`,
 
 func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 	fl := opts.cmd.Flags()
-	var ch delayq.Changes
+	var a delayq.Attributes // zero: unchanged; -1: 0, unlimited or no policy
 	if fl.Changed("vt") {
 		if err := checkFlagDuration("vt", opts.vt, true); err != nil {
 			return err
 		}
-		ch.VT = &opts.vt
+		a.VT = orZero(opts.vt)
 	}
 	if fl.Changed("delay") {
 		if err := checkFlagDuration("delay", opts.delay, true); err != nil {
 			return err
 		}
-		ch.Delay = &opts.delay
+		a.Delay = orZero(opts.delay)
 	}
 	if fl.Changed("maxsize") {
 		if err := checkMaxSizeFlag(opts.maxSize); err != nil {
 			return err
 		}
-		ch.MaxSize = &opts.maxSize
+		a.MaxSize = opts.maxSize
 	}
 	if fl.Changed("max-receives") {
-		ch.MaxReceives, ch.DeadLetter = &opts.maxReceives, &opts.deadLetter
+		switch {
+		case opts.maxReceives < 0:
+			return cmdutil.UsageErrorf("max receives %d: must not be negative: invalid value", opts.maxReceives)
+		case opts.maxReceives == 0:
+			a.MaxReceives = -1 // no policy (with --dead-letter '')
+		default:
+			a.MaxReceives = opts.maxReceives
+		}
+		a.DeadLetter = opts.deadLetter
 	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
@@ -150,7 +158,7 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := q.SetAttributes(ctx, opts.queue, ch); err != nil {
+	if err := q.SetAttributes(ctx, opts.queue, a); err != nil {
 		return queueErr(err)
 	}
 	infoTTY(opts.f, "changed queue %s", opts.queue)
@@ -164,11 +172,21 @@ func queueSetRun(ctx context.Context, opts *queueSetOptions) error {
 	return nil
 }
 
-// checkMaxSizeFlag checks --maxsize for create and set alike.
+// checkMaxSizeFlag checks --maxsize for create and set alike: RSMQ's range
+// (the help says it), or -1.
 func checkMaxSizeFlag(n int) error {
-	if delayq.CheckMaxSize(n) != nil {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --maxsize %d: must be from %d to %d, or -1 for unlimited (UTF-16 units)", n, delayq.MinMaxSize, delayq.MaxMaxSize),
+	if n != -1 && (n < 1024 || n > 65536) {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --maxsize %d: must be from 1024 to 65536, or -1 for unlimited (UTF-16 units)", n),
 			"e.g. --maxsize 65536 (RSMQ's default and largest), or --maxsize -1")
 	}
 	return nil
+}
+
+// orZero is a duration flag as a delayq option: 0 given is -1 there (0
+// there means the default).
+func orZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -80,7 +80,7 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 	}
 	if len(sources) > 0 && !opts.force {
 		// A missing queue is "not found" (exit 1), whoever names it.
-		if _, err := q.Attributes(ctx, opts.queue); err == nil {
+		if _, err := q.Stats(ctx, opts.queue); err == nil {
 			return cmdutil.WithHint(
 				cmdutil.Refusedf("queue %s is the dead-letter queue of %s: not deleted", opts.queue, strings.Join(sources, ", ")),
 				fmt.Sprintf("pass --force to delete it anyway (their policies turn off), or first drop each policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", sources[0]))
@@ -88,11 +88,11 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 			return queueErr(err)
 		}
 	}
-	n, err := guarded(ctx, opts.f, opts.force, "not deleted",
+	n, err := guarded(ctx, opts.f, opts.queue, opts.force, "not deleted",
 		func(held int64) string {
 			return fmt.Sprintf("delete queue %s holding %s?", opts.queue, messages(held))
 		},
-		func(most int64) (int64, error) { return q.DeleteAtMost(ctx, opts.queue, most) })
+		func(most int64) (int64, error) { return q.Delete(ctx, opts.queue, most) })
 	if err != nil {
 		return err
 	}
@@ -106,35 +106,35 @@ func queueDeleteRun(ctx context.Context, opts *queueDeleteOptions) error {
 	return nil
 }
 
-// guarded runs destroy, which deletes at most a number of messages (or any
-// with delayq.AnySize) and fails with a *delayq.NotEmptyError when there
-// are more: first allowing none (or any, with --force); when the queue
-// holds messages it asks on a terminal, with question(count), and runs
-// destroy again allowing that many; off a terminal it refuses (exit 2).
-func guarded(ctx context.Context, f *cmdutil.Factory, force bool, refused string, question func(int64) string, destroy func(most int64) (int64, error)) (int64, error) {
+// guarded runs destroy, which deletes at most a number of messages of
+// queue (or any with -1) and fails with delayq.ErrQueueNotEmpty, returning
+// how many it holds, when there are more: first allowing none (or any,
+// with --force); when the queue holds messages it asks on a terminal, with
+// question(count), and runs destroy again allowing that many; off a
+// terminal it refuses (exit 2).
+func guarded(ctx context.Context, f *cmdutil.Factory, queue string, force bool, refused string, question func(int64) string, destroy func(most int64) (int64, error)) (int64, error) {
 	most := int64(0)
 	if force {
-		most = delayq.AnySize
+		most = -1
 	}
 	for {
 		n, err := destroy(most)
-		var ne *delayq.NotEmptyError
-		if !errors.As(err, &ne) {
+		if !errors.Is(err, delayq.ErrQueueNotEmpty) {
 			return n, queueErr(err)
 		}
 		if !f.IO.CanPrompt() {
 			return 0, cmdutil.WithHint(
-				cmdutil.Refusedf("queue %s holds %s: %s (not on a terminal, so nobody could be asked)", ne.Queue, messages(ne.Messages), refused),
+				cmdutil.Refusedf("queue %s holds %s: %s (not on a terminal, so nobody could be asked)", queue, messages(n), refused),
 				"pass --force to destroy its messages without asking")
 		}
-		yes, err := f.IO.Confirm(ctx, question(ne.Messages))
+		yes, err := f.IO.Confirm(ctx, question(n))
 		if err != nil {
 			return 0, err
 		}
 		if !yes {
-			return 0, cmdutil.Refusedf("queue %s: %s", ne.Queue, refused)
+			return 0, cmdutil.Refusedf("queue %s: %s", queue, refused)
 		}
-		most = ne.Messages
+		most = n
 	}
 }
 
@@ -184,11 +184,11 @@ func queuePurgeRun(ctx context.Context, opts *queueDeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := guarded(ctx, opts.f, opts.force, "not purged",
+	n, err := guarded(ctx, opts.f, opts.queue, opts.force, "not purged",
 		func(held int64) string {
 			return fmt.Sprintf("purge queue %s, deleting its %s?", opts.queue, messages(held))
 		},
-		func(most int64) (int64, error) { return q.PurgeAtMost(ctx, opts.queue, most) })
+		func(most int64) (int64, error) { return q.Purge(ctx, opts.queue, most) })
 	if err != nil {
 		return err
 	}

@@ -154,10 +154,10 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 		return err
 	}
 	prog := opts.f.IO.NewProgress("exporting", int(st.Messages))
-	info, err := q.Export(ctx, opts.queue, func(page []delayq.Peeked) error {
+	n, err := q.Export(ctx, opts.queue, func(page []delayq.Message) error {
 		for _, p := range page {
 			msg, b64 := bodyJSON(p.Body)
-			if err := iostreams.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: string(p.State),
+			if err := iostreams.WriteJSONLine(w, exportMessage{ID: p.ID, Message: msg, MessageBase64: b64, State: p.State,
 				Due: p.VisibleAt.UnixMilli(), RC: p.RC, FR: ms(p.FR), Sent: p.Sent.UnixMilli()}); err != nil {
 				return err
 			}
@@ -168,10 +168,10 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	prog.Done()
 	if err != nil {
 		w.Flush()
-		return queueErr(fmt.Errorf("export of %s stopped after %d messages: %w", opts.queue, info.Messages, err))
+		return queueErr(fmt.Errorf("export of %s stopped after %d messages: %w", opts.queue, n, err))
 	}
 	var end exportEnd
-	end.End.Messages = info.Messages
+	end.End.Messages = n
 	if err := iostreams.WriteJSONLine(w, end); err != nil {
 		return err
 	}
@@ -192,16 +192,16 @@ func queueExportRun(ctx context.Context, opts *queueExportOptions) error {
 	}
 	// Pushes and receives during the export show in the counters.
 	changed := false
-	if after, err := q.Attributes(ctx, opts.queue); err == nil && (after.TotalSent != st.TotalSent || after.TotalRecv != st.TotalRecv) {
+	if after, err := q.Stats(ctx, opts.queue); err == nil && (after.TotalSent != st.TotalSent || after.TotalRecv != st.TotalRecv) {
 		changed = true
 		opts.f.IO.Infof("note: the queue changed during the export (%d pushes, %d receives): messages pushed or deleted meanwhile may or may not be in it; stop consumers and producers for an exact copy",
 			after.TotalSent-st.TotalSent, after.TotalRecv-st.TotalRecv)
 	}
 	if opts.file != "" && opts.file != "-" {
 		if opts.f.JSON() {
-			return opts.f.IO.WriteJSON(queueExportJSON{Queue: opts.queue, File: opts.file, Messages: info.Messages, Changed: changed})
+			return opts.f.IO.WriteJSON(queueExportJSON{Queue: opts.queue, File: opts.file, Messages: n, Changed: changed})
 		}
-		infoTTY(opts.f, "exported %s of queue %s to %s", plural(int64(info.Messages), "message"), opts.queue, opts.file)
+		infoTTY(opts.f, "exported %s of queue %s to %s", plural(int64(n), "message"), opts.queue, opts.file)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -41,19 +42,20 @@ func queueGetRun(ctx context.Context, opts *queueGetOptions) error {
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
 	}
-	if _, err := delayq.ParseRef(opts.id); err != nil {
-		return cmdutil.WithHint(err, "a message id is the 32 characters push and poll print (e.g. hodb3yo4luDdAvOIizGxHU1g9i27CHH2), or a receipt ID.RC.FR; see `chatq queue peek QUEUE`")
-	}
 	q, err := queueClient(opts.f, opts.cmd)
 	if err != nil {
 		return err
 	}
 	m, err := q.Get(ctx, opts.queue, opts.id)
+	if errors.Is(err, delayq.ErrInvalid) {
+		// The queue name was checked: the id is bad (before any call).
+		return cmdutil.WithHint(err, "a message id is the 32 characters push and poll print (e.g. hodb3yo4luDdAvOIizGxHU1g9i27CHH2), or a receipt ID.RC.FR; see `chatq queue peek QUEUE`")
+	}
 	if err != nil {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
-		return opts.f.IO.WriteJSON(peekJSON{messageJSON: toMessageJSON(m.Message), VisibleAt: m.VisibleAt.UnixMilli(), State: string(m.State)})
+		return opts.f.IO.WriteJSON(peekJSON{messageJSON: toMessageJSON(*m), VisibleAt: m.VisibleAt.UnixMilli(), State: m.State})
 	}
 	t := opts.f.IO.NewTable("FIELD", "VALUE")
 	t.Row("id", m.ID)

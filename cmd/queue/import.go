@@ -106,15 +106,18 @@ type queueImportJSON struct {
 // complete), so that memory stays flat whatever the input.
 const maxConflictIDs = 100
 
+// importBatch is the most messages of one Import call.
+const importBatch = 100
+
 // importBatchBytes ends a batch early when its bodies reach it.
 const importBatchBytes = 1 << 20
 
 type importer struct {
 	opts    *queueImportOptions
 	q       *delayq.Client
-	attrs   *delayq.Attributes
+	attrs   *delayq.Stats
 	res     queueImportJSON
-	batch   []delayq.ImportMessage
+	batch   []delayq.Message
 	lines   []int
 	bytes   int
 	inBatch map[string]bool
@@ -165,7 +168,7 @@ func queueImportRun(ctx context.Context, opts *queueImportOptions) error {
 
 func (im *importer) run(ctx context.Context, r *lineReader) error {
 	opts := im.opts
-	attrs, err := im.q.Attributes(ctx, opts.queue)
+	attrs, err := im.q.Stats(ctx, opts.queue)
 	if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
 		return queueErr(err)
 	}
@@ -216,7 +219,7 @@ func (im *importer) run(ctx context.Context, r *lineReader) error {
 				return im.malformed(r.line, err.Error())
 			}
 			messages++
-			if im.inBatch[m.ID] || len(im.batch) == delayq.MaxImportBatch || im.bytes+len(m.Body) > importBatchBytes && len(im.batch) > 0 {
+			if im.inBatch[m.ID] || len(im.batch) == importBatch || im.bytes+len(m.Body) > importBatchBytes && len(im.batch) > 0 {
 				if err := im.flush(ctx); err != nil {
 					return err
 				}
@@ -263,7 +266,7 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 		diff("dead-letter queue", strconv.Quote(a.DeadLetter), strconv.Quote(h.DeadLetter))
 		return nil
 	}
-	cfg := delayq.Config{VT: time.Duration(h.VT) * time.Second, Delay: time.Duration(h.Delay) * time.Second, MaxSize: h.MaxSize,
+	cfg := delayq.Attributes{VT: time.Duration(h.VT) * time.Second, Delay: time.Duration(h.Delay) * time.Second, MaxSize: h.MaxSize,
 		MaxReceives: h.MaxReceives, DeadLetter: h.DeadLetter}
 	err := im.q.Create(ctx, opts.queue, cfg)
 	if err != nil && cfg.DeadLetter != "" && (errors.Is(err, delayq.ErrQueueNotFound) || strings.Contains(err.Error(), "dead-letter")) {
@@ -285,7 +288,7 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 	default:
 		return queueErr(err)
 	}
-	a, err := im.q.Attributes(ctx, opts.queue)
+	a, err := im.q.Stats(ctx, opts.queue)
 	if err != nil {
 		return queueErr(err)
 	}
@@ -295,15 +298,12 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 
 // message checks one message line fully: nothing of a batch is written
 // unless all of it passes.
-func (im *importer) message(b []byte, l *importLine) (delayq.ImportMessage, error) {
-	var m delayq.ImportMessage
+func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
+	var m delayq.Message
 	if l.ID == nil {
 		return m, fmt.Errorf("no id: want a message line of an export (id, message, due)")
 	}
 	m.ID = *l.ID
-	if err := delayq.CheckID(m.ID); err != nil {
-		return m, err
-	}
 	switch {
 	case l.MessageBase64 != nil:
 		body, err := base64.StdEncoding.DecodeString(*l.MessageBase64)
@@ -343,11 +343,11 @@ func (im *importer) message(b []byte, l *importLine) (delayq.ImportMessage, erro
 		}
 		m.FR = time.UnixMilli(fr)
 	}
-	if err := delayq.CheckImport([]delayq.ImportMessage{m}); err != nil {
+	if err := delayq.CheckImport([]delayq.Message{m}); err != nil {
 		return m, err
 	}
 	if max := im.attrs.MaxSize; max >= 0 {
-		if n := delayq.Len16(m.Body); n > max {
+		if n := len16(m.Body); n > max {
 			return m, fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d (raise it with `chatq queue set %s --maxsize N`)", m.ID, n, im.opts.queue, max, im.opts.queue)
 		}
 	}

@@ -80,7 +80,7 @@ func queueLsRun(ctx context.Context, opts *queueLsOptions) error {
 	if err != nil {
 		return err
 	}
-	names, err := q.List(ctx)
+	names, err := listQueues(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -130,13 +130,13 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 			t.Row(r.Name, "-", "-", "-", "-", "-", "-", "error: "+msg)
 			continue
 		}
-		s := r.Stats
+		s := &r
 		if !s.SplitExact {
 			inexact++
 		}
 		j := queueLongJSON{Name: s.Name, Msgs: &s.Messages, Ready: &s.Ready, Delayed: &s.Delayed, InFlight: &s.InFlight,
 			DeadLetter: s.DeadLetter, DeadLetterMissing: s.DeadLetterMissing, SplitExact: s.SplitExact}
-		if s.OldestReady.ID != "" {
+		if s.OldestReady != nil {
 			j.OldestReadyMs = s.OldestReadyAge.Milliseconds()
 		}
 		out = append(out, j)
@@ -161,8 +161,8 @@ func queueLsLong(ctx context.Context, opts *queueLsOptions, q *delayq.Client, na
 		opts.f.IO.Infof("warning: delayed and inflight of %s may be off: an rsmq client received from them (`chatq queue stats QUEUE` rebuilds the index)", plural(int64(inexact), "queue"))
 	}
 	for _, r := range rows {
-		if r.Err == nil && r.Stats.DeadLetterMissing {
-			opts.f.IO.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off", r.Name, r.Stats.DeadLetter)
+		if r.Err == nil && r.DeadLetterMissing {
+			opts.f.IO.Infof("warning: queue %s names %s as its dead-letter queue, which does not exist: the policy is off", r.Name, r.DeadLetter)
 		}
 	}
 	if failed > 0 {

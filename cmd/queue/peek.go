@@ -52,7 +52,8 @@ found or the queue ends; each page is read at its own instant.`,
 	return cmd
 }
 
-var peekStates = []string{string(delayq.Ready), string(delayq.Delayed), string(delayq.InFlight)}
+// peekStates are the values of delayq.PeekOptions.State.
+var peekStates = []string{"ready", "delayed", "inflight"}
 
 type peekJSON struct {
 	messageJSON
@@ -79,14 +80,14 @@ func queuePeekRun(ctx context.Context, opts *queuePeekOptions) error {
 	if err != nil {
 		return err
 	}
-	ps, err := q.PeekWith(ctx, opts.queue, delayq.PeekOptions{N: opts.n, State: delayq.State(opts.state), OlderThan: opts.olderThan})
+	ps, err := q.Peek(ctx, opts.queue, delayq.PeekOptions{N: opts.n, State: opts.state, OlderThan: opts.olderThan})
 	if err != nil {
 		return queueErr(err)
 	}
 	if opts.f.JSON() {
 		out := make([]peekJSON, 0, len(ps))
 		for _, p := range ps {
-			out = append(out, peekJSON{messageJSON: toMessageJSON(p.Message), VisibleAt: p.VisibleAt.UnixMilli(), State: string(p.State)})
+			out = append(out, peekJSON{messageJSON: toMessageJSON(p), VisibleAt: p.VisibleAt.UnixMilli(), State: p.State})
 		}
 		if err := opts.f.IO.WriteJSON(out); err != nil {
 			return err

@@ -101,7 +101,7 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		if err := checkFlagDuration("vt", opts.vt, false); err != nil {
 			return err
 		}
-		ro.VT, ro.HasVT = opts.vt, true
+		ro.VT = orZero(opts.vt)
 	}
 	if opts.wait < 0 {
 		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", opts.wait)
@@ -113,11 +113,17 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	if err != nil {
 		return err
 	}
+	// What the receive that returned the messages said of the dead-letter
+	// policy (an earlier attempt of a persistent poll moved nothing that
+	// was returned).
+	moved, missing := 0, false
+	ro.Moved = func(n int, _ string) { moved += n }
+	ro.DeadLetterMissing = func(string) { missing = true }
 	// A waiting poll rides out a restart or failover until --wait's
 	// deadline. A receive whose reply was lost is retried only without
 	// --pop: its messages are hidden for the visibility timeout and come
 	// back (at-least-once); popped ones would be gone, so that exits 4.
-	var r *delayq.Received
+	var r []delayq.Message
 	if opts.wait <= 0 {
 		r, err = q.Receive(ctx, opts.queue, ro)
 	} else {
@@ -127,10 +133,11 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		err = p.Run(ctx, func(ctx context.Context) error {
 			ro.Wait = time.Until(deadline)
 			if ro.Wait <= 0 {
-				r = &delayq.Received{}
+				r = nil
 				return nil
 			}
 			var err error
+			moved, missing = 0, false
 			r, err = q.Receive(ctx, opts.queue, ro)
 			if err == nil {
 				p.Healthy()
@@ -144,15 +151,15 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	if r.DeadLetterMissing {
+	if missing {
 		opts.f.IO.Infof("warning: the dead-letter queue of %s does not exist: a message received too often was delivered again instead of moved (see `chatq queue stats %s`)", opts.queue, opts.queue)
 	}
-	if r.Moved > 0 {
-		opts.f.IO.Infof("moved %s received too often to the dead-letter queue", plural(int64(r.Moved), "message"))
+	if moved > 0 {
+		opts.f.IO.Infof("moved %s received too often to the dead-letter queue", plural(int64(moved), "message"))
 	}
 	if opts.f.JSON() {
-		out := make([]messageJSON, 0, len(r.Messages))
-		for _, m := range r.Messages {
+		out := make([]messageJSON, 0, len(r))
+		for _, m := range r {
 			out = append(out, toMessageJSON(m))
 		}
 		if err := opts.f.IO.WriteJSON(out); err != nil {
@@ -160,14 +167,14 @@ func queuePollRun(ctx context.Context, opts *queuePollOptions) error {
 		}
 	} else {
 		t := opts.f.IO.NewTable("ID", "RC", "MESSAGE").WhenEmpty("no messages due")
-		for _, m := range r.Messages {
+		for _, m := range r {
 			t.Row(m.ID, m.RC, m.Body)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
 	}
-	if len(r.Messages) == 0 {
+	if len(r) == 0 {
 		return cmdutil.ErrNothing
 	}
 	return nil

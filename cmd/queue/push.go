@@ -95,7 +95,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 		if err := checkFlagDuration("delay", opts.delay, false); err != nil {
 			return err
 		}
-		po.Delay, po.HasDelay = opts.delay, true
+		po.Delay = orZero(opts.delay)
 	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
@@ -132,7 +132,7 @@ func queuePushRun(ctx context.Context, opts *queuePushOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	warnNotNotified(opts, q.Channel(opts.queue), p)
+	warnNotNotified(opts, p)
 	if opts.f.JSON() {
 		return opts.f.IO.WriteJSON(queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 	}
@@ -160,14 +160,14 @@ func queuePushLines(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 			return invalidUTF8(i + 1)
 		}
 	}
-	// The attributes only (one HMGET), not stats: O(1) at any queue size.
-	st, err := q.Attributes(ctx, opts.queue)
+	// One read-only script, O(log n) at any queue size.
+	st, err := q.Stats(ctx, opts.queue)
 	if err != nil {
 		return queueErr(err)
 	}
 	if st.MaxSize >= 0 {
 		for i, l := range lines {
-			if n := delayq.Len16(l); n > st.MaxSize {
+			if n := len16(l); n > st.MaxSize {
 				return queueErr(fmt.Errorf("line %d: %w (%d > maxsize %d)", i+1, delayq.ErrMessageTooLong, n, st.MaxSize))
 			}
 		}
@@ -198,7 +198,7 @@ func pushItems(ctx context.Context, opts *queuePushOptions, q *delayq.Client, it
 			return partialPush(ctx, opts, ids, items, flag, err)
 		}
 		if len(ids) == 0 {
-			warnNotNotified(opts, q.Channel(opts.queue), p)
+			warnNotNotified(opts, p)
 		}
 		ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
 		if !opts.f.JSON() {
@@ -254,9 +254,9 @@ func invalidUTF8(line int) error {
 
 // warnNotNotified says once that a push was stored but not announced on
 // the realtime channel (the user may not PUBLISH there).
-func warnNotNotified(opts *queuePushOptions, channel string, p *delayq.Pushed) {
+func warnNotNotified(opts *queuePushOptions, p *delayq.Pushed) {
 	if !p.Notified {
-		opts.f.IO.Infof("warning: stored, but this user may not publish on channel %s: consumers waiting with --wait wake at their next deadline instead of at once", channel)
+		opts.f.IO.Infof("warning: stored, but this user may not publish on channel %s: consumers waiting with --wait wake at their next deadline instead of at once", p.Channel)
 		opts.f.IO.Infof("hint: allow the channel, e.g. `ACL SETUSER NAME &*` (Redis 7 gives new users no channels)")
 	}
 }

@@ -49,14 +49,14 @@ func queuePushJSONL(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 	if err != nil {
 		return err
 	}
-	// The attributes only (one HMGET), not stats: O(1) at any queue size.
-	st, err := q.Attributes(ctx, opts.queue)
+	// One read-only script, O(log n) at any queue size.
+	st, err := q.Stats(ctx, opts.queue)
 	if err != nil {
 		return queueErr(err)
 	}
 	if st.MaxSize >= 0 {
 		for _, it := range items {
-			if n := delayq.Len16(it.body); n > st.MaxSize {
+			if n := len16(it.body); n > st.MaxSize {
 				return queueErr(fmt.Errorf("line %d: %w (%d > maxsize %d): nothing pushed", it.line, delayq.ErrMessageTooLong, n, st.MaxSize))
 			}
 		}
@@ -79,13 +79,16 @@ func queuePushJSONL(ctx context.Context, opts *queuePushOptions, po delayq.PushO
 		if err != nil {
 			return err
 		}
-		if latest.After(now.Add(delayq.MaxSeconds * time.Second)) {
+		if latest.After(now.Add(maxSeconds * time.Second)) {
 			return cmdutil.UsageErrorf("line %d: at %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: nothing pushed",
-				latestLine, latest.UTC().Format(time.RFC3339), delayq.MaxSeconds, now.UTC().Format(time.RFC3339))
+				latestLine, latest.UTC().Format(time.RFC3339), maxSeconds, now.UTC().Format(time.RFC3339))
 		}
 	}
 	return pushItems(ctx, opts, q, items, "--jsonl")
 }
+
+// maxSeconds is RSMQ's largest delay, in seconds (docs/queue.md).
+const maxSeconds = 9999999
 
 // parseJSONLItem reads one line: a JSON string, or an object with message
 // and optionally delay or at (which replace the flags' due time).
@@ -130,10 +133,10 @@ func parseJSONLItem(b []byte, po delayq.PushOptions) (pushItem, error) {
 		if err != nil {
 			return it, err
 		}
-		if err := delayq.CheckDuration("delay", d); err != nil {
+		if err := delayq.CheckDuration("delay", d, time.Millisecond); err != nil {
 			return it, err
 		}
-		it.po = delayq.PushOptions{Delay: d, HasDelay: true}
+		it.po = delayq.PushOptions{Delay: orZero(d)}
 	case hasAt:
 		s := string(l.At)
 		if l.At[0] == '"' {
@@ -172,8 +175,8 @@ func jsonDelay(v json.RawMessage) (time.Duration, error) {
 		return 0, fmt.Errorf("delay %s: want a plain number of seconds", s)
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > delayq.MaxSeconds {
-		return 0, fmt.Errorf("delay %s: want seconds from 0 to %d, or a duration such as \"90s\"", s, delayq.MaxSeconds)
+	if err != nil || f < 0 || f > maxSeconds {
+		return 0, fmt.Errorf("delay %s: want seconds from 0 to %d, or a duration such as \"90s\"", s, maxSeconds)
 	}
 	d := time.Duration(f * float64(time.Second))
 	if d%time.Millisecond != 0 {

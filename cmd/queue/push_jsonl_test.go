@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseJSONLItem(t *testing.T) {
-	def := delayq.PushOptions{Delay: time.Minute, HasDelay: true}
+	def := delayq.PushOptions{Delay: time.Minute}
 	tests := []struct {
 		line  string
 		body  string
@@ -24,7 +24,7 @@ func TestParseJSONLItem(t *testing.T) {
 		{line: `{"message":"m","delay":"90s"}`, body: "m", delay: 90 * time.Second},
 		{line: `{"message":"m","delay":1.5}`, body: "m", delay: 1500 * time.Millisecond},
 		{line: `{"message":"m","delay":1.001}`, body: "m", delay: 1001 * time.Millisecond},
-		{line: `{"message":"m","delay":0}`, body: "m", delay: 0},
+		{line: `{"message":"m","delay":0}`, body: "m", delay: -1}, // no delay (0 would be the queue's)
 		{line: `{"message":"m","delay":null}`, body: "m", delay: time.Minute},
 		{line: `{"message":"m","at":1777626000}`, body: "m", at: 1777626000000},
 		{line: `{"message":"m","at":"1777626000.5"}`, body: "m", at: 1777626000500},
@@ -61,10 +61,10 @@ func TestParseJSONLItem(t *testing.T) {
 			t.Errorf("%s: body %q, want %q", tt.line, it.body, tt.body)
 		}
 		if tt.at != 0 {
-			if it.po.At.UnixMilli() != tt.at || it.po.HasDelay {
+			if it.po.At.UnixMilli() != tt.at || it.po.Delay != 0 {
 				t.Errorf("%s: %+v, want at %d", tt.line, it.po, tt.at)
 			}
-		} else if it.po.Delay != tt.delay || !it.po.HasDelay || !it.po.At.IsZero() {
+		} else if it.po.Delay != tt.delay || !it.po.At.IsZero() {
 			t.Errorf("%s: %+v, want delay %s", tt.line, it.po, tt.delay)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +79,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		return q.List(ctx)
+		return listQueues(ctx, q)
 	}
 	queueNames := f.CompleteFirstArg(listQueues)
 	for _, sub := range cmd.Commands() {
@@ -110,7 +112,7 @@ func namespace(f *cmdutil.Factory, cmd *cobra.Command) string {
 		ns = f.Getenv("CHATQ_NAMESPACE")
 	}
 	if ns == "" {
-		ns = delayq.DefaultNamespace
+		ns = "rsmq"
 	}
 	return ns
 }
@@ -120,6 +122,25 @@ func validNamespace(ns string) error {
 		return cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)
 	}
 	return nil
+}
+
+// listQueues returns the namespace's queue names, sorted, walking the
+// registry in pages of 100 (SSCAN may return a name twice).
+func listQueues(ctx context.Context, q *delayq.Client) ([]string, error) {
+	seen := map[string]bool{}
+	var cursor uint64
+	for {
+		page, next, err := q.Queues(ctx, cursor, "", 100)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range page {
+			seen[n] = true
+		}
+		if cursor = next; cursor == 0 {
+			return slices.Sorted(maps.Keys(seen)), nil
+		}
+	}
 }
 
 // queueErr adds the hints for the queue package's errors. Invalid input
@@ -145,11 +166,11 @@ func queueErr(err error) error {
 // checkFlagDuration checks a duration flag the way the queue package would,
 // naming the flag.
 func checkFlagDuration(flag string, d time.Duration, wholeSeconds bool) error {
-	check := delayq.CheckDuration
+	unit := time.Millisecond
 	if wholeSeconds {
-		check = delayq.CheckSeconds
+		unit = time.Second
 	}
-	if err := check("--"+flag, d); err != nil {
+	if err := delayq.CheckDuration("--"+flag, d, unit); err != nil {
 		return cmdutil.UsageErr(err)
 	}
 	return nil

@@ -109,11 +109,12 @@ func queueRedriveRun(ctx context.Context, opts *queueRedriveOptions) error {
 		prog.Add(moved - last)
 		last = moved
 	}})
-	var se *delayq.SourceError
 	switch {
-	case errors.As(err, &se):
+	case errors.Is(err, delayq.ErrInvalid) && opts.to == "":
+		// The names and -n were checked: no queue or several have dlq as
+		// their dead-letter queue (res.Sources).
 		hint := fmt.Sprintf("name the destination: chatq queue redrive %s --to QUEUE", opts.dlq)
-		if len(se.Candidates) == 0 {
+		if len(res.Sources) == 0 {
 			hint += " (no queue's dead-letter policy names it: see `chatq queue stats QUEUE`)"
 		}
 		return cmdutil.WithHint(err, hint)

@@ -98,6 +98,8 @@ type queueStatsJSON struct {
 	OldestReadyVisibleAt any `json:"oldest_ready_visible_at"`
 	// DeadLetterMissing: dead_letter names a queue that does not exist.
 	DeadLetterMissing bool `json:"dead_letter_missing"`
+	// TotalDead counts the messages moved to the dead-letter queue.
+	TotalDead int64 `json:"totaldead"`
 }
 
 func statsJSON(s *delayq.Stats) queueStatsJSON {
@@ -106,9 +108,9 @@ func statsJSON(s *delayq.Stats) queueStatsJSON {
 		TotalRecv: s.TotalRecv, TotalSent: s.TotalSent, Created: s.Created.Unix(), Modified: s.Modified.Unix(),
 		Msgs: s.Messages, HiddenMsgs: s.Delayed + s.InFlight, Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight,
 		MaxReceives: s.MaxReceives, DeadLetter: s.DeadLetter, NextVisible: ms(s.NextVisible), Now: s.Now.UnixMilli(),
-		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing,
+		SplitExact: s.SplitExact, DeadLetterMissing: s.DeadLetterMissing, TotalDead: s.TotalDead,
 	}
-	if o := s.OldestReady; o.ID != "" {
+	if o := s.OldestReady; o != nil {
 		j.OldestReadyMs, j.OldestReadyID = s.OldestReadyAge.Milliseconds(), o.ID
 		j.OldestReadySent, j.OldestReadyVisibleAt = ms(o.Sent), o.VisibleAt.UnixMilli()
 	}
@@ -158,7 +160,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 		}
 	}
 	maxSize := any(s.MaxSize)
-	if s.MaxSize == delayq.Unlimited {
+	if s.MaxSize == -1 {
 		maxSize = "unlimited"
 	}
 	t := opts.f.IO.NewTable("FIELD", "VALUE")
@@ -175,6 +177,7 @@ func queueStatsRun(ctx context.Context, opts *queueStatsOptions) error {
 	t.Row("dead_letter", policy)
 	t.Row("totalsent", s.TotalSent)
 	t.Row("totalrecv", s.TotalRecv)
+	t.Row("totaldead", s.TotalDead)
 	t.Row("created", stamp(s.Created))
 	t.Row("modified", stamp(s.Modified))
 	t.Row("now", stamp(s.Now))
@@ -191,7 +194,7 @@ func mayNotWrite(err error) bool {
 // oldestReady renders the age of the oldest ready message for people, or
 // "-" when none is ready.
 func oldestReady(s *delayq.Stats) string {
-	if s.OldestReady.ID == "" {
+	if s.OldestReady == nil {
 		return "-"
 	}
 	return roughly(s.OldestReadyAge)

@@ -135,6 +135,9 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// errJobTimeout is the cause a CMD past --job-timeout is stopped with.
+var errJobTimeout = errors.New("job timeout")
+
 // killGrace is how long a CMD past --job-timeout has between SIGTERM and
 // SIGKILL. A lost lease kills at once: the message may be delivered again.
 const killGrace = 5 * time.Second
@@ -156,13 +159,12 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		if opts.vt < minWorkVT {
 			return cmdutil.UsageErrorf("invalid --vt %s: work needs at least %s, as it renews the lease every third of it", opts.vt, minWorkVT)
 		}
-		wo.VT, wo.HasVT = opts.vt, true
+		wo.VT = opts.vt
 	}
 	if opts.cmd.Flags().Changed("job-timeout") {
 		if opts.jobTimeout <= 0 {
 			return cmdutil.UsageErrorf("invalid --job-timeout %s: must be positive", opts.jobTimeout)
 		}
-		wo.JobTimeout = opts.jobTimeout
 	}
 	if err := delayq.CheckName(opts.queue); err != nil {
 		return err
@@ -194,7 +196,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 			out.Error = o.Err.Error()
 		}
 		switch {
-		case errors.Is(o.Err, delayq.ErrJobTimeout):
+		case errors.Is(o.Err, errJobTimeout):
 			out.Killed = "job timeout"
 		case errors.Is(o.Err, delayq.ErrLeaseLost):
 			out.Killed = "lease lost"
@@ -236,7 +238,7 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 	env := append(os.Environ(), handlerConnEnv(f, opts.cmd)...)
 	p := f.Persistent(opts.giveUpAfter)
 	wo.Received = p.Healthy
-	handle := func(ctx context.Context, m delayq.Message) error {
+	run := func(ctx context.Context, m delayq.Message) error {
 		c := exec.CommandContext(ctx, path, opts.argv[1:]...)
 		c.Stdin = strings.NewReader(m.Body)
 		c.Stdout, c.Stderr = stdout, stderr
@@ -258,6 +260,23 @@ func queueWorkRun(ctx context.Context, opts *queueWorkOptions) error {
 		// Output pipes held open by a killed CMD's stray children.
 		c.WaitDelay = killGrace + time.Second
 		return c.Run()
+	}
+	// --job-timeout bounds the CMD's context; a CMD stopped past it fails
+	// with errJobTimeout, and its message comes back.
+	handle := func(ctx context.Context, m delayq.Message) error {
+		if opts.jobTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, opts.jobTimeout, fmt.Errorf("%w: ran longer than %s", errJobTimeout, opts.jobTimeout))
+			defer cancel()
+		}
+		err := run(ctx, m)
+		if cause := context.Cause(ctx); err != nil && errors.Is(cause, errJobTimeout) {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return cause // CMD exited 0 when told to stop
+			}
+			return fmt.Errorf("%w (handler: %v)", cause, err)
+		}
+		return err
 	}
 	err = p.Run(ctx, func(ctx context.Context) error { return q.Work(ctx, opts.queue, wo, handle) })
 	if err != nil {

@@ -42,16 +42,14 @@ const maxPeek = 50
 // counters of the previous refresh (for rates), so each refresh does a
 // bounded share of the work.
 type collector struct {
-	rdb    redis.UniversalClient
-	q      *delayq.Client
-	list   *shardlist.Client
-	chat   *chat.Client
-	prefix string
-	// registry is RSMQ's SET of queue names, <prefix><ns>:QUEUES (docs/keys.md).
-	registry string
-	cluster  bool
-	clock    func() time.Time
-	lim      Limits
+	rdb     redis.UniversalClient
+	q       *delayq.Client
+	list    *shardlist.Client
+	chat    *chat.Client
+	prefix  string
+	cluster bool
+	clock   func() time.Time
+	lim     Limits
 	// minSample is the shortest time a rate is measured over: half the
 	// refresh interval.
 	minSample time.Duration
@@ -151,7 +149,7 @@ func newCollector(rdb redis.UniversalClient, ns, prefix string, cluster bool, li
 		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: ns, Prefix: prefix, HashTag: cluster}),
 		list:   shardlist.New(rdb, shardlist.Options{Prefix: prefix}),
 		chat:   chat.New(rdb, chat.Options{Prefix: prefix}),
-		prefix: prefix, registry: prefix + ns + ":QUEUES", cluster: cluster, clock: clock, lim: lim,
+		prefix: prefix, cluster: cluster, clock: clock, lim: lim,
 		queues: scanSet{valid: names.Queue},
 		prev:   map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
 	}
@@ -356,14 +354,14 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 	s.Chats = ci
 
 	if peekQueue != "" && peekN > 0 {
-		ps, err := c.q.Peek(ctx, peekQueue, min(peekN, maxPeek))
+		ps, err := c.q.Peek(ctx, peekQueue, delayq.PeekOptions{N: min(peekN, maxPeek)})
 		calls++
 		if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
 			return fail(err)
 		}
 		s.PeekQueue = peekQueue
 		for _, p := range ps {
-			s.Peek = append(s.Peek, PeekRow{ID: p.ID, State: string(p.State), VisibleAt: p.VisibleAt, RC: p.RC, Body: p.Body})
+			s.Peek = append(s.Peek, PeekRow{ID: p.ID, State: p.State, VisibleAt: p.VisibleAt, RC: p.RC, Body: p.Body})
 		}
 	}
 	s.Calls = calls
@@ -374,7 +372,7 @@ func (c *collector) snapshot(ctx context.Context, filter, peekQueue string, peek
 func (c *collector) scanRegistry(ctx context.Context) (int, error) {
 	calls := 0
 	for calls < c.lim.RegistryCalls {
-		page, next, err := c.rdb.SScan(ctx, c.registry, c.queues.cursor, "", c.lim.ScanCount).Result()
+		page, next, err := c.q.Queues(ctx, c.queues.cursor, "", c.lim.ScanCount)
 		calls++
 		if err != nil {
 			return calls, err
@@ -492,7 +490,7 @@ func (c *collector) queueRow(ctx context.Context, name string) (QueueRow, int, e
 	r.serverNow = st.Now
 	// How long the oldest ready message has been due: stats reads it in
 	// the same O(log n) call.
-	if st.OldestReady.ID != "" {
+	if st.OldestReady != nil {
 		r.OldestReadyMs = st.OldestReadyAge.Milliseconds()
 	}
 	if st.DeadLetter != "" {

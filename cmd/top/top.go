@@ -15,7 +15,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
@@ -165,7 +164,7 @@ func namespace(f *cmdutil.Factory, flag string) (string, error) {
 		ns = f.Getenv("CHATQ_NAMESPACE")
 	}
 	if ns == "" {
-		ns = delayq.DefaultNamespace
+		ns = "rsmq"
 	}
 	if strings.ContainsAny(ns, "{} \t\r\n") {
 		return "", cmdutil.UsageErrorf("invalid --namespace %q: no whitespace, '{' or '}'", ns)

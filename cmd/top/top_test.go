@@ -140,16 +140,16 @@ func fill(t *testing.T, ctx context.Context, c redis.UniversalClient, prefix str
 			t.Fatal(err)
 		}
 	}
-	must(q.Create(ctx, "jobs-dead", delayq.Config{}))
-	must(q.Create(ctx, "jobs", delayq.Config{MaxReceives: 3, DeadLetter: "jobs-dead"}))
-	must(q.Create(ctx, "emails", delayq.Config{}))
+	must(q.Create(ctx, "jobs-dead", delayq.Attributes{}))
+	must(q.Create(ctx, "jobs", delayq.Attributes{MaxReceives: 3, DeadLetter: "jobs-dead"}))
+	must(q.Create(ctx, "emails", delayq.Attributes{}))
 	for i := range 4 {
 		_, err := q.Push(ctx, "jobs", fmt.Sprintf("resize image %d", i), delayq.PushOptions{})
 		must(err)
 	}
-	_, err := q.Push(ctx, "jobs", "send report", delayq.PushOptions{Delay: 2 * time.Hour, HasDelay: true})
+	_, err := q.Push(ctx, "jobs", "send report", delayq.PushOptions{Delay: 2 * time.Hour})
 	must(err)
-	_, err = q.Receive(ctx, "jobs", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true})
+	_, err = q.Receive(ctx, "jobs", delayq.ReceiveOptions{N: 1, VT: time.Hour})
 	must(err)
 	l := shardlist.New(c, shardlist.Options{Prefix: prefix, ShardSize: 100})
 	items := make([]string, 250)
@@ -197,7 +197,7 @@ func testModel(t *testing.T, b redistest.Backend) {
 		if _, err := q.Push(ctx, "emails", "welcome", delayq.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := q.Receive(ctx, "emails", delayq.ReceiveOptions{N: 1, VT: time.Hour, HasVT: true}); err != nil {
+		if _, err := q.Receive(ctx, "emails", delayq.ReceiveOptions{N: 1, VT: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -337,7 +337,7 @@ func testBounded(t *testing.T, b redistest.Backend) {
 	}
 	q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
 	for i := range 40 {
-		if err := q.Create(ctx, fmt.Sprintf("q%02d", i), delayq.Config{}); err != nil {
+		if err := q.Create(ctx, fmt.Sprintf("q%02d", i), delayq.Attributes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -410,7 +410,7 @@ func TestPrintable(t *testing.T) {
 	b := redistest.Embedded(t)
 	ctx := t.Context()
 	q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
-	if err := q.Create(ctx, "evil", delayq.Config{}); err != nil {
+	if err := q.Create(ctx, "evil", delayq.Attributes{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := q.Push(ctx, "evil", "a\x1b[2Jb\x07c\u009bd", delayq.PushOptions{}); err != nil {

@@ -60,14 +60,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 // drain handles the due jobs of queue until none is left.
 func drain(ctx context.Context, q *delayq.Client, queue string, vt time.Duration, stdout, stderr io.Writer) error {
 	for {
-		r, err := q.Receive(ctx, queue, delayq.ReceiveOptions{N: 10, VT: vt, HasVT: true})
+		opt := delayq.ReceiveOptions{N: 10, VT: vt}
+		if vt == 0 {
+			opt.VT = -1 // hidden for 0s (0 would mean the queue's vt)
+		}
+		msgs, err := q.Receive(ctx, queue, opt)
 		if err != nil {
 			return err
 		}
-		if len(r.Messages) == 0 {
+		if len(msgs) == 0 {
 			return nil
 		}
-		for _, m := range r.Messages {
+		for _, m := range msgs {
 			if err := handle(m.Body, stdout); err != nil {
 				fmt.Fprintf(stderr, "worker: job %s: %v (left for a retry)\n", m.ID, err)
 				continue

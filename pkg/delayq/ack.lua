@@ -29,17 +29,13 @@ end
 -- Otherwise the attributes are read as before, which also makes a
 -- wrong-type hash fail before the first write (the first ZREM does that for
 -- the ZSET).
-if not found then
-  local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
-  if not a[1] or not a[2] or not a[3] then
-    return {"notfound"}
-  end
+if not found and not attributes(KEYS[2]) then
+  return {"notfound"}
 end
 -- A wrong-type index would fail after the first write: check it first.
-local ty = redis.call("TYPE", KEYS[3])
-ty = ty.ok or ty
-if ty ~= "zset" and ty ~= "none" then
-  return redis.error_reply("WRONGTYPE " .. KEYS[3] .. " is a " .. ty .. ", not a zset: nothing written")
+local e = wrongtype(KEYS[3], "zset", "zset", ": nothing written")
+if e then
+  return e
 end
 local done = {}
 for i = 1, #ARGV, 3 do

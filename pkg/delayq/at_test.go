@@ -15,9 +15,9 @@ func TestPushAtBeyondMaxDelay(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		c := newClient(t, b)
-		mustCreate(t, c, "far", delayq.Config{})
+		mustCreate(t, c, "far", delayq.Attributes{})
 		_, err := c.Push(ctx, "far", "x", delayq.PushOptions{At: time.Now().Add(200 * 24 * time.Hour)})
-		if !errors.Is(err, delayq.ErrInvalidValue) || !errors.Is(err, delayq.ErrInvalid) {
+		if !errors.Is(err, delayq.ErrInvalid) || !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("push 200 days ahead: %v, want ErrInvalidValue", err)
 		}
 		if st, err := c.Stats(ctx, "far"); err != nil || st.Messages != 0 || st.TotalSent != 0 {

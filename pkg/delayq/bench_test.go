@@ -17,7 +17,7 @@ func backends(b *testing.B, fn func(b *testing.B, be redistest.Backend)) {
 func BenchmarkPush(b *testing.B) {
 	backends(b, func(b *testing.B, be redistest.Backend) {
 		c := newClient(b, be)
-		mustCreate(b, c, "q", delayq.Config{})
+		mustCreate(b, c, "q", delayq.Attributes{})
 		ctx := context.Background()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -32,7 +32,7 @@ func BenchmarkPush(b *testing.B) {
 func BenchmarkPollAck(b *testing.B) {
 	backends(b, func(b *testing.B, be redistest.Backend) {
 		c := newClient(b, be)
-		mustCreate(b, c, "q", delayq.Config{})
+		mustCreate(b, c, "q", delayq.Attributes{})
 		ctx := context.Background()
 		for i := 0; i < b.N; i++ {
 			mustPush(b, c, "q", "a message of some 30 bytes....", delayq.PushOptions{})
@@ -40,10 +40,10 @@ func BenchmarkPollAck(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
-			if err != nil || len(r.Messages) != 1 {
+			if err != nil || len(r) != 1 {
 				b.Fatalf("receive: %v %v", r, err)
 			}
-			if _, err := c.Ack(ctx, "q", r.Messages[0].ID); err != nil {
+			if _, err := c.Ack(ctx, "q", r[0].ID); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -55,7 +55,7 @@ func BenchmarkPollAck(b *testing.B) {
 func BenchmarkPollAckReceipt(b *testing.B) {
 	backends(b, func(b *testing.B, be redistest.Backend) {
 		c := newClient(b, be)
-		mustCreate(b, c, "q", delayq.Config{})
+		mustCreate(b, c, "q", delayq.Attributes{})
 		ctx := context.Background()
 		for i := 0; i < b.N; i++ {
 			mustPush(b, c, "q", "a message of some 30 bytes....", delayq.PushOptions{})
@@ -63,10 +63,10 @@ func BenchmarkPollAckReceipt(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
-			if err != nil || len(r.Messages) != 1 {
+			if err != nil || len(r) != 1 {
 				b.Fatalf("receive: %v %v", r, err)
 			}
-			if res, err := c.AckEach(ctx, "q", r.Messages[0].Receipt); err != nil || res.Acked != 1 {
+			if res, err := c.Ack(ctx, "q", r[0].Receipt); err != nil || res.Acked != 1 {
 				b.Fatalf("ack: %v %v", res, err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/delayq/delayqtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -79,11 +80,11 @@ func TestServerTimeBounded(t *testing.T) {
 				t.Fatalf("n=%d: %v", n, err)
 			}
 		}
-		must(c.Create(ctx, "q", delayq.Config{}))
-		must(c.Create(ctx, "big", delayq.Config{}))
+		must(c.Create(ctx, "q", delayq.Attributes{}))
+		must(c.Create(ctx, "big", delayq.Attributes{}))
 		start := time.Now()
-		must(c.Fill(ctx, "q", n, delayq.FillOptions{Body: "a message of some 30 bytes...."}))
-		must(c.Fill(ctx, "big", n, delayq.FillOptions{Body: "a message of some 30 bytes...."}))
+		must(delayqtest.Fill(ctx, c, "q", n, delayqtest.FillOptions{Body: "a message of some 30 bytes...."}))
+		must(delayqtest.Fill(ctx, c, "big", n, delayqtest.FillOptions{Body: "a message of some 30 bytes...."}))
 		t.Logf("n=%d: filled two queues in %v", n, time.Since(start))
 		var ids []string
 		measure := func(op string, fn func() error) {
@@ -111,7 +112,7 @@ func TestServerTimeBounded(t *testing.T) {
 			}
 		}
 		for i := 0; i < 3; i++ {
-			measure("attributes", func() error { _, err := c.Attributes(ctx, "q"); return err })
+			measure("attributes", func() error { _, err := c.Stats(ctx, "q"); return err })
 			measure("stats", func() error {
 				s, err := c.Stats(ctx, "q")
 				if err == nil && !s.SplitExact {
@@ -126,7 +127,7 @@ func TestServerTimeBounded(t *testing.T) {
 			})
 			measure("poll -n 10", func() error {
 				r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 10, VT: time.Hour})
-				for _, m := range r.Messages {
+				for _, m := range r {
 					ids = append(ids, m.ID)
 				}
 				return err
@@ -136,7 +137,7 @@ func TestServerTimeBounded(t *testing.T) {
 				return err
 			})
 			measure("retry", func() error {
-				_, err := c.Retry(ctx, "q", ids[len(ids)-1], time.Minute)
+				_, err := c.ChangeVisibility(ctx, "q", ids[len(ids)-1], time.Minute)
 				return err
 			})
 			measure("ack -n 5", func() error {
@@ -144,12 +145,12 @@ func TestServerTimeBounded(t *testing.T) {
 				ids = ids[:len(ids)-5]
 				return err
 			})
-			measure("peek -n 10", func() error { _, err := c.Peek(ctx, "q", 10); return err })
-			measure("peek -n 2000", func() error { _, err := c.Peek(ctx, "q", 2000); return err })
-			measure("ls", func() error { _, err := c.List(ctx); return err })
+			measure("peek -n 10", func() error { _, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 10}); return err })
+			measure("peek -n 2000", func() error { _, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 2000}); return err })
+			measure("ls", func() error { _, err := listQueues(ctx, c); return err })
 			measure("export (10 pages)", func() error {
 				pages := 0
-				_, err := c.Export(ctx, "q", func([]delayq.Peeked) error {
+				_, err := c.Export(ctx, "q", func([]delayq.Message) error {
 					if pages++; pages == 10 {
 						return errStopExport
 					}
@@ -161,9 +162,9 @@ func TestServerTimeBounded(t *testing.T) {
 				return err
 			})
 			measure("import 100", func() error {
-				msgs := make([]delayq.ImportMessage, 100)
+				msgs := make([]delayq.Message, 100)
 				for k := range msgs {
-					msgs[k] = delayq.ImportMessage{ID: fmt.Sprintf("0000000000bnd%d%018d", i, k), Body: "imported", VisibleAt: time.Now().Add(time.Hour), RC: int64(k % 2)}
+					msgs[k] = delayq.Message{ID: fmt.Sprintf("0000000000bnd%d%018d", i, k), Body: "imported", VisibleAt: time.Now().Add(time.Hour), RC: int64(k % 2)}
 				}
 				r, err := c.Import(ctx, "q", msgs)
 				if err == nil && r.Imported != 100 {
@@ -173,7 +174,7 @@ func TestServerTimeBounded(t *testing.T) {
 			})
 			measure("set --vt", func() error {
 				vt := time.Minute
-				return c.SetAttributes(ctx, "q", delayq.Changes{VT: &vt})
+				return c.SetAttributes(ctx, "q", delayq.Attributes{VT: vt})
 			})
 		}
 		// As an rsmq receive would: the index is rebuilt at the next stats.
@@ -188,19 +189,19 @@ func TestServerTimeBounded(t *testing.T) {
 			}
 			return err
 		})
-		measure("create", func() error { return c.Create(ctx, "other", delayq.Config{}) })
-		measure("delete (n messages)", func() error { return c.Delete(ctx, "big") })
+		measure("create", func() error { return c.Create(ctx, "other", delayq.Attributes{}) })
+		measure("delete (n messages)", func() error { _, err := c.Delete(ctx, "big", -1); return err })
 		st, err := c.Stats(ctx, "q")
 		must(err)
 		measure("purge (n messages)", func() error {
-			k, err := c.Purge(ctx, "q")
+			k, err := c.Purge(ctx, "q", -1)
 			if err == nil && k != st.Messages {
 				err = fmt.Errorf("purged %d of %d", k, st.Messages)
 			}
 			return err
 		})
-		must(c.Delete(ctx, "q"))
-		must(c.Delete(ctx, "other"))
+		must(errOf(c.Delete(ctx, "q", -1)))
+		must(errOf(c.Delete(ctx, "other", -1)))
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nworst (median of script calls) server time per call, µs; 0 = under the %s µs floor\n| operation |", floor)
@@ -223,7 +224,7 @@ func TestServerTimeBounded(t *testing.T) {
 func scriptNames(t *testing.T, rdb *redis.Client) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for name, src := range delayq.Scripts() {
+	for name, src := range delayqtest.Scripts() {
 		out[redis.NewScript(src).Hash()] = name
 	}
 	return out

@@ -69,7 +69,7 @@ func cancelAfter(t *testing.T, ready func() bool, receive func(ctx context.Conte
 // shared); the test fails only if a call hangs.
 func TestPromptCancel(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
-		mustCreate(t, newClient(t, b), "q", delayq.Config{})
+		mustCreate(t, newClient(t, b), "q", delayq.Attributes{})
 
 		// SUBSCRIBE's reply never comes, the client has no read timeout.
 		c, p := proxied(t, b, -1)
@@ -88,7 +88,7 @@ func TestPromptCancel(t *testing.T) {
 		p.DropReplyTo("subscribe")
 		start := time.Now()
 		r, err := c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 300 * time.Millisecond})
-		if err != nil || len(r.Messages) != 0 {
+		if err != nil || len(r) != 0 {
 			t.Fatalf("blackholed SUBSCRIBE, 300ms wait: %+v %v", r, err)
 		}
 		t.Logf("blackholed SUBSCRIBE, 300ms wait: ended after %v", time.Since(start))
@@ -144,7 +144,7 @@ func TestPromptCancel(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		r, err = newClient(t, b).Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
-		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || r.Messages[0].RC != 2 {
+		if err != nil || len(r) != 1 || r[0].ID != id || r[0].RC != 2 {
 			t.Fatalf("after an abandoned claim: %+v %v", r, err)
 		}
 	})

@@ -66,17 +66,17 @@ func TestCorruptKeys(t *testing.T) {
 func corruptSetup(t *testing.T, c *delayq.Client) []string {
 	t.Helper()
 	ctx := context.Background()
-	mustCreate(t, c, "dlq", delayq.Config{})
-	mustCreate(t, c, "q", delayq.Config{MaxReceives: 2, DeadLetter: "dlq"})
+	mustCreate(t, c, "dlq", delayq.Attributes{})
+	mustCreate(t, c, "q", delayq.Attributes{MaxReceives: 2, DeadLetter: "dlq"})
 	var ids []string
 	ids = append(ids, mustPush(t, c, "q", "in flight", delayq.PushOptions{}))
 	r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour})
-	if err != nil || len(r.Messages) != 1 {
+	if err != nil || len(r) != 1 {
 		t.Fatalf("setup receive: %v", err)
 	}
 	ids = append(ids, mustPush(t, c, "q", "twice", delayq.PushOptions{}))
 	for i := 0; i < 2; i++ {
-		if _, err := c.Receive(ctx, "q", delayq.ReceiveOptions{HasVT: true}); err != nil {
+		if _, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +112,7 @@ func corrupt(t *testing.T, rng *rand.Rand, rdb *redis.Client, prefix string, ids
 		return "retyped " + k
 	case 1: // a garbage field in a hash
 		hk := prefix + []string{"rsmq:q:Q", "rsmq:dlq:Q"}[rng.Intn(2)]
-		fields := []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter", "rsync", "rscan"}
+		fields := []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter", "rsync", "rscan", "totaldead"}
 		for _, id := range ids {
 			fields = append(fields, id, id+":rc", id+":fr")
 		}
@@ -161,31 +161,31 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 		_, err = c.Ack(ctx, "q", id)
 	case 5:
 		op = "retry"
-		_, err = c.Retry(ctx, "q", id, 0)
+		_, err = c.ChangeVisibility(ctx, "q", id, 0)
 	case 6:
 		op = "stats"
 		_, err = c.Stats(ctx, "q")
 	case 7:
 		op = "attributes"
-		_, err = c.Attributes(ctx, "q")
+		_, err = c.Stats(ctx, "q")
 	case 8:
 		op = "peek"
-		_, err = c.Peek(ctx, "q", 10)
+		_, err = c.Peek(ctx, "q", delayq.PeekOptions{N: 10})
 	case 9:
 		op = "purge"
-		_, err = c.Purge(ctx, "q")
+		_, err = c.Purge(ctx, "q", -1)
 	case 10:
 		op = "delete"
-		err = c.Delete(ctx, "q")
+		_, err = c.Delete(ctx, "q", -1)
 	case 11:
 		op = "create"
-		err = c.Create(ctx, "new", delayq.Config{})
+		err = c.Create(ctx, "new", delayq.Attributes{})
 	case 12:
 		op = "set"
-		err = c.SetAttributes(ctx, "q", delayq.Changes{VT: &vt})
+		err = c.SetAttributes(ctx, "q", delayq.Attributes{VT: vt})
 	case 13:
 		op = "list"
-		_, err = c.List(ctx)
+		_, err = listQueues(ctx, c)
 	case 14:
 		op = "redrive"
 		_, err = c.Redrive(ctx, "dlq", delayq.RedriveOptions{})
@@ -197,7 +197,7 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 		_, err = c.Get(ctx, "q", id)
 	case 17:
 		op = "peek --state"
-		_, err = c.PeekWith(ctx, "q", delayq.PeekOptions{N: 10, State: []delayq.State{delayq.Ready, delayq.Delayed, delayq.InFlight}[rng.Intn(3)], OlderThan: time.Duration(rng.Intn(2)) * time.Millisecond})
+		_, err = c.Peek(ctx, "q", delayq.PeekOptions{N: 10, State: []string{"ready", "delayed", "inflight"}[rng.Intn(3)], OlderThan: time.Duration(rng.Intn(2)) * time.Millisecond})
 	}
 	return op, err
 }

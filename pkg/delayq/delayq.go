@@ -14,20 +14,31 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/pkg/delayq/internal/inside"
 	"github.com/redis/go-redis/v9"
 )
 
-// Sentinel errors. Errors wrapping ErrInvalid (bad names, values out of
+// Sentinel errors. Errors matching ErrInvalid (bad names, values out of
 // range, a message over maxsize) are the caller's mistake and are detected
 // before anything is written.
 var (
-	ErrQueueNotFound         = errors.New("queue not found")
-	ErrQueueExists           = errors.New("queue exists")
-	ErrMessageNotFound       = errors.New("message not found")
-	ErrInvalid               = names.ErrInvalid
-	ErrMessageTooLong  error = invalidError("message too long")
-	ErrInvalidValue    error = invalidError("invalid value")
+	ErrQueueNotFound   = errors.New("queue not found")
+	ErrQueueExists     = errors.New("queue exists")
+	ErrMessageNotFound = errors.New("message not found")
+	// ErrInvalid is the same value as chat.ErrInvalid and
+	// shardlist.ErrInvalid.
+	ErrInvalid              = errInvalid
+	ErrMessageTooLong error = invalidError("message too long")
+	// ErrQueueNotEmpty: Delete or Purge found more messages than it was
+	// allowed to destroy, and changed nothing.
+	ErrQueueNotEmpty = errors.New("queue not empty")
 )
+
+// errInvalid is the ErrInvalid of every chatq package.
+var errInvalid = names.ErrInvalid
+
+// errInvalidValue is a value out of range.
+var errInvalidValue error = invalidError("invalid value")
 
 // invalidError is a kind of bad input: it matches ErrInvalid without
 // repeating its text in every message.
@@ -36,19 +47,23 @@ type invalidError string
 func (e invalidError) Error() string        { return string(e) }
 func (e invalidError) Is(target error) bool { return target == ErrInvalid }
 
-// RSMQ's limits.
+// RSMQ's limits and defaults.
 const (
-	// MaxSeconds is the largest vt and delay RSMQ accepts, in seconds.
-	MaxSeconds = 9999999
-	// MinMaxSize and MaxMaxSize bound maxsize; Unlimited (-1) is allowed too.
-	MinMaxSize = 1024
-	MaxMaxSize = 65536
-	Unlimited  = -1
+	// maxSeconds is the largest vt and delay RSMQ accepts, in seconds.
+	maxSeconds = 9999999
+	// maxsize: minMaxSize to maxMaxSize, or unlimited (-1).
+	minMaxSize = 1024
+	maxMaxSize = 65536
+	unlimited  = -1
 
-	DefaultNamespace = "rsmq"
-	DefaultVT        = 30 * time.Second
-	DefaultMaxSize   = 65536
+	defaultNamespace = "rsmq"
+	defaultVT        = 30 * time.Second
+	defaultMaxSize   = 65536
 )
+
+// zero is the value an option of type time.Duration takes to ask for 0
+// where 0 means a default (go-redis's -1; see the package doc).
+const zero time.Duration = -1
 
 // Options configure a Client.
 type Options struct {
@@ -74,7 +89,7 @@ type Client struct {
 func New(rdb redis.UniversalClient, opt Options) *Client {
 	ns := opt.Namespace
 	if ns == "" {
-		ns = DefaultNamespace
+		ns = defaultNamespace
 	}
 	// A cluster client always needs the hash tag: without it a queue's two
 	// keys land in different slots and every script fails with CROSSSLOT.
@@ -95,49 +110,57 @@ func (c *Client) keys(q string) []string {
 
 func (c *Client) queuesKey() string { return c.ns + registryName }
 
-// Channel is queue q's realtime channel, where every push publishes.
-func (c *Client) Channel(q string) string { return c.ns + "rt:" + q }
+// channel is queue q's realtime channel, where every push publishes.
+func (c *Client) channel(q string) string { return c.ns + "rt:" + q }
+
+// queueScript is the script of body with the prelude every queue script
+// opens with (queue.lua: the checks they share), as sent to the server.
+func queueScript(body string) *luascript.Script {
+	return luascript.Build(func() string { return queueLua + body })
+}
 
 var (
+	//go:embed queue.lua
+	queueLua string
 	//go:embed create.lua
 	createLua    string
-	createScript = luascript.New(createLua)
+	createScript = queueScript(createLua)
 	//go:embed set.lua
 	setLua    string
-	setScript = luascript.New(setLua)
+	setScript = queueScript(setLua)
 	//go:embed push.lua
 	pushLua    string
-	pushScript = luascript.New(pushLua)
+	pushScript = queueScript(pushLua)
 	//go:embed receive.lua
 	receiveLua    string
-	receiveScript = luascript.New(receiveLua)
+	receiveScript = queueScript(receiveLua)
 	//go:embed ack.lua
 	ackLua    string
-	ackScript = luascript.New(ackLua)
+	ackScript = queueScript(ackLua)
 	//go:embed retry.lua
 	retryLua    string
-	retryScript = luascript.New(retryLua)
+	retryScript = queueScript(retryLua)
 	//go:embed stats.lua
 	statsLua    string
-	statsScript = luascript.New(statsLua)
+	statsScript = queueScript(statsLua)
 	//go:embed peek.lua
 	peekLua    string
-	peekScript = luascript.New(peekLua)
+	peekScript = queueScript(peekLua)
 	//go:embed purge.lua
 	purgeLua    string
-	purgeScript = luascript.New(purgeLua)
+	purgeScript = queueScript(purgeLua)
 	//go:embed delete.lua
 	deleteLua    string
-	deleteScript = luascript.New(deleteLua)
+	deleteScript = queueScript(deleteLua)
 	//go:embed reindex_begin.lua
 	reindexBeginLua    string
-	reindexBeginScript = luascript.New(reindexBeginLua)
+	reindexBeginScript = queueScript(reindexBeginLua)
 	//go:embed reindex_step.lua
 	reindexStepLua    string
-	reindexStepScript = luascript.New(reindexStepLua)
+	reindexStepScript = queueScript(reindexStepLua)
 	//go:embed reindex_end.lua
 	reindexEndLua    string
-	reindexEndScript = luascript.New(reindexEndLua)
+	reindexEndScript = queueScript(reindexEndLua)
 )
 
 // stepCount is the COUNT hint of each bounded step (index rebuild, list):
@@ -160,11 +183,13 @@ const peekPage = 50
 // notFound wraps ErrQueueNotFound with the queue's name.
 func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
 
-// CheckName checks a queue name against RSMQ's rule, and refuses QUEUES:
-// queue QUEUES's ZSET would be <ns>:QUEUES, RSMQ's registry of queue names
-// (rsmq accepts it and breaks its registry). No other name can collide with
-// the layout: names have no ':', so <ns>:<q>:Q and <ns>:<q>:R are never
-// another queue's keys.
+// CheckName checks a queue name against RSMQ's rule (1 to 160 characters
+// from [A-Za-z0-9_-]), and refuses QUEUES: queue QUEUES's ZSET would be
+// <ns>:QUEUES, RSMQ's registry of queue names (rsmq accepts it and breaks
+// its registry). No other name can collide with the layout: names have no
+// ':', so <ns>:<q>:Q and <ns>:<q>:R are never another queue's keys. Every
+// method checks its queue names before any Redis call; CheckName is for
+// checking them earlier still.
 func CheckName(q string) error {
 	if q == registryName {
 		return &names.Error{Kind: "queue name", Name: q, Reason: "is RSMQ's registry of queue names (<ns>:QUEUES)"}
@@ -174,59 +199,66 @@ func CheckName(q string) error {
 
 const registryName = "QUEUES"
 
-// CheckSeconds checks a vt or delay stored as a queue attribute: whole
-// seconds from 0 to MaxSeconds, as RSMQ stores them.
-func CheckSeconds(what string, d time.Duration) error {
-	if err := CheckDuration(what, d); err != nil {
-		return err
-	}
-	if d%time.Second != 0 {
-		return fmt.Errorf("%s %s: must be whole seconds, as RSMQ stores it: %w", what, d, ErrInvalidValue)
-	}
-	return nil
-}
-
-// CheckDuration checks a vt or delay given for one message or receive:
-// from 0 to MaxSeconds seconds, at millisecond precision.
-func CheckDuration(what string, d time.Duration) error {
+// CheckDuration checks a vt or delay as the methods do, naming it what in
+// the error: from 0 to 9999999 seconds (RSMQ's limit) in whole units of
+// unit, which is time.Second for a queue's attributes (RSMQ stores
+// seconds) and time.Millisecond for one message's delay or one receive's
+// vt. It does not accept -1, which an option takes to mean 0.
+func CheckDuration(what string, d, unit time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("%s %s: must not be negative: %w", what, d, ErrInvalidValue)
+		return fmt.Errorf("%s %s: must not be negative: %w", what, d, errInvalidValue)
 	}
-	if d > MaxSeconds*time.Second {
-		return fmt.Errorf("%s %s: must be at most %ds (RSMQ's limit): %w", what, d, MaxSeconds, ErrInvalidValue)
+	if d > maxSeconds*time.Second {
+		return fmt.Errorf("%s %s: must be at most %ds (RSMQ's limit): %w", what, d, maxSeconds, errInvalidValue)
 	}
-	if d%time.Millisecond != 0 {
-		return fmt.Errorf("%s %s: must be whole milliseconds: %w", what, d, ErrInvalidValue)
+	switch {
+	case d%time.Millisecond != 0:
+		return fmt.Errorf("%s %s: must be whole milliseconds: %w", what, d, errInvalidValue)
+	case unit == time.Second && d%time.Second != 0:
+		return fmt.Errorf("%s %s: must be whole seconds, as RSMQ stores it: %w", what, d, errInvalidValue)
 	}
 	return nil
 }
 
-// CheckMaxSize checks maxsize: MinMaxSize to MaxMaxSize, or Unlimited.
-func CheckMaxSize(n int) error {
-	if n == Unlimited || n >= MinMaxSize && n <= MaxMaxSize {
+// checkOption checks a duration option whose 0 means a default and -1
+// means 0 (see the package doc), and returns the duration asked for and
+// whether it was given.
+func checkOption(what string, d, unit time.Duration) (time.Duration, bool, error) {
+	switch d {
+	case 0:
+		return 0, false, nil
+	case zero:
+		return 0, true, nil
+	}
+	return d, true, CheckDuration(what, d, unit)
+}
+
+// checkMaxSize checks maxsize: minMaxSize to maxMaxSize, or unlimited.
+func checkMaxSize(n int) error {
+	if n == unlimited || n >= minMaxSize && n <= maxMaxSize {
 		return nil
 	}
-	return fmt.Errorf("maxsize %d: must be from %d to %d, or -1 for unlimited: %w", n, MinMaxSize, MaxMaxSize, ErrInvalidValue)
+	return fmt.Errorf("maxsize %d: must be from %d to %d, or -1 for unlimited: %w", n, minMaxSize, maxMaxSize, errInvalidValue)
 }
 
-// CheckID checks a message id against RSMQ's format.
-func CheckID(id string) error {
+// checkID checks a message id against RSMQ's format.
+func checkID(id string) error {
 	if len(id) != 32 {
-		return fmt.Errorf("message id %q: must be 32 characters: %w", id, ErrInvalidValue)
+		return fmt.Errorf("message id %q: must be 32 characters: %w", id, errInvalidValue)
 	}
 	for i := 0; i < len(id); i++ {
 		b := id[i]
 		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == ':') {
-			return fmt.Errorf("message id %q: may only contain letters, digits and ':': %w", id, ErrInvalidValue)
+			return fmt.Errorf("message id %q: may only contain letters, digits and ':': %w", id, errInvalidValue)
 		}
 	}
 	return nil
 }
 
-// Len16 is the length of body in UTF-16 code units, what RSMQ's maxsize
+// len16 is the length of body in UTF-16 code units, what RSMQ's maxsize
 // counts (JavaScript's String length). Invalid UTF-8 counts one per byte,
 // as Node decodes each such byte to U+FFFD.
-func Len16(body string) int {
+func len16(body string) int {
 	n := 0
 	for _, r := range body {
 		if r == utf8.RuneError {
@@ -256,8 +288,8 @@ func randomID() string {
 	return string(out)
 }
 
-// SentAt is when a message was pushed, read from its id (RSMQ's "sent").
-func SentAt(id string) time.Time {
+// sentAt is when a message was pushed, read from its id (RSMQ's "sent").
+func sentAt(id string) time.Time {
 	if len(id) < 10 {
 		return time.Time{}
 	}
@@ -320,16 +352,27 @@ func run(ctx context.Context, c redis.Scripter, s luascript.Runner, keys []strin
 	return a, nil
 }
 
-// Scripts returns the source of every Lua script of the package by file
-// name, for tools that attribute server time (SLOWLOG, commandstats) to a
-// script by its SHA1.
-func Scripts() map[string]string {
-	return map[string]string{
+// scripts returns the source of every Lua script of the package by file
+// name, as sent to the server (after the prelude), for delayqtest.Scripts.
+func scripts() map[string]string {
+	out := map[string]string{
 		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "receive.lua": receiveLua,
 		"ack.lua": ackLua, "retry.lua": retryLua, "stats.lua": statsLua, "peek.lua": peekLua,
 		"purge.lua": purgeLua, "delete.lua": deleteLua, "reindex_begin.lua": reindexBeginLua,
-		"reindex_step.lua": reindexStepLua, "reindex_end.lua": reindexEndLua, "fill_counters.lua": fillCountersLua,
+		"reindex_step.lua": reindexStepLua, "reindex_end.lua": reindexEndLua,
 		"redrive.lua": redriveLua, "get.lua": getLua,
 		"export.lua": exportLua, "import.lua": importLua,
 	}
+	for name, body := range out {
+		out[name] = queueLua + body
+	}
+	return out
+}
+
+func init() {
+	inside.Client = func(c any) (redis.UniversalClient, func(string) []string) {
+		dc := c.(*Client)
+		return dc.rdb, dc.keys
+	}
+	inside.Scripts = scripts
 }

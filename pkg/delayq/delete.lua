@@ -9,23 +9,17 @@
 -- it changes nothing (chatq's guard; the count is taken here, so a push
 -- after the caller looked is never deleted unasked)
 -- Returns {"ok", messages deleted}, {"notempty", messages} or {"notfound"}.
-local function keytype(k)
-  local t = redis.call("TYPE", k)
-  return t.ok or t
-end
 for i, ty in ipairs({"zset", "hash", "zset"}) do
-  local got = keytype(KEYS[i])
-  if got ~= ty and got ~= "none" then
-    return redis.error_reply("WRONGTYPE " .. KEYS[i] .. " is a " .. got .. ", not a " .. ty .. ": nothing deleted")
+  local e = wrongtype(KEYS[i], ty, ty, ": nothing deleted")
+  if e then
+    return e
   end
 end
 if redis.call("EXISTS", KEYS[2]) == 0 then
   return {"notfound"}
 end
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd("UNLINK", KEYS[1], KEYS[2], KEYS[3]) or not redis.acl_check_cmd("SREM", ARGV[1], ARGV[2]) then
-    return redis.error_reply("NOPERM this user may not delete queue " .. ARGV[2] .. " (UNLINK its keys, SREM " .. ARGV[1] .. "): nothing deleted")
-  end
+if not allowed({"UNLINK", KEYS[1], KEYS[2], KEYS[3]}, {"SREM", ARGV[1], ARGV[2]}) then
+  return redis.error_reply("NOPERM this user may not delete queue " .. ARGV[2] .. " (UNLINK its keys, SREM " .. ARGV[1] .. "): nothing deleted")
 end
 local n = redis.call("ZCARD", KEYS[1])
 local most = tonumber(ARGV[3]) or -1

@@ -23,15 +23,15 @@ func Example() {
 	ctx := context.Background()
 
 	q := delayq.New(rdb, delayq.Options{}) // namespace "rsmq", as rsmq's default
-	if err := q.Create(ctx, "jobs", delayq.Config{VT: time.Minute}); err != nil {
+	if err := q.Create(ctx, "jobs", delayq.Attributes{VT: time.Minute}); err != nil {
 		panic(err)
 	}
 	p, _ := q.Push(ctx, "jobs", "resize photo 42", delayq.PushOptions{Delay: 200 * time.Millisecond})
 
 	// Sleeps until the message is due (or a push arrives), up to 10s.
 	r, _ := q.Receive(ctx, "jobs", delayq.ReceiveOptions{Wait: 10 * time.Second})
-	m := r.Messages[0]
-	fmt.Println(m.Body, m.RC, m.ID == p.ID, "received after due:", !r.Now.Before(p.VisibleAt))
+	m := r[0]
+	fmt.Println(m.Body, m.RC, m.ID == p.ID, "received after due:", !m.Now.Before(p.VisibleAt))
 
 	st, _ := q.Stats(ctx, "jobs")
 	fmt.Println("in flight:", st.InFlight)
@@ -59,12 +59,13 @@ func ExampleClient_Redrive() {
 	ctx := context.Background()
 
 	q := delayq.New(rdb, delayq.Options{})
-	_ = q.Create(ctx, "jobs-dead", delayq.Config{})
-	_ = q.Create(ctx, "jobs", delayq.Config{MaxReceives: 1, DeadLetter: "jobs-dead"})
+	_ = q.Create(ctx, "jobs-dead", delayq.Attributes{})
+	_ = q.Create(ctx, "jobs", delayq.Attributes{MaxReceives: 1, DeadLetter: "jobs-dead"})
 	p, _ := q.Push(ctx, "jobs", "poison", delayq.PushOptions{})
-	_, _ = q.Receive(ctx, "jobs", delayq.ReceiveOptions{VT: 0, HasVT: true}) // received once, not acked
-	r, _ := q.Receive(ctx, "jobs", delayq.ReceiveOptions{})                  // would be the second: moved
-	fmt.Println("dead-lettered:", r.Moved)
+	_, _ = q.Receive(ctx, "jobs", delayq.ReceiveOptions{VT: -1}) // received once, not acked (a vt of 0)
+	_, _ = q.Receive(ctx, "jobs", delayq.ReceiveOptions{         // would be the second: moved
+		Moved: func(n int, to string) { fmt.Println("dead-lettered:", n, "to", to) },
+	})
 
 	rd, err := q.Redrive(ctx, "jobs-dead", delayq.RedriveOptions{}) // to the queue whose dead-letter queue it is
 	if err != nil {
@@ -74,7 +75,7 @@ func ExampleClient_Redrive() {
 	m, _ := q.Get(ctx, "jobs", p.ID)
 	fmt.Println(m.Body, m.State, m.RC)
 	// Output:
-	// dead-lettered: 1
+	// dead-lettered: 1 to jobs-dead
 	// moved 1 to jobs
 	// poison ready 0
 }

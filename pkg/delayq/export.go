@@ -6,17 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed export.lua
 	exportLua    string
-	exportScript = luascript.New(exportLua)
+	exportScript = queueScript(exportLua)
 	//go:embed import.lua
 	importLua    string
-	importScript = luascript.New(importLua)
+	importScript = queueScript(importLua)
 )
 
 // exportCount is the HSCAN COUNT hint of the first export page, and the
@@ -32,17 +30,12 @@ const exportCount = 250
 // 1,000 bodies of 64 KiB.
 const exportPageBytes = 1 << 20
 
-// ExportInfo says what an export walked.
-type ExportInfo struct {
-	Messages int // messages passed to the callback
-	Pages    int // script calls
-}
-
-// Export walks queue q's messages in pages and passes each page to fn, in
-// no particular order, each message with its state when its page was read
-// (State, VisibleAt, RC, FR). It is read only and holds at most one page
-// in memory: a page is one script call of at most about 250 messages and
-// about 1 MiB of bodies, atomic on its own.
+// Export walks queue q's messages in pages, passes each page to fn, in no
+// particular order, each message with its State at its page's server time
+// Now (and VisibleAt, RC, FR), and returns how many messages it passed. It
+// is read only and holds at most one page in memory: a page is one script
+// call of at most about 250 messages and about 1 MiB of bodies, atomic on
+// its own.
 //
 // It walks the queue's attribute hash with HSCAN, so a message present
 // for the whole export is passed at least once, whatever receives, retries
@@ -51,40 +44,39 @@ type ExportInfo struct {
 // its fields), and an importer that skips identical ids (Import) absorbs
 // that. Messages pushed or deleted during the export may or may not be
 // passed.
-func (c *Client) Export(ctx context.Context, q string, fn func([]Peeked) error) (*ExportInfo, error) {
+func (c *Client) Export(ctx context.Context, q string, fn func([]Message) error) (int, error) {
 	if err := CheckName(q); err != nil {
-		return nil, err
+		return 0, err
 	}
-	info := &ExportInfo{}
+	passed := 0
 	cursor, count := "0", exportCount
 	for {
 		a, err := run(ctx, c.rdb, exportScript, c.keys(q)[:2], cursor, count)
 		if err != nil {
-			return info, err
+			return passed, err
 		}
 		if str(a[0]) == "notfound" || len(a) < 3 {
-			return info, notFound(q)
+			return passed, notFound(q)
 		}
-		info.Pages++
 		cursor = str(a[1])
 		now := msTime(str(a[2]))
-		page := make([]Peeked, 0, (len(a)-3)/5)
+		page := make([]Message, 0, (len(a)-3)/5)
 		bytes := 0
 		for i := 3; i+4 < len(a); i += 5 {
-			p := Peeked{Message: Message{ID: str(a[i]), VisibleAt: scoreTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4]))}}
-			p.Sent = SentAt(p.ID)
-			p.State = stateAt(p.Message, now)
-			bytes += len(p.Body)
-			page = append(page, p)
+			m := Message{ID: str(a[i]), VisibleAt: scoreTime(str(a[i+1])), Body: str(a[i+2]), RC: num(a[i+3]), FR: msTime(str(a[i+4])), Now: now}
+			m.Sent = sentAt(m.ID)
+			m.State = stateOf(now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero())
+			bytes += len(m.Body)
+			page = append(page, m)
 		}
 		if len(page) > 0 {
 			if err := fn(page); err != nil {
-				return info, err
+				return passed, err
 			}
-			info.Messages += len(page)
+			passed += len(page)
 		}
 		if cursor == "0" {
-			return info, nil
+			return passed, nil
 		}
 		// Aim at exportPageBytes per page: fewer messages after big bodies,
 		// back up to exportCount after small ones.
@@ -93,17 +85,6 @@ func (c *Client) Export(ctx context.Context, q string, fn func([]Peeked) error) 
 			count = min(max(exportPageBytes/per, 1), exportCount)
 		}
 	}
-}
-
-// stateAt is a message's state at server time now.
-func stateAt(m Message, now time.Time) State {
-	switch {
-	case !m.VisibleAt.After(now):
-		return Ready
-	case m.RC > 0 || !m.FR.IsZero():
-		return InFlight
-	}
-	return Delayed
 }
 
 // scoreTime reads a ZSET score (ms, which Redis may print as a float).
@@ -118,15 +99,6 @@ func scoreTime(s string) time.Time {
 	return time.UnixMilli(int64(f))
 }
 
-// ImportMessage is a message to import with its own id and times.
-type ImportMessage struct {
-	ID        string
-	Body      string    // any bytes: a backup restores what it saved
-	VisibleAt time.Time // due time (ms); in the past means ready
-	RC        int64     // receive count; 0: never received
-	FR        time.Time // first receive (ms); zero: none
-}
-
 // ImportResult is what became of each message given to Import.
 type ImportResult struct {
 	Imported  int
@@ -137,41 +109,40 @@ type ImportResult struct {
 	Notified bool
 }
 
-// MaxImportBatch is the most messages one Import call takes (one script
-// call).
-const MaxImportBatch = maxBatch
-
-// CheckImport checks messages for Import without any I/O: the id format,
-// times and counts, no id twice. Bodies are not checked against maxsize
-// here (the queue's maxsize is the server's to tell).
-func CheckImport(msgs []ImportMessage) error {
-	if len(msgs) > MaxImportBatch {
-		return fmt.Errorf("%d messages: at most %d per import call: %w", len(msgs), MaxImportBatch, ErrInvalidValue)
+// CheckImport checks messages for Import without any I/O, as Import does
+// first: at most 100, each with an id of RSMQ's format (32 characters from
+// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice.
+// Bodies are not checked against maxsize (the queue's maxsize is the
+// server's to tell).
+func CheckImport(msgs []Message) error {
+	if len(msgs) > maxBatch {
+		return fmt.Errorf("%d messages: at most %d per import call: %w", len(msgs), maxBatch, errInvalidValue)
 	}
 	seen := make(map[string]bool, len(msgs))
 	for _, m := range msgs {
-		if err := CheckID(m.ID); err != nil {
+		if err := checkID(m.ID); err != nil {
 			return err
 		}
 		if seen[m.ID] {
-			return fmt.Errorf("message id %s given twice: %w", m.ID, ErrInvalidValue)
+			return fmt.Errorf("message id %s given twice: %w", m.ID, errInvalidValue)
 		}
 		seen[m.ID] = true
 		if m.VisibleAt.UnixMilli() < 0 || m.VisibleAt.IsZero() {
-			return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), ErrInvalidValue)
+			return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), errInvalidValue)
 		}
 		if m.RC < 0 {
-			return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, ErrInvalidValue)
+			return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, errInvalidValue)
 		}
 		if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
-			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), ErrInvalidValue)
+			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
 		}
 	}
 	return nil
 }
 
-// Import stores up to MaxImportBatch messages in queue q under their own
-// ids, with their due times, receive counts and first receives, in one
+// Import stores up to 100 messages in queue q under their own ids (ID,
+// Body, VisibleAt, RC and FR of each; the other fields are ignored), with
+// their due times, receive counts and first receives, in one
 // atomic script call (all or nothing). An id that already holds the same
 // body is left alone (ImportResult.Present), so importing the same
 // messages again changes nothing; an id that holds another body is a
@@ -180,7 +151,7 @@ func CheckImport(msgs []ImportMessage) error {
 // grows by the messages imported; received messages (RC > 0 or FR set) go
 // into chatq's index of received messages as well, so stats counts them
 // in flight while they are invisible.
-func (c *Client) Import(ctx context.Context, q string, msgs []ImportMessage) (*ImportResult, error) {
+func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportResult, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
@@ -192,7 +163,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []ImportMessage) (*I
 		return res, nil
 	}
 	args := make([]any, 0, 1+6*len(msgs))
-	args = append(args, c.Channel(q))
+	args = append(args, c.channel(q))
 	for _, m := range msgs {
 		rc, fr := "", ""
 		if m.RC > 0 {
@@ -201,7 +172,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []ImportMessage) (*I
 		if !m.FR.IsZero() {
 			fr = strconv.FormatInt(m.FR.UnixMilli(), 10)
 		}
-		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, Len16(m.Body), m.Body)
+		args = append(args, m.ID, m.VisibleAt.UnixMilli(), rc, fr, len16(m.Body), m.Body)
 	}
 	a, err := run(ctx, c.rdb, importScript, c.keys(q), args...)
 	if err != nil {
@@ -215,7 +186,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []ImportMessage) (*I
 		if i < 0 || i >= len(msgs) {
 			i = 0
 		}
-		return nil, fmt.Errorf("queue %q: message %s: %d UTF-16 units, maxsize is %s: %w", q, msgs[i].ID, Len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)
+		return nil, fmt.Errorf("queue %q: message %s: %d UTF-16 units, maxsize is %s: %w", q, msgs[i].ID, len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)
 	}
 	res.Notified = num(a[1]) == 1
 	for i, v := range a[2:] {

@@ -8,14 +8,12 @@
 -- ARGV[1] HSCAN cursor, ARGV[2] COUNT hint
 -- Returns {"ok", next cursor, now ms, id1, visible-at1, body1, rc1, fr1, ...}
 -- (rc and fr "" when absent) or {"notfound"}.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
-if not a[1] or not a[2] or not a[3] then
+if not attributes(KEYS[2]) then
   return {"notfound"}
 end
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local _, nowstr = clock()
 local page = redis.call("HSCAN", KEYS[2], ARGV[1], "COUNT", ARGV[2])
-local res = {"ok", page[1], string.format("%.0f", now)}
+local res = {"ok", page[1], nowstr}
 local fields = page[2]
 for i = 1, #fields, 2 do
   local id = fields[i]

@@ -10,15 +10,18 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/delayq/delayqtest"
 	"github.com/redis/go-redis/v9"
 )
 
-// exportAll returns every message Export passes, by id, failing on an id
-// passed twice.
-func exportAll(t *testing.T, c *delayq.Client, q string) (map[string]delayq.Peeked, *delayq.ExportInfo) {
+// exportAll returns every message Export passes, by id, and the number of
+// pages, failing on an id passed twice.
+func exportAll(t *testing.T, c *delayq.Client, q string) (map[string]delayq.Message, int) {
 	t.Helper()
-	got := map[string]delayq.Peeked{}
-	info, err := c.Export(context.Background(), q, func(page []delayq.Peeked) error {
+	got := map[string]delayq.Message{}
+	pages := 0
+	n, err := c.Export(context.Background(), q, func(page []delayq.Message) error {
+		pages++
 		for _, p := range page {
 			if _, dup := got[p.ID]; dup {
 				return fmt.Errorf("message %s exported twice", p.ID)
@@ -30,22 +33,25 @@ func exportAll(t *testing.T, c *delayq.Client, q string) (map[string]delayq.Peek
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got, info
+	if n != len(got) {
+		t.Fatalf("Export passed %d messages, says %d", len(got), n)
+	}
+	return got, pages
 }
 
-func toImport(ps map[string]delayq.Peeked) []delayq.ImportMessage {
-	var out []delayq.ImportMessage
+func toImport(ps map[string]delayq.Message) []delayq.Message {
+	var out []delayq.Message
 	for _, p := range ps {
-		out = append(out, delayq.ImportMessage{ID: p.ID, Body: p.Body, VisibleAt: p.VisibleAt, RC: p.RC, FR: p.FR})
+		out = append(out, delayq.Message{ID: p.ID, Body: p.Body, VisibleAt: p.VisibleAt, RC: p.RC, FR: p.FR})
 	}
 	return out
 }
 
-func importAll(t *testing.T, c *delayq.Client, q string, msgs []delayq.ImportMessage) *delayq.ImportResult {
+func importAll(t *testing.T, c *delayq.Client, q string, msgs []delayq.Message) *delayq.ImportResult {
 	t.Helper()
 	total := &delayq.ImportResult{}
-	for start := 0; start < len(msgs); start += delayq.MaxImportBatch {
-		r, err := c.Import(context.Background(), q, msgs[start:min(start+delayq.MaxImportBatch, len(msgs))])
+	for start := 0; start < len(msgs); start += 100 {
+		r, err := c.Import(context.Background(), q, msgs[start:min(start+100, len(msgs))])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,41 +90,41 @@ func TestExportImportRoundTrip(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "src", delayq.Config{VT: time.Hour})
+		mustCreate(t, c, "src", delayq.Attributes{VT: time.Hour})
 		// All three states, a body with newlines, and one that is not UTF-8
 		// (written by another client).
 		mustPush(t, c, "src", "ready\nwith two lines", delayq.PushOptions{})
 		mustPush(t, c, "src", "delayed", delayq.PushOptions{Delay: time.Hour})
 		mustPush(t, c, "src", "taken", delayq.PushOptions{})
-		if r, err := c.Receive(ctx, "src", delayq.ReceiveOptions{N: 1}); err != nil || len(r.Messages) != 1 {
+		if r, err := c.Receive(ctx, "src", delayq.ReceiveOptions{N: 1}); err != nil || len(r) != 1 {
 			t.Fatalf("receive: %v %v", r, err)
 		}
 		raw := "0000000000rawrawrawrawrawrawrawra"[:32]
 		b.Client.ZAdd(ctx, b.Prefix+"rsmq:src", redis.Z{Score: 1, Member: raw})
 		b.Client.HSet(ctx, b.Prefix+"rsmq:src:Q", raw, "\xff\xfebin")
 		// Many messages of one score (one millisecond), some received.
-		if err := c.Fill(ctx, "src", 2500, delayq.FillOptions{Ready: 2, InFlight: 1}); err != nil {
+		if err := delayqtest.Fill(ctx, c, "src", 2500, delayqtest.FillOptions{Ready: 2, InFlight: 1}); err != nil {
 			t.Fatal(err)
 		}
-		got, info := exportAll(t, c, "src")
+		got, pages := exportAll(t, c, "src")
 		if len(got) != 2504 {
-			t.Fatalf("exported %d messages in %d pages, want 2504", len(got), info.Pages)
+			t.Fatalf("exported %d messages in %d pages, want 2504", len(got), pages)
 		}
-		if b.Real() && info.Pages < 3 {
-			t.Errorf("exported in %d pages: want pages of about 1,000", info.Pages)
+		if b.Real() && pages < 3 {
+			t.Errorf("exported in %d pages: want pages of about 1,000", pages)
 		}
-		states := map[delayq.State]int{}
+		states := map[string]int{}
 		for _, p := range got {
 			states[p.State]++
 		}
-		if states[delayq.Ready] != 1669 || states[delayq.Delayed] != 1 || states[delayq.InFlight] != 834 {
+		if states["ready"] != 1669 || states["delayed"] != 1 || states["inflight"] != 834 {
 			t.Errorf("states %v", states)
 		}
 		if got[raw].Body != "\xff\xfebin" {
 			t.Errorf("raw body %q", got[raw].Body)
 		}
 
-		mustCreate(t, c, "dst", delayq.Config{})
+		mustCreate(t, c, "dst", delayq.Attributes{})
 		r := importAll(t, c, "dst", toImport(got))
 		if r.Imported != 2504 || len(r.Present) != 0 || len(r.Conflicts) != 0 {
 			t.Fatalf("import: %+v", r)
@@ -156,14 +162,14 @@ func TestImportRefuses(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{MaxSize: 1024})
+		mustCreate(t, c, "q", delayq.Attributes{MaxSize: 1024})
 		id := mustPush(t, c, "q", "original", delayq.PushOptions{})
 		now := time.Now()
 		fresh := "0000000001" + "abcdefghijABCDEFGHIJ01"
 		before := dump(t, b.Client, b.Prefix)
 
 		// A conflict is left alone and reported; the rest of the batch is imported.
-		r, err := c.Import(ctx, "q", []delayq.ImportMessage{{ID: id, Body: "changed", VisibleAt: now}, {ID: fresh, Body: "new", VisibleAt: now}})
+		r, err := c.Import(ctx, "q", []delayq.Message{{ID: id, Body: "changed", VisibleAt: now}, {ID: fresh, Body: "new", VisibleAt: now}})
 		if err != nil || r.Imported != 1 || len(r.Conflicts) != 1 || r.Conflicts[0] != id {
 			t.Fatalf("conflict: %+v %v", r, err)
 		}
@@ -171,7 +177,7 @@ func TestImportRefuses(t *testing.T) {
 			t.Fatalf("conflict overwrote the body: %q", body)
 		}
 		before = dump(t, b.Client, b.Prefix)
-		for name, msgs := range map[string][]delayq.ImportMessage{
+		for name, msgs := range map[string][]delayq.Message{
 			"too long":    {{ID: "0000000002" + "abcdefghijABCDEFGHIJ01", Body: "ok", VisibleAt: now}, {ID: "0000000003" + "abcdefghijABCDEFGHIJ01", Body: string(make([]byte, 1025)), VisibleAt: now}},
 			"bad id":      {{ID: "short", Body: "x", VisibleAt: now}},
 			"twice":       {{ID: fresh, Body: "x", VisibleAt: now}, {ID: fresh, Body: "x", VisibleAt: now}},
@@ -182,7 +188,7 @@ func TestImportRefuses(t *testing.T) {
 				t.Errorf("%s: %v, want ErrInvalid", name, err)
 			}
 		}
-		if _, err := c.Import(ctx, "nosuch", []delayq.ImportMessage{{ID: fresh, Body: "x", VisibleAt: now}}); !errors.Is(err, delayq.ErrQueueNotFound) {
+		if _, err := c.Import(ctx, "nosuch", []delayq.Message{{ID: fresh, Body: "x", VisibleAt: now}}); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Errorf("missing queue: %v", err)
 		}
 		if after := dump(t, b.Client, b.Prefix); after != before {
@@ -198,14 +204,14 @@ func TestExportLive(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	c := newClient(t, b)
-	mustCreate(t, c, "live", delayq.Config{VT: time.Hour})
+	mustCreate(t, c, "live", delayq.Attributes{VT: time.Hour})
 	const n = 5000
-	if err := c.Fill(ctx, "live", n, delayq.FillOptions{Ready: 1}); err != nil {
+	if err := delayqtest.Fill(ctx, c, "live", n, delayqtest.FillOptions{Ready: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// The first 200 by due time are consumed during the export (received,
 	// half of them acked); the others stay for the whole export.
-	first, err := c.Peek(ctx, "live", 200)
+	first, err := c.Peek(ctx, "live", delayq.PeekOptions{N: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +230,7 @@ func TestExportLive(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			for j, m := range r.Messages {
+			for j, m := range r {
 				if j%2 == 0 {
 					c.Ack(ctx, "live", m.Receipt)
 				}
@@ -232,7 +238,7 @@ func TestExportLive(t *testing.T) {
 		}
 	})
 	pages := 0
-	_, err = c.Export(ctx, "live", func(page []delayq.Peeked) error {
+	_, err = c.Export(ctx, "live", func(page []delayq.Message) error {
 		if pages++; pages == 1 {
 			close(start)
 		}

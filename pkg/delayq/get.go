@@ -5,35 +5,27 @@ import (
 	_ "embed"
 	"fmt"
 	"time"
-
-	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed get.lua
 	getLua    string
-	getScript = luascript.New(getLua)
+	getScript = queueScript(getLua)
 )
 
-// Inspected is one message looked at by id, without receiving it.
-type Inspected struct {
-	Peeked
-	// Now is the server time the state was read at.
-	Now time.Time
-}
-
-// Get returns message id of queue q with its state (ready, delayed or in
-// flight) at one instant of server time, without receiving it: one
-// read-only script, O(log n). The id may also be given as a receipt. A
-// message that is not in the queue is ErrMessageNotFound.
-func (c *Client) Get(ctx context.Context, q, idOrReceipt string) (*Inspected, error) {
+// Get returns message id of queue q with its State (ready, delayed or in
+// flight) at one instant of server time (Message.Now), without receiving
+// it: one read-only script, O(log n). The id may also be given as a
+// receipt. A message that is not in the queue is ErrMessageNotFound.
+func (c *Client) Get(ctx context.Context, q, idOrReceipt string) (*Message, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	id, err := ParseRef(idOrReceipt)
+	r, err := parseRef(idOrReceipt)
 	if err != nil {
 		return nil, err
 	}
+	id := r.id
 	a, err := run(ctx, c.rdb, getScript, c.keys(q), id)
 	if err != nil {
 		return nil, err
@@ -46,21 +38,20 @@ func (c *Client) Get(ctx context.Context, q, idOrReceipt string) (*Inspected, er
 	case "nobody":
 		return nil, fmt.Errorf("message %s in queue %q: its body is gone (a half-deleted message; the next receive drops it): %w", id, q, ErrMessageNotFound)
 	}
-	m := &Inspected{Now: msTime(str(a[1]))}
-	m.ID, m.VisibleAt, m.Body, m.RC, m.FR = id, msTime(str(a[2])), str(a[3]), num(a[4]), msTime(str(a[5]))
-	m.Sent = SentAt(id)
+	m := &Message{ID: id, Now: msTime(str(a[1])), VisibleAt: msTime(str(a[2])), Body: str(a[3]), RC: num(a[4]), FR: msTime(str(a[5]))}
+	m.Sent = sentAt(id)
 	m.State = stateOf(m.Now, m.VisibleAt, m.RC > 0 || !m.FR.IsZero() || num(a[6]) == 1)
 	return m, nil
 }
 
 // stateOf is a message's state at now: ready when due, else in flight when
 // it was received, else delayed.
-func stateOf(now, visible time.Time, received bool) State {
+func stateOf(now, visible time.Time, received bool) string {
 	switch {
 	case !visible.After(now):
-		return Ready
+		return ready
 	case received:
-		return InFlight
+		return inFlight
 	}
-	return Delayed
+	return delayed
 }

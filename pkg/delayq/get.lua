@@ -6,8 +6,8 @@
 -- (rc and fr "" when absent), {"nomessage"} when the id is not in the
 -- queue, {"nobody"} when it is but its body is gone (not a message), or
 -- {"notfound"}.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", ARGV[1], ARGV[1] .. ":rc", ARGV[1] .. ":fr")
-if not a[1] or not a[2] or not a[3] then
+local a = attributes(KEYS[2], ARGV[1], ARGV[1] .. ":rc", ARGV[1] .. ":fr")
+if not a then
   return {"notfound"}
 end
 local score = redis.call("ZSCORE", KEYS[1], ARGV[1])
@@ -17,10 +17,9 @@ end
 if not a[4] then
   return {"nobody"}
 end
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local _, nowstr = clock()
 local indexed = 0
 if redis.call("ZSCORE", KEYS[3], ARGV[1]) then
   indexed = 1
 end
-return {"ok", string.format("%.0f", now), score, a[4], a[5] or "", a[6] or "", indexed}
+return {"ok", nowstr, score, a[4], a[5] or "", a[6] or "", indexed}

@@ -15,12 +15,12 @@ func TestGet(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		ready := mustPush(t, c, "q", "now", delayq.PushOptions{})
 		later := mustPush(t, c, "q", "later", delayq.PushOptions{Delay: time.Hour})
 		held := mustPush(t, c, "q", "held", delayq.PushOptions{})
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 2, VT: time.Hour})
-		if err != nil || len(r.Messages) != 2 {
+		if err != nil || len(r) != 2 {
 			t.Fatal(r, err)
 		}
 		// ready was received too: give it back (ready, rc 1).
@@ -29,11 +29,11 @@ func TestGet(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			id, body string
-			state    delayq.State
+			state    string
 			rc       int64
-		}{{ready, "now", delayq.Ready, 1}, {later, "later", delayq.Delayed, 0}, {held, "held", delayq.InFlight, 1}} {
+		}{{ready, "now", "ready", 1}, {later, "later", "delayed", 0}, {held, "held", "inflight", 1}} {
 			g, err := c.Get(ctx, "q", tc.id)
-			if err != nil || g.ID != tc.id || g.Body != tc.body || g.State != tc.state || g.RC != tc.rc || g.Sent != delayq.SentAt(tc.id) || g.Now.IsZero() {
+			if err != nil || g.ID != tc.id || g.Body != tc.body || g.State != tc.state || g.RC != tc.rc || g.Sent != sentAt(tc.id) || g.Now.IsZero() {
 				t.Fatalf("get %s = %+v %v, want %+v", tc.id, g, err, tc)
 			}
 			if (tc.rc > 0) == g.FR.IsZero() {
@@ -41,7 +41,7 @@ func TestGet(t *testing.T) {
 			}
 		}
 		// By receipt too.
-		if g, err := c.Get(ctx, "q", r.Messages[1].Receipt); err != nil || g.ID != held {
+		if g, err := c.Get(ctx, "q", r[1].Receipt); err != nil || g.ID != held {
 			t.Fatalf("get by receipt: %+v %v", g, err)
 		}
 		if _, err := c.Ack(ctx, "q", held); err != nil {
@@ -63,7 +63,7 @@ func TestPeekFilters(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		var old, ready, delayed, inflight []string
 		for range 3 {
 			old = append(old, mustPush(t, c, "q", "old", delayq.PushOptions{}))
@@ -75,7 +75,7 @@ func TestPeekFilters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tm.Sub(delayq.SentAt(old[2])) > 300*time.Millisecond {
+			if tm.Sub(sentAt(old[2])) > 300*time.Millisecond {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -96,7 +96,7 @@ func TestPeekFilters(t *testing.T) {
 		// receive the 5 "i" ones: the oldest 8 ready are old + i; take 8 and
 		// give the old ones back
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 8, VT: 2 * time.Hour})
-		if err != nil || len(r.Messages) != 8 {
+		if err != nil || len(r) != 8 {
 			t.Fatal(r, err)
 		}
 		for _, id := range old {
@@ -104,7 +104,7 @@ func TestPeekFilters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ids := func(ps []delayq.Peeked, state delayq.State) []string {
+		ids := func(ps []delayq.Message, state string) []string {
 			var out []string
 			for _, p := range ps {
 				if p.State != state {
@@ -116,24 +116,24 @@ func TestPeekFilters(t *testing.T) {
 			return out
 		}
 		sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
-		peek := func(opt delayq.PeekOptions) []delayq.Peeked {
+		peek := func(opt delayq.PeekOptions) []delayq.Message {
 			t.Helper()
-			ps, err := c.PeekWith(ctx, "q", opt)
+			ps, err := c.Peek(ctx, "q", opt)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return ps
 		}
-		if got := ids(peek(delayq.PeekOptions{N: 100, State: delayq.Ready}), delayq.Ready); !slices.Equal(got, sorted(ready)) {
+		if got := ids(peek(delayq.PeekOptions{N: 100, State: "ready"}), "ready"); !slices.Equal(got, sorted(ready)) {
 			t.Fatalf("ready = %v, want %v", got, sorted(ready))
 		}
-		if got := ids(peek(delayq.PeekOptions{N: 100, State: delayq.InFlight}), delayq.InFlight); !slices.Equal(got, sorted(inflight)) {
+		if got := ids(peek(delayq.PeekOptions{N: 100, State: "inflight"}), "inflight"); !slices.Equal(got, sorted(inflight)) {
 			t.Fatalf("inflight = %v, want %v", got, sorted(inflight))
 		}
-		if got := ids(peek(delayq.PeekOptions{N: 2000, State: delayq.Delayed}), delayq.Delayed); !slices.Equal(got, sorted(delayed)) {
+		if got := ids(peek(delayq.PeekOptions{N: 2000, State: "delayed"}), "delayed"); !slices.Equal(got, sorted(delayed)) {
 			t.Fatalf("delayed: %d, want %d", len(got), len(delayed))
 		}
-		if got := peek(delayq.PeekOptions{N: 7, State: delayq.Delayed}); len(got) != 7 || got[0].ID != delayed[0] {
+		if got := peek(delayq.PeekOptions{N: 7, State: "delayed"}); len(got) != 7 || got[0].ID != delayed[0] {
 			t.Fatalf("delayed -n 7 = %d", len(got))
 		}
 		// Sent before the middle of the gap: only the first three, whatever
@@ -144,11 +144,11 @@ func TestPeekFilters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		age := tm.Sub(delayq.SentAt(old[2]).Add(150 * time.Millisecond))
-		if got := ids(peek(delayq.PeekOptions{N: 100, OlderThan: age}), delayq.Ready); !slices.Equal(got, sorted(old)) {
+		age := tm.Sub(sentAt(old[2]).Add(150 * time.Millisecond))
+		if got := ids(peek(delayq.PeekOptions{N: 100, OlderThan: age}), "ready"); !slices.Equal(got, sorted(old)) {
 			t.Fatalf("older than %s = %v, want %v", age, got, sorted(old))
 		}
-		if got := peek(delayq.PeekOptions{N: 100, State: delayq.InFlight, OlderThan: age}); len(got) != 0 {
+		if got := peek(delayq.PeekOptions{N: 100, State: "inflight", OlderThan: age}); len(got) != 0 {
 			t.Fatalf("in flight and old = %v", got)
 		}
 		if got := peek(delayq.PeekOptions{N: 2, OlderThan: time.Nanosecond * 1000}); len(got) != 2 {
@@ -157,11 +157,11 @@ func TestPeekFilters(t *testing.T) {
 		if got := peek(delayq.PeekOptions{N: 10, OlderThan: 100 * 365 * 24 * time.Hour}); len(got) != 0 {
 			t.Fatalf("older than a century = %d", len(got))
 		}
-		if _, err := c.PeekWith(ctx, "q", delayq.PeekOptions{N: 1, State: "done"}); !errors.Is(err, delayq.ErrInvalid) {
+		if _, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 1, State: "done"}); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("unknown state: %v", err)
 		}
 		// Unfiltered peek still pages by 50.
-		if got := peek(delayq.PeekOptions{N: 120}); len(got) != 120 || got[0].State != delayq.Ready {
+		if got := peek(delayq.PeekOptions{N: 120}); len(got) != 120 || got[0].State != "ready" {
 			t.Fatalf("peek 120 = %d", len(got))
 		}
 	})

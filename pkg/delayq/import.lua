@@ -13,36 +13,25 @@
 -- Everything that can fail is checked before the first write. totalsent
 -- grows by the messages imported; totalrecv and rsync stay (nothing was
 -- received, and the index gets every received message imported).
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "totalsent")
-if not a[1] or not a[2] or not a[3] then
+local a = attributes(KEYS[2], "totalsent")
+if not a then
   return {"notfound"}
 end
-if not string.find(a[3], "^%-?%d+$") or #a[3] > 12 then
+if not whole(a[3], 12, true) then
   return redis.error_reply("ERR " .. KEYS[2] .. ": maxsize " .. a[3] .. " is not a number: nothing written")
 end
-if a[4] and (not string.find(a[4], "^%-?%d+$") or #a[4] > 18) then
+if a[4] and not whole(a[4], 18, true) then
   return redis.error_reply("ERR " .. KEYS[2] .. ": totalsent " .. a[4] .. " is not an integer: nothing written")
 end
-local function wrongtype(k)
-  local ty = redis.call("TYPE", k)
-  ty = ty.ok or ty
-  if ty ~= "zset" and ty ~= "none" then
-    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a sorted set: nothing written")
-  end
-end
-local e = wrongtype(KEYS[1]) or wrongtype(KEYS[3])
+local e = wrongtype(KEYS[1], "zset", "sorted set", ": nothing written") or wrongtype(KEYS[3], "zset", "sorted set", ": nothing written")
 if e then
   return e
 end
-local notify = true
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd("ZADD", KEYS[1], "0", "x") or not redis.acl_check_cmd("ZADD", KEYS[3], "0", "x")
-    or not redis.acl_check_cmd("ZREM", KEYS[3], "x") or not redis.acl_check_cmd("HSET", KEYS[2], "x", "x")
-    or not redis.acl_check_cmd("HDEL", KEYS[2], "x") or not redis.acl_check_cmd("HINCRBY", KEYS[2], "totalsent", "1") then
-    return redis.error_reply("NOPERM this user may not import into " .. KEYS[1] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
-  end
-  notify = redis.acl_check_cmd("PUBLISH", ARGV[1], "1")
+if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZADD", KEYS[3], "0", "x"}, {"ZREM", KEYS[3], "x"}, {"HSET", KEYS[2], "x", "x"},
+    {"HDEL", KEYS[2], "x"}, {"HINCRBY", KEYS[2], "totalsent", "1"}) then
+  return redis.error_reply("NOPERM this user may not import into " .. KEYS[1] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
 end
+local notify = allowed({"PUBLISH", ARGV[1], "1"})
 local maxsize = tonumber(a[3])
 local status = {}
 for i = 2, #ARGV, 6 do

@@ -19,13 +19,13 @@ func TestInteropReceipts(t *testing.T) {
 	rs := needRSMQ(t, b)
 	ctx := context.Background()
 	c := newClient(t, b)
-	mustCreate(t, c, "receipts", delayq.Config{})
+	mustCreate(t, c, "receipts", delayq.Attributes{})
 	id := mustPush(t, c, "receipts", "shared", delayq.PushOptions{})
-	r, err := c.Receive(ctx, "receipts", delayq.ReceiveOptions{VT: time.Hour, HasVT: true})
-	if err != nil || len(r.Messages) != 1 {
+	r, err := c.Receive(ctx, "receipts", delayq.ReceiveOptions{VT: time.Hour})
+	if err != nil || len(r) != 1 {
 		t.Fatalf("receive: %+v %v", r, err)
 	}
-	mine := r.Messages[0].Receipt
+	mine := r[0].Receipt
 	// rsmq gives it back (by id) and receives it: chatq's receipt is stale.
 	if e := rs.one("changeMessageVisibility", map[string]any{"qname": "receipts", "id": id, "vt": 0}, nil); e != "" {
 		t.Fatal(e)
@@ -37,16 +37,16 @@ func TestInteropReceipts(t *testing.T) {
 	if _, err := c.Ack(ctx, "receipts", mine); !errors.Is(err, delayq.ErrStaleReceipt) {
 		t.Fatalf("ack with the receipt rsmq's receive made stale: %v", err)
 	}
-	if _, err := c.Extend(ctx, "receipts", mine, time.Hour); !errors.Is(err, delayq.ErrStaleReceipt) {
+	if _, err := c.ChangeVisibility(ctx, "receipts", mine, time.Hour); !errors.Is(err, delayq.ErrStaleReceipt) {
 		t.Fatalf("extend with a stale receipt: %v", err)
 	}
 	// rsmq's delivery, named as a receipt, is current.
 	theirs := fmt.Sprintf("%s.%d.%d", m.ID, m.RC, m.FR)
-	if _, err := c.Extend(ctx, "receipts", theirs, time.Hour); err != nil {
+	if _, err := c.ChangeVisibility(ctx, "receipts", theirs, time.Hour); err != nil {
 		t.Fatalf("extend rsmq's delivery: %v", err)
 	}
-	if left, err := c.Ack(ctx, "receipts", theirs); err != nil || left != nil {
-		t.Fatalf("ack rsmq's delivery by receipt: %v %v", left, err)
+	if r, err := c.Ack(ctx, "receipts", theirs); err != nil || r.Acked != 1 {
+		t.Fatalf("ack rsmq's delivery by receipt: %+v %v", r, err)
 	}
 	var n int
 	if e := rs.one("deleteMessage", map[string]any{"qname": "receipts", "id": id}, &n); e != "" || n != 0 {

@@ -17,8 +17,8 @@ func TestInteropRedrive(t *testing.T) {
 	rs := needRSMQ(t, b)
 	ctx := context.Background()
 	c := newClient(t, b)
-	mustCreate(t, c, "rdead", delayq.Config{})
-	mustCreate(t, c, "rjobs", delayq.Config{MaxReceives: 1, DeadLetter: "rdead"})
+	mustCreate(t, c, "rdead", delayq.Attributes{})
+	mustCreate(t, c, "rjobs", delayq.Attributes{MaxReceives: 1, DeadLetter: "rdead"})
 	ids := deadLetter(t, c, "rjobs", 1)
 	// rsmq received it from the dead-letter queue and gave it back: it has
 	// a receive count there, which the redrive must not carry over.

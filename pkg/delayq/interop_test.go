@@ -104,7 +104,7 @@ func needRSMQ(t *testing.T, b redistest.Backend) *rsmqClient {
 		t.Skip(missing)
 	}
 	// rsmq's namespace: our keys are Prefix + "rsmq:", its are ns + ":".
-	return &rsmqClient{t: t, url: b.URL, ns: b.Prefix + delayq.DefaultNamespace}
+	return &rsmqClient{t: t, url: b.URL, ns: b.Prefix + "rsmq"}
 }
 
 // TestInteropRSMQ checks chatq against the real rsmq npm client on a real
@@ -117,7 +117,7 @@ func TestInteropRSMQ(t *testing.T) {
 
 	t.Run("chatq to rsmq", func(t *testing.T) {
 		rs.t = t
-		mustCreate(t, c, "fromgo", delayq.Config{VT: 45 * time.Second, MaxSize: 1024})
+		mustCreate(t, c, "fromgo", delayq.Attributes{VT: 45 * time.Second, MaxSize: 1024})
 		var qs []string
 		if rs.one("listQueues", nil, &qs); !contains(qs, "fromgo") {
 			t.Fatalf("rsmq lists %v", qs)
@@ -137,8 +137,8 @@ func TestInteropRSMQ(t *testing.T) {
 			t.Fatalf("rsmq received %+v %s", m, err)
 		}
 		// rsmq reads the push time from chatq's id as it does from its own.
-		if d := time.Duration(m.Sent*1e6) - time.Duration(delayq.SentAt(now).UnixNano()); d < -time.Microsecond || d > time.Microsecond {
-			t.Fatalf("rsmq sent %v, chatq %v", m.Sent, delayq.SentAt(now))
+		if d := time.Duration(m.Sent*1e6) - time.Duration(sentAt(now).UnixNano()); d < -time.Microsecond || d > time.Microsecond {
+			t.Fatalf("rsmq sent %v, chatq %v", m.Sent, sentAt(now))
 		}
 		// The --at message reaches rsmq, and not before its time.
 		m = rsmqMessage{}
@@ -178,12 +178,11 @@ func TestInteropRSMQ(t *testing.T) {
 		}
 		// The dead-letter policy's extra fields do not bother rsmq; rsmq
 		// pops what chatq pushed.
-		mustCreate(t, c, "fromgo-dead", delayq.Config{})
-		two, dead := 2, "fromgo-dead"
-		if err := c.SetAttributes(ctx, "fromgo", delayq.Changes{MaxReceives: &two, DeadLetter: &dead}); err != nil {
+		mustCreate(t, c, "fromgo-dead", delayq.Attributes{})
+		if err := c.SetAttributes(ctx, "fromgo", delayq.Attributes{MaxReceives: 2, DeadLetter: "fromgo-dead"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Purge(ctx, "fromgo"); err != nil {
+		if _, err := c.Purge(ctx, "fromgo", -1); err != nil {
 			t.Fatal(err)
 		}
 		id := mustPush(t, c, "fromgo", "pop me", delayq.PushOptions{})
@@ -221,7 +220,7 @@ func TestInteropRSMQ(t *testing.T) {
 		}
 		var first rsmqMessage
 		json.Unmarshal(res[5].OK, &first)
-		if qs, _ := c.List(ctx); !contains(qs, "fromnode") {
+		if qs, _ := listQueues(ctx, c); !contains(qs, "fromnode") {
 			t.Fatalf("chatq lists %v", qs)
 		}
 		// rsmq created the queue and received from it: chatq's index of
@@ -243,11 +242,11 @@ func TestInteropRSMQ(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err := c.Receive(ctx, "fromnode", delayq.ReceiveOptions{N: 10})
-		if err != nil || len(r.Messages) != 3 {
+		if err != nil || len(r) != 3 {
 			t.Fatalf("chatq received %+v %v", r, err)
 		}
 		var ids []string
-		for _, m := range r.Messages {
+		for _, m := range r {
 			ids = append(ids, m.ID)
 			if m.ID == first.ID {
 				if m.RC != 2 || m.FR.UnixMilli() != first.FR || m.Body != first.Message {
@@ -266,7 +265,7 @@ func TestInteropRSMQ(t *testing.T) {
 		}
 		// A chatq receive waiting on the queue is woken by rsmq's realtime
 		// PUBLISH.
-		done := make(chan *delayq.Received, 1)
+		done := make(chan []delayq.Message, 1)
 		go func() {
 			r, _ := c.Receive(ctx, "fromnode", delayq.ReceiveOptions{Wait: time.Minute, Pop: true})
 			done <- r
@@ -274,14 +273,14 @@ func TestInteropRSMQ(t *testing.T) {
 		rs.one("sendMessage", map[string]any{"qname": "fromnode", "message": "wake up"}, nil)
 		select {
 		case r := <-done:
-			if r == nil || len(r.Messages) != 1 || r.Messages[0].Body != "wake up" {
+			if r == nil || len(r) != 1 || r[0].Body != "wake up" {
 				t.Fatalf("woken with %+v", r)
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("rsmq's send did not wake chatq's waiting receive")
 		}
 		// chatq deletes rsmq's queue; rsmq sees it gone.
-		if err := c.Delete(ctx, "fromnode"); err != nil {
+		if _, err := c.Delete(ctx, "fromnode", -1); err != nil {
 			t.Fatal(err)
 		}
 		if err := rs.one("getQueueAttributes", map[string]any{"qname": "fromnode"}, nil); err != "queueNotFound" {
@@ -305,9 +304,9 @@ func TestInteropImport(t *testing.T) {
 	b := redistest.Real(t)
 	rs := needRSMQ(t, b)
 	c := newClient(t, b)
-	mustCreate(t, c, "imported", delayq.Config{VT: 60 * time.Second})
+	mustCreate(t, c, "imported", delayq.Attributes{VT: 60 * time.Second})
 	src := newClient(t, b)
-	mustCreate(t, src, "orig", delayq.Config{})
+	mustCreate(t, src, "orig", delayq.Attributes{})
 	ready := mustPush(t, src, "orig", "ready\nbody ☃", delayq.PushOptions{})
 	mustPush(t, src, "orig", "later", delayq.PushOptions{Delay: time.Hour})
 	got, _ := exportAll(t, src, "orig")

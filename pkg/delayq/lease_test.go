@@ -49,7 +49,7 @@ func workOne(t *testing.T, c *delayq.Client, opt delayq.WorkOptions, handle func
 func TestWorkLease(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		mustPush(t, c, "q", "slow", delayq.PushOptions{})
 		// A rival consumer polls all the while the handler runs: it must
 		// never get the message.
@@ -58,7 +58,7 @@ func TestWorkLease(t *testing.T) {
 		stolen := 0
 		// A 1.5s vt: a renewal must come back within 5/6 of it, which a
 		// -race run on a loaded 2-core machine missed with 500ms.
-		o := workOne(t, c, delayq.WorkOptions{VT: 1500 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
+		o := workOne(t, c, delayq.WorkOptions{VT: 1500 * time.Millisecond}, func(ctx context.Context, m delayq.Message) error {
 			rival.Add(1)
 			go func() {
 				defer rival.Done()
@@ -70,7 +70,7 @@ func TestWorkLease(t *testing.T) {
 					}
 					r, err := c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 100 * time.Millisecond})
 					if err == nil {
-						stolen += len(r.Messages)
+						stolen += len(r)
 					}
 				}
 			}()
@@ -94,23 +94,25 @@ func TestWorkLease(t *testing.T) {
 	})
 }
 
-// --job-timeout: the handler's context is cancelled with ErrJobTimeout, the
-// message is not acked and comes back.
+// A handler that bounds itself with a timeout fails with it: the message
+// is not acked and comes back.
 func TestWorkJobTimeout(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		mustPush(t, c, "q", "stuck", delayq.PushOptions{})
-		o := workOne(t, c, delayq.WorkOptions{VT: 2 * time.Second, HasVT: true, JobTimeout: 300 * time.Millisecond},
+		o := workOne(t, c, delayq.WorkOptions{VT: 2 * time.Second},
 			func(ctx context.Context, m delayq.Message) error {
+				ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
 				<-ctx.Done()
-				return nil // even claiming success, it is not acked
+				return ctx.Err()
 			})
-		if !errors.Is(o.Err, delayq.ErrJobTimeout) || o.Acked {
+		if !errors.Is(o.Err, context.DeadlineExceeded) || o.Acked {
 			t.Fatalf("outcome %+v", o)
 		}
 		r, err := c.Receive(context.Background(), "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
-		if err != nil || len(r.Messages) != 1 || r.Messages[0].RC != 2 {
+		if err != nil || len(r) != 1 || r[0].RC != 2 {
 			t.Fatalf("after the timeout: %+v %v", r, err)
 		}
 	})
@@ -120,10 +122,10 @@ func TestWorkJobTimeout(t *testing.T) {
 // ErrLeaseLost before its lease ends, and nothing is acked.
 func TestWorkLeaseLost(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
-		mustCreate(t, newClient(t, b), "q", delayq.Config{})
+		mustCreate(t, newClient(t, b), "q", delayq.Attributes{})
 		c, p := proxied(t, b, time.Second)
 		mustPush(t, c, "q", "cut off", delayq.PushOptions{})
-		o := workOne(t, c, delayq.WorkOptions{VT: 600 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
+		o := workOne(t, c, delayq.WorkOptions{VT: 600 * time.Millisecond}, func(ctx context.Context, m delayq.Message) error {
 			p.Blackhole(true)
 			<-ctx.Done()
 			p.Blackhole(false)
@@ -136,12 +138,12 @@ func TestWorkLeaseLost(t *testing.T) {
 		// And a message taken by someone else is a lost lease at once.
 		c2 := newClient(t, b)
 		// (A 1.5s vt: a loaded machine may not lose the lease for slowness.)
-		o = workOne(t, c2, delayq.WorkOptions{VT: 1500 * time.Millisecond, HasVT: true}, func(ctx context.Context, m delayq.Message) error {
+		o = workOne(t, c2, delayq.WorkOptions{VT: 1500 * time.Millisecond}, func(ctx context.Context, m delayq.Message) error {
 			bg := context.Background()
-			if _, err := c2.Retry(bg, "q", m.ID, 0); err != nil {
+			if _, err := c2.ChangeVisibility(bg, "q", m.ID, 0); err != nil {
 				return err
 			}
-			if r, err := c2.Receive(bg, "q", delayq.ReceiveOptions{Wait: 10 * time.Second}); err != nil || len(r.Messages) != 1 {
+			if r, err := c2.Receive(bg, "q", delayq.ReceiveOptions{Wait: 10 * time.Second}); err != nil || len(r) != 1 {
 				return errors.New("no second delivery")
 			}
 			<-ctx.Done()

@@ -10,34 +10,30 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrQueueNotEmpty is returned by DeleteAtMost and PurgeAtMost when the
-// queue holds more messages than allowed; nothing was changed. The error is
-// a *NotEmptyError, which says how many it holds.
-var ErrQueueNotEmpty = errors.New("queue not empty")
-
-// NotEmptyError is a guarded delete or purge that found Messages messages
-// in Queue, more than it was allowed to destroy.
-type NotEmptyError struct {
-	Queue    string
-	Messages int64
+// notEmptyError is a guarded delete or purge that found messages
+// messages in queue, more than it was allowed to destroy.
+type notEmptyError struct {
+	queue    string
+	messages int64
 }
 
-func (e *NotEmptyError) Error() string {
-	return fmt.Sprintf("queue %q holds %d messages: nothing deleted", e.Queue, e.Messages)
+func (e *notEmptyError) Error() string {
+	return fmt.Sprintf("queue %q holds %d messages: nothing deleted", e.queue, e.messages)
 }
 
-func (e *NotEmptyError) Is(target error) bool { return target == ErrQueueNotEmpty }
+func (e *notEmptyError) Is(target error) bool { return target == ErrQueueNotEmpty }
 
-// AnySize is the limit of an unguarded DeleteAtMost or PurgeAtMost.
-const AnySize = -1
-
-// DeleteAtMost removes queue q and its messages, as Delete, only if q holds
-// at most max messages (AnySize: any number), and returns how many it held.
-// The count is checked inside the deleting script, so a message pushed
-// after the caller looked (asked someone, say) is never deleted unasked:
-// with more than max messages it changes nothing and returns a
-// *NotEmptyError (ErrQueueNotEmpty).
-func (c *Client) DeleteAtMost(ctx context.Context, q string, max int64) (int64, error) {
+// Delete removes queue q and its messages (RSMQ deleteQueue) if it holds
+// at most max messages (-1: any number), and returns how many it held.
+// The script checks the keys' types and (Redis 7) this user's permissions
+// before it UNLINKs anything; UNLINK frees a big queue in the background,
+// so it is O(1) whatever the queue holds. Then the name leaves the registry
+// (a second command: on Redis Cluster it lives in another slot). The count
+// is checked inside the deleting script, so a message pushed after the
+// caller looked (asked someone, say) is never deleted unasked: with more
+// than max messages it changes nothing, and returns how many q holds with
+// ErrQueueNotEmpty.
+func (c *Client) Delete(ctx context.Context, q string, max int64) (int64, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
@@ -49,7 +45,7 @@ func (c *Client) DeleteAtMost(ctx context.Context, q string, max int64) (int64, 
 		return 0, err
 	}
 	if str(a[0]) == "notempty" {
-		return 0, &NotEmptyError{Queue: q, Messages: num(a[1])}
+		return num(a[1]), &notEmptyError{queue: q, messages: num(a[1])}
 	}
 	// A name without a queue (rsmq's deleteQueue removes it too) is
 	// dropped from the registry either way.
@@ -62,12 +58,15 @@ func (c *Client) DeleteAtMost(ctx context.Context, q string, max int64) (int64, 
 	return num(a[1]), nil
 }
 
-// PurgeAtMost deletes every message of queue q, as Purge, only if q holds
-// at most max messages (AnySize: any number), and returns how many it
-// deleted. As in DeleteAtMost the count is checked in the purging script:
-// with more than max messages it changes nothing and returns a
-// *NotEmptyError (ErrQueueNotEmpty).
-func (c *Client) PurgeAtMost(ctx context.Context, q string, max int64) (int64, error) {
+// Purge deletes every message of queue q if it holds at most max messages
+// (-1: any number), and returns how many it deleted; the queue's
+// attributes and counters stay. One atomic script that UNLINKs the queue's
+// keys (big values are freed in a background thread) and writes the
+// attributes back: O(1) server time whatever the queue holds. A push right
+// after it is kept. As in Delete the count is checked in the purging
+// script: with more than max messages it changes nothing, and returns how
+// many q holds with ErrQueueNotEmpty.
+func (c *Client) Purge(ctx context.Context, q string, max int64) (int64, error) {
 	if err := CheckName(q); err != nil {
 		return 0, err
 	}
@@ -77,7 +76,7 @@ func (c *Client) PurgeAtMost(ctx context.Context, q string, max int64) (int64, e
 	}
 	switch str(a[0]) {
 	case "notempty":
-		return 0, &NotEmptyError{Queue: q, Messages: num(a[1])}
+		return num(a[1]), &notEmptyError{queue: q, messages: num(a[1])}
 	case "notfound":
 		return 0, notFound(q)
 	}
@@ -127,13 +126,6 @@ func (c *Client) DeadLetterSources(ctx context.Context, dlq string) ([]string, e
 	return out, nil
 }
 
-// QueueStats is one queue's Stats, or the error reading them.
-type QueueStats struct {
-	Name  string
-	Stats *Stats
-	Err   error
-}
-
 // statsPipeline is how many stats calls StatsEach sends in one pipeline:
 // Redis runs a pipeline's calls back to back, so this bounds how long one
 // round trip holds the server (each call is O(log n), tens of µs).
@@ -143,10 +135,10 @@ const statsPipeline = 20
 // with pipelines of the stats script (20 queues a round trip; each script
 // call is O(log n)) and, for the dead-letter queues named, pipelines of
 // HEXISTS. An error about one queue (not found, a key of the wrong type) is
-// kept in its QueueStats; an error of the connection is returned. It does
-// not rebuild an incomplete index of received messages (SplitExact false).
-func (c *Client) StatsEach(ctx context.Context, qs []string) ([]QueueStats, error) {
-	out := make([]QueueStats, len(qs))
+// in its Stats.Err; an error of the connection is returned. It does not
+// rebuild an incomplete index of received messages (SplitExact false).
+func (c *Client) StatsEach(ctx context.Context, qs []string) ([]Stats, error) {
+	out := make([]Stats, len(qs))
 	for i, q := range qs {
 		out[i].Name = q
 		out[i].Err = CheckName(q)
@@ -165,8 +157,8 @@ func (c *Client) StatsEach(ctx context.Context, qs []string) ([]QueueStats, erro
 	}
 	var ask []string
 	for _, r := range out {
-		if r.Err == nil && r.Stats.DeadLetter != "" && !exists[r.Stats.DeadLetter] && !slices.Contains(ask, r.Stats.DeadLetter) {
-			ask = append(ask, r.Stats.DeadLetter)
+		if r.Err == nil && r.DeadLetter != "" && !exists[r.DeadLetter] && !slices.Contains(ask, r.DeadLetter) {
+			ask = append(ask, r.DeadLetter)
 		}
 	}
 	for lo := 0; lo < len(ask); lo += maxBatch {
@@ -184,10 +176,10 @@ func (c *Client) StatsEach(ctx context.Context, qs []string) ([]QueueStats, erro
 			exists[page[i]] = cmd.(*redis.BoolCmd).Val()
 		}
 	}
-	for _, r := range out {
-		if r.Err == nil && r.Stats.DeadLetter != "" {
-			r.Stats.DeadLetterMissing = !exists[r.Stats.DeadLetter]
-			c.remember(r.Name, r.Stats.DeadLetter)
+	for i := range out {
+		if r := &out[i]; r.Err == nil && r.DeadLetter != "" {
+			r.DeadLetterMissing = !exists[r.DeadLetter]
+			c.remember(r.Name, r.DeadLetter)
 		}
 	}
 	return out, nil
@@ -195,7 +187,7 @@ func (c *Client) StatsEach(ctx context.Context, qs []string) ([]QueueStats, erro
 
 // statsPage runs the stats script for each queue of page in one pipeline
 // (by SHA; loaded first when the server does not have it).
-func (c *Client) statsPage(ctx context.Context, page []QueueStats) error {
+func (c *Client) statsPage(ctx context.Context, page []Stats) error {
 	for try := 0; ; try++ {
 		cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, r := range page {
@@ -229,7 +221,11 @@ func (c *Client) statsPage(ctx context.Context, page []QueueStats) error {
 				continue
 			}
 			a, _ := v.([]any)
-			page[j].Stats, page[j].Err = parseStats(page[j].Name, a)
+			if s, err := parseStats(page[j].Name, a); err != nil {
+				page[j].Err = err
+			} else {
+				page[j] = *s
+			}
 		}
 		return nil
 	}

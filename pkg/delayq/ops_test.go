@@ -20,13 +20,13 @@ func TestStatsOldestReady(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "jobs", delayq.Config{})
+		mustCreate(t, c, "jobs", delayq.Attributes{})
 		s, err := c.Stats(ctx, "jobs")
-		if err != nil || s.OldestReady.ID != "" || s.OldestReadyAge != 0 {
+		if err != nil || s.OldestReady != nil || s.OldestReadyAge != 0 {
 			t.Fatalf("empty queue: %+v %v", s, err)
 		}
-		mustPush(t, c, "jobs", "later", delayq.PushOptions{Delay: time.Hour, HasDelay: true})
-		if s, _ = c.Stats(ctx, "jobs"); s.OldestReady.ID != "" {
+		mustPush(t, c, "jobs", "later", delayq.PushOptions{Delay: time.Hour})
+		if s, _ = c.Stats(ctx, "jobs"); s.OldestReady != nil {
 			t.Fatalf("only a delayed message: %+v", s.OldestReady)
 		}
 		mustPush(t, c, "jobs", "now", delayq.PushOptions{})
@@ -40,14 +40,14 @@ func TestStatsOldestReady(t *testing.T) {
 		if s.OldestReady.ID != old || !s.OldestReady.VisibleAt.Equal(due) || s.OldestReadyAge != s.Now.Sub(due) {
 			t.Fatalf("oldest ready = %+v age %s, want %s due %s", s.OldestReady, s.OldestReadyAge, old, due)
 		}
-		if !s.OldestReady.Sent.Equal(delayq.SentAt(old)) || s.Now.Sub(s.OldestReady.Sent) > time.Minute {
+		if !s.OldestReady.Sent.Equal(sentAt(old)) || s.Now.Sub(s.OldestReady.Sent) > time.Minute {
 			t.Fatalf("sent = %s", s.OldestReady.Sent)
 		}
 		// Received, it is no longer ready; the next one is.
 		if _, err := c.Receive(ctx, "jobs", delayq.ReceiveOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if s, _ = c.Stats(ctx, "jobs"); s.OldestReady.ID == old || s.OldestReady.ID == "" || s.OldestReadyAge > time.Minute {
+		if s, _ = c.Stats(ctx, "jobs"); s.OldestReady == nil || s.OldestReady.ID == old || s.OldestReadyAge > time.Minute {
 			t.Fatalf("after receiving the oldest: %+v %s", s.OldestReady, s.OldestReadyAge)
 		}
 	})
@@ -59,35 +59,34 @@ func TestGuardedDeleteAndPurge(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "jobs", delayq.Config{})
+		mustCreate(t, c, "jobs", delayq.Attributes{})
 		for range 3 {
 			mustPush(t, c, "jobs", "x", delayq.PushOptions{})
 		}
 		before := dump(t, b.Client, b.Prefix)
-		var ne *delayq.NotEmptyError
-		if _, err := c.PurgeAtMost(ctx, "jobs", 0); !errors.As(err, &ne) || ne.Messages != 3 || !errors.Is(err, delayq.ErrQueueNotEmpty) {
-			t.Fatalf("purge at most 0: %v", err)
+		if n, err := c.Purge(ctx, "jobs", 0); n != 3 || !errors.Is(err, delayq.ErrQueueNotEmpty) {
+			t.Fatalf("purge at most 0: %d %v", n, err)
 		}
-		if _, err := c.DeleteAtMost(ctx, "jobs", 2); !errors.As(err, &ne) || ne.Messages != 3 {
-			t.Fatalf("delete at most 2: %v", err)
+		if n, err := c.Delete(ctx, "jobs", 2); n != 3 || !errors.Is(err, delayq.ErrQueueNotEmpty) {
+			t.Fatalf("delete at most 2: %d %v", n, err)
 		}
 		if after := dump(t, b.Client, b.Prefix); after != before {
 			t.Fatalf("a refused purge or delete changed the data:\n%s\n---\n%s", before, after)
 		}
-		if n, err := c.PurgeAtMost(ctx, "jobs", 3); err != nil || n != 3 {
+		if n, err := c.Purge(ctx, "jobs", 3); err != nil || n != 3 {
 			t.Fatalf("purge at most 3: %d %v", n, err)
 		}
-		if n, err := c.PurgeAtMost(ctx, "jobs", 0); err != nil || n != 0 {
+		if n, err := c.Purge(ctx, "jobs", 0); err != nil || n != 0 {
 			t.Fatalf("purge of an empty queue at most 0: %d %v", n, err)
 		}
 		mustPush(t, c, "jobs", "x", delayq.PushOptions{})
-		if n, err := c.DeleteAtMost(ctx, "jobs", 1); err != nil || n != 1 {
+		if n, err := c.Delete(ctx, "jobs", 1); err != nil || n != 1 {
 			t.Fatalf("delete at most 1: %d %v", n, err)
 		}
-		if _, err := c.DeleteAtMost(ctx, "jobs", 0); !errors.Is(err, delayq.ErrQueueNotFound) {
+		if _, err := c.Delete(ctx, "jobs", 0); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Fatalf("delete of a deleted queue: %v", err)
 		}
-		if _, err := c.PurgeAtMost(ctx, "jobs", 0); !errors.Is(err, delayq.ErrQueueNotFound) {
+		if _, err := c.Purge(ctx, "jobs", 0); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Fatalf("purge of a deleted queue: %v", err)
 		}
 	})
@@ -102,7 +101,7 @@ func TestGuardRacesPushes(t *testing.T) {
 		ctx := context.Background()
 		c := newClient(t, b)
 		for round := range 20 {
-			mustCreate(t, c, "race", delayq.Config{})
+			mustCreate(t, c, "race", delayq.Attributes{})
 			var pushed, refused, emptied atomic.Int64
 			var wg sync.WaitGroup
 			stop := make(chan struct{})
@@ -129,9 +128,9 @@ func TestGuardRacesPushes(t *testing.T) {
 					}
 					var err error
 					if round%2 == 0 {
-						_, err = c.PurgeAtMost(ctx, "race", 0)
+						_, err = c.Purge(ctx, "race", 0)
 					} else {
-						_, err = c.DeleteAtMost(ctx, "race", 0)
+						_, err = c.Delete(ctx, "race", 0)
 					}
 					switch {
 					case errors.Is(err, delayq.ErrQueueNotEmpty):
@@ -158,7 +157,7 @@ func TestGuardRacesPushes(t *testing.T) {
 			if round == 0 {
 				t.Logf("purges: %d pushes, %d refused, %d of an empty queue", pushed.Load(), refused.Load(), emptied.Load())
 			}
-			c.Delete(ctx, "race")
+			c.Delete(ctx, "race", -1)
 		}
 	})
 }
@@ -171,11 +170,11 @@ func TestDeadLetterGone(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dead", delayq.Config{})
-		mustCreate(t, c, "a", delayq.Config{MaxReceives: 1, DeadLetter: "dead"})
-		mustCreate(t, c, "b", delayq.Config{MaxReceives: 1, DeadLetter: "dead"})
-		mustCreate(t, c, "other", delayq.Config{})
-		mustCreate(t, c, "c", delayq.Config{MaxReceives: 1, DeadLetter: "other"})
+		mustCreate(t, c, "dead", delayq.Attributes{})
+		mustCreate(t, c, "a", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"})
+		mustCreate(t, c, "b", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"})
+		mustCreate(t, c, "other", delayq.Attributes{})
+		mustCreate(t, c, "c", delayq.Attributes{MaxReceives: 1, DeadLetter: "other"})
 		src, err := c.DeadLetterSources(ctx, "dead")
 		if err != nil || strings.Join(src, ",") != "a,b" {
 			t.Fatalf("sources of dead: %v %v", src, err)
@@ -184,10 +183,10 @@ func TestDeadLetterGone(t *testing.T) {
 			t.Fatalf("sources of a: %v", src)
 		}
 		id := mustPush(t, c, "a", "poison", delayq.PushOptions{})
-		if r, err := c.Receive(ctx, "a", delayq.ReceiveOptions{VT: 0, HasVT: true}); err != nil || len(r.Messages) != 1 || r.DeadLetterMissing {
+		if r, _, missing, err := receiveEvents(ctx, c, "a", delayq.ReceiveOptions{VT: -1}); err != nil || len(r) != 1 || missing {
 			t.Fatalf("first receive: %+v %v", r, err)
 		}
-		if err := c.Delete(ctx, "dead"); err != nil {
+		if _, err := c.Delete(ctx, "dead", -1); err != nil {
 			t.Fatal(err)
 		}
 		s, err := c.Stats(ctx, "a")
@@ -199,8 +198,8 @@ func TestDeadLetterGone(t *testing.T) {
 		}
 		// Past the limit, with the dead-letter queue gone: delivered, kept.
 		for rc := int64(2); rc <= 3; rc++ {
-			r, err := c.Receive(ctx, "a", delayq.ReceiveOptions{VT: 0, HasVT: true})
-			if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || r.Messages[0].RC != rc || r.Moved != 0 || !r.DeadLetterMissing {
+			r, moved, missing, err := receiveEvents(ctx, c, "a", delayq.ReceiveOptions{VT: -1})
+			if err != nil || len(r) != 1 || r[0].ID != id || r[0].RC != rc || moved != 0 || !missing {
 				t.Fatalf("receive %d past the limit: %+v %v", rc, r, err)
 			}
 		}
@@ -208,8 +207,8 @@ func TestDeadLetterGone(t *testing.T) {
 			t.Fatalf("the message left its queue: %+v", s)
 		}
 		// A fresh client (as each CLI process is) too.
-		r, err := newClient(t, b).Receive(ctx, "a", delayq.ReceiveOptions{Pop: true})
-		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || !r.DeadLetterMissing {
+		r, _, missing, err := receiveEvents(ctx, newClient(t, b), "a", delayq.ReceiveOptions{Pop: true})
+		if err != nil || len(r) != 1 || r[0].ID != id || !missing {
 			t.Fatalf("fresh client: %+v %v", r, err)
 		}
 
@@ -219,7 +218,7 @@ func TestDeadLetterGone(t *testing.T) {
 		if err != nil || len(res) != 5 {
 			t.Fatalf("StatsEach: %v %v", res, err)
 		}
-		if res[0].Err != nil || !res[0].Stats.DeadLetterMissing || res[2].Err != nil || res[2].Stats.DeadLetterMissing || res[4].Err != nil {
+		if res[0].Err != nil || !res[0].DeadLetterMissing || res[2].Err != nil || res[2].DeadLetterMissing || res[4].Err != nil {
 			t.Fatalf("StatsEach: %+v", res)
 		}
 		if res[1].Err == nil || !strings.Contains(res[1].Err.Error(), "WRONGTYPE") || !errors.Is(res[3].Err, delayq.ErrQueueNotFound) {
@@ -234,13 +233,13 @@ func TestStatsEachPages(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dead", delayq.Config{})
+		mustCreate(t, c, "dead", delayq.Attributes{})
 		var names []string
 		for i := range 130 {
 			q := fmt.Sprintf("q%03d", i)
-			cfg := delayq.Config{}
+			cfg := delayq.Attributes{}
 			if i%3 == 0 {
-				cfg = delayq.Config{MaxReceives: 1, DeadLetter: "dead"}
+				cfg = delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"}
 			}
 			mustCreate(t, c, q, cfg)
 			for range i % 4 {
@@ -261,8 +260,8 @@ func TestStatsEachPages(t *testing.T) {
 			t.Fatalf("%d results, %v", len(res), err)
 		}
 		for i, r := range res {
-			if r.Err != nil || r.Name != names[i] || r.Stats.Name != names[i] || r.Stats.Messages != int64(i%4) {
-				t.Fatalf("result %d: %+v %+v", i, r, r.Stats)
+			if r.Err != nil || r.Name != names[i] || r.Messages != int64(i%4) {
+				t.Fatalf("result %d: %+v", i, r)
 			}
 		}
 		src, err := c.DeadLetterSources(ctx, "dead")

@@ -13,13 +13,10 @@
 -- Returns {"ok", now ms, examined, done (1 at the end of the range), id1,
 -- visible-at1, body1, rc1, fr1, ...} (rc and fr "" when absent) or
 -- {"notfound"}.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
-if not a[1] or not a[2] or not a[3] then
+if not attributes(KEYS[2]) then
   return {"notfound"}
 end
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nowstr = string.format("%.0f", now)
+local now, nowstr, t = clock()
 local state = ARGV[3]
 local want = tonumber(ARGV[2])
 local budget = tonumber(ARGV[4])

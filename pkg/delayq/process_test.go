@@ -39,22 +39,22 @@ func TestHelperProcess(t *testing.T) {
 	switch mode {
 	case "hold":
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
-		if err != nil || len(r.Messages) != 1 {
+		if err != nil || len(r) != 1 {
 			fatal(fmt.Errorf("hold: %v %v", r, err))
 		}
-		fmt.Printf("%s %d %d\n", r.Messages[0].ID, r.Messages[0].RC, r.Now.UnixMilli())
+		fmt.Printf("%s %d %d\n", r[0].ID, r[0].RC, r[0].Now.UnixMilli())
 		select {} // mid-message, until killed
 	case "consume-pop", "consume-vt":
 		ro := delayq.ReceiveOptions{Pop: true, N: 5}
 		if mode == "consume-vt" {
-			ro = delayq.ReceiveOptions{VT: 200 * time.Millisecond, HasVT: true, N: 5, Wait: 300 * time.Millisecond}
+			ro = delayq.ReceiveOptions{VT: 200 * time.Millisecond, N: 5, Wait: 300 * time.Millisecond}
 		}
 		for {
 			r, err := c.Receive(ctx, "q", ro)
 			if err != nil {
 				fatal(err)
 			}
-			if len(r.Messages) == 0 {
+			if len(r) == 0 {
 				s, err := c.Stats(ctx, "q")
 				if err != nil {
 					fatal(err)
@@ -65,7 +65,7 @@ func TestHelperProcess(t *testing.T) {
 				continue
 			}
 			var ack []string
-			for _, m := range r.Messages {
+			for _, m := range r {
 				fmt.Fprintln(out, m.Body)
 				if !(m.RC == 1 && atoi(m.Body)%100 == 47) {
 					ack = append(ack, m.ID)
@@ -101,7 +101,7 @@ func TestConsumerProcesses(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 				c := newClient(t, b)
-				mustCreate(t, c, "q", delayq.Config{})
+				mustCreate(t, c, "q", delayq.Attributes{})
 				const total = 2000
 				pushMany(t, c, "q", total)
 				var mu sync.Mutex
@@ -151,8 +151,8 @@ func TestKilledConsumer(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dead", delayq.Config{})
-		mustCreate(t, c, "q", delayq.Config{VT: time.Second, MaxReceives: 2, DeadLetter: "dead"})
+		mustCreate(t, c, "dead", delayq.Attributes{})
+		mustCreate(t, c, "q", delayq.Attributes{VT: time.Second, MaxReceives: 2, DeadLetter: "dead"})
 		id := mustPush(t, c, "q", "work", delayq.PushOptions{})
 		var firstAt int64
 		for rc := 1; rc <= 2; rc++ {
@@ -186,12 +186,12 @@ func TestKilledConsumer(t *testing.T) {
 			}
 		}
 		// The third receive would exceed max-receives: the message moves.
-		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
-		if err != nil || r.Moved != 1 || len(r.Messages) != 0 {
+		r, moved, _, err := receiveEvents(ctx, c, "q", delayq.ReceiveOptions{Wait: 10 * time.Second})
+		if err != nil || moved != 1 || len(r) != 0 {
 			t.Fatalf("third receive: %+v %v", r, err)
 		}
 		r, err = c.Receive(ctx, "dead", delayq.ReceiveOptions{Pop: true})
-		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || r.Messages[0].Body != "work" {
+		if err != nil || len(r) != 1 || r[0].ID != id || r[0].Body != "work" {
 			t.Fatalf("dead letter: %+v %v", r, err)
 		}
 		if s, _ := c.Stats(ctx, "q"); s.Messages != 0 || s.TotalRecv != 2 {

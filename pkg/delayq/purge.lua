@@ -11,23 +11,18 @@
 -- after the caller looked is never purged unasked)
 -- Returns {"ok", messages deleted}, {"notempty", messages} or {"notfound"}.
 local keep = {"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified",
-  "maxreceives", "deadletter"}
-local a = redis.call("HMGET", KEYS[2], unpack(keep))
-if not a[1] or not a[2] or not a[3] then
+  "maxreceives", "deadletter", "totaldead"}
+local a = attributes(KEYS[2], unpack(keep, 4))
+if not a then
   return {"notfound"}
 end
 -- Everything that could fail is checked before the first write.
-for _, k in ipairs({KEYS[1], KEYS[3]}) do
-  local ty = redis.call("TYPE", k)
-  ty = ty.ok or ty
-  if ty ~= "zset" and ty ~= "none" then
-    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a zset: nothing written")
-  end
+local e = wrongtype(KEYS[1], "zset", "zset", ": nothing written") or wrongtype(KEYS[3], "zset", "zset", ": nothing written")
+if e then
+  return e
 end
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd("UNLINK", KEYS[1], KEYS[2], KEYS[3]) or not redis.acl_check_cmd("HSET", KEYS[2], "vt", "0") then
-    return redis.error_reply("NOPERM this user may not purge " .. KEYS[1] .. " (UNLINK its keys, HSET " .. KEYS[2] .. "): nothing written")
-  end
+if not allowed({"UNLINK", KEYS[1], KEYS[2], KEYS[3]}, {"HSET", KEYS[2], "vt", "0"}) then
+  return redis.error_reply("NOPERM this user may not purge " .. KEYS[1] .. " (UNLINK its keys, HSET " .. KEYS[2] .. "): nothing written")
 end
 local n = redis.call("ZCARD", KEYS[1])
 local most = tonumber(ARGV[1]) or -1

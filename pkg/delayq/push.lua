@@ -14,44 +14,32 @@
 -- PUBLISH is best-effort: notified is 0 when this user may not publish on the channel (Redis 7's
 -- default for new users), and the message is stored all the same, so a
 -- retry never duplicates it; waiting consumers then find it by their timer.
--- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
--- unless told to replicate effects (the default since Redis 5).
-if redis.replicate_commands then
-  redis.replicate_commands()
-end
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
-if not a[1] or not a[2] or not a[3] then
+local a = attributes(KEYS[2])
+if not a then
   return {"notfound"}
 end
 local maxsize = tonumber(a[3])
--- Whole numbers only: "nan" or "inf" would make the score unusable.
-if not string.find(a[3], "^%-?%d+$") or #a[3] > 12 or not string.find(a[2], "^%d+$") or #a[2] > 12 then
+if not whole(a[3], 12, true) or not whole(a[2], 12) then
   return redis.error_reply("ERR " .. KEYS[2] .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
 end
 if maxsize ~= -1 and tonumber(ARGV[4]) > maxsize then
   return {"toolong", a[3]}
 end
-local ty = redis.call("TYPE", KEYS[1])
-ty = ty.ok or ty
-if ty ~= "zset" and ty ~= "none" then
-  return redis.error_reply("WRONGTYPE " .. KEYS[1] .. " is a " .. ty .. ", not a sorted set: nothing written")
+local e = wrongtype(KEYS[1], "zset", "sorted set", ": nothing written")
+if e then
+  return e
 end
 local sent = redis.call("HGET", KEYS[2], "totalsent")
-if sent and (not string.find(sent, "^%-?%d+$") or #sent > 18) then
+if sent and not whole(sent, 18, true) then
   return redis.error_reply("ERR " .. KEYS[2] .. ": totalsent " .. sent .. " is not an integer: nothing written")
 end
-local notify = true
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd("ZADD", KEYS[1], "0", "x") or not redis.acl_check_cmd("HSET", KEYS[2], "x", "x")
-    or not redis.acl_check_cmd("HINCRBY", KEYS[2], "totalsent", "1") then
-    return redis.error_reply("NOPERM this user may not push to " .. KEYS[1] .. " (ZADD, HSET, HINCRBY): nothing written")
-  end
-  notify = redis.acl_check_cmd("PUBLISH", ARGV[6], "1")
+if not allowed({"ZADD", KEYS[1], "0", "x"}, {"HSET", KEYS[2], "x", "x"}, {"HINCRBY", KEYS[2], "totalsent", "1"}) then
+  return redis.error_reply("NOPERM this user may not push to " .. KEYS[1] .. " (ZADD, HSET, HINCRBY): nothing written")
 end
-local t = redis.call("TIME")
+local notify = allowed({"PUBLISH", ARGV[6], "1"})
+local now, _, t = clock()
 -- The id starts with the server time in microseconds in base 36, as RSMQ's.
 local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local digits = "0123456789abcdefghijklmnopqrstuvwxyz"
 local id = ""
 while us > 0 do

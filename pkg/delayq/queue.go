@@ -3,45 +3,24 @@ package delayq
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 )
 
-// Config is what a queue is created with.
-type Config struct {
-	VT      time.Duration // visibility timeout, whole seconds (default 30s)
-	Delay   time.Duration // delay of each push, whole seconds (default 0)
-	MaxSize int           // largest body in UTF-16 units, or Unlimited (0 means 65536)
-	// MaxReceives > 0 with DeadLetter set: a message received MaxReceives
-	// times moves to queue DeadLetter instead of being received again.
-	MaxReceives int
-	DeadLetter  string
-}
-
-func (cfg *Config) defaults() {
-	if cfg.VT == 0 {
-		cfg.VT = DefaultVT
-	}
-	if cfg.MaxSize == 0 {
-		cfg.MaxSize = DefaultMaxSize
-	}
-}
-
 func (c *Client) checkPolicy(ctx context.Context, q string, maxReceives int, dead string) error {
 	switch {
 	case maxReceives < 0:
-		return fmt.Errorf("max receives %d: must not be negative: %w", maxReceives, ErrInvalidValue)
+		return fmt.Errorf("max receives %d: must not be negative: %w", maxReceives, errInvalidValue)
 	case maxReceives > 0 && dead == "":
-		return fmt.Errorf("max receives needs a dead-letter queue: %w", ErrInvalidValue)
+		return fmt.Errorf("max receives needs a dead-letter queue: %w", errInvalidValue)
 	case maxReceives == 0 && dead != "":
-		return fmt.Errorf("a dead-letter queue needs max receives: %w", ErrInvalidValue)
+		return fmt.Errorf("a dead-letter queue needs max receives: %w", errInvalidValue)
 	case dead == "":
 		return nil
 	case dead == q:
-		return fmt.Errorf("queue %q cannot be its own dead-letter queue: %w", q, ErrInvalidValue)
+		return fmt.Errorf("queue %q cannot be its own dead-letter queue: %w", q, errInvalidValue)
 	case c.tag:
-		return fmt.Errorf("dead-letter queues are not supported with hash tags (Redis Cluster): the move would cross slots: %w", ErrInvalidValue)
+		return fmt.Errorf("dead-letter queues are not supported with hash tags (Redis Cluster): the move would cross slots: %w", errInvalidValue)
 	}
 	if err := CheckName(dead); err != nil {
 		return err
@@ -56,28 +35,41 @@ func (c *Client) checkPolicy(ctx context.Context, q string, maxReceives int, dea
 	return nil
 }
 
-// Create makes queue q. It fails with ErrQueueExists if q exists. The
-// dead-letter queue, if any, must exist.
-func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
-	cfg.defaults()
+// Create makes queue q with the attributes a (VT, Delay, MaxSize,
+// MaxReceives and DeadLetter; the others are ignored). A zero field means
+// the default: a vt of 30s, no delay, a maxsize of 65536, no dead-letter
+// policy; a VT of -1 means a vt of 0 and a MaxSize of -1 no limit. vt and
+// delay are whole seconds up to 9999999, maxsize 1024 to 65536 UTF-16
+// units. It fails with ErrQueueExists if q exists. The dead-letter queue,
+// if any, must exist (MaxReceives > 0 and DeadLetter are given together).
+func (c *Client) Create(ctx context.Context, q string, a Attributes) error {
 	if err := CheckName(q); err != nil {
 		return err
 	}
-	if err := CheckSeconds("vt", cfg.VT); err != nil {
+	vt, given, err := checkOption("vt", a.VT, time.Second)
+	if err != nil {
 		return err
 	}
-	if err := CheckSeconds("delay", cfg.Delay); err != nil {
+	if !given {
+		vt = defaultVT
+	}
+	delay, _, err := checkOption("delay", a.Delay, time.Second)
+	if err != nil {
 		return err
 	}
-	if err := CheckMaxSize(cfg.MaxSize); err != nil {
+	maxSize := a.MaxSize
+	if maxSize == 0 {
+		maxSize = defaultMaxSize
+	}
+	if err := checkMaxSize(maxSize); err != nil {
 		return err
 	}
-	if err := c.checkPolicy(ctx, q, cfg.MaxReceives, cfg.DeadLetter); err != nil {
+	if err := c.checkPolicy(ctx, q, a.MaxReceives, a.DeadLetter); err != nil {
 		return err
 	}
 	maxrc := ""
-	if cfg.MaxReceives > 0 {
-		maxrc = strconv.Itoa(cfg.MaxReceives)
+	if a.MaxReceives > 0 {
+		maxrc = strconv.Itoa(a.MaxReceives)
 	}
 	// A registry of the wrong type would refuse the SADD after the queue's
 	// hash was written: check it first (create.lua checks the permission).
@@ -87,7 +79,7 @@ func (c *Client) Create(ctx context.Context, q string, cfg Config) error {
 	// Then the registry, only once the queue exists: a failed script
 	// (a wrong-type hash, no permission) leaves no name behind, and the
 	// script checked that this user may SADD.
-	created, err := createScript.Run(ctx, c.rdb, c.keys(q)[1:], int64(cfg.VT/time.Second), int64(cfg.Delay/time.Second), cfg.MaxSize, maxrc, cfg.DeadLetter, c.queuesKey(), q).Int64()
+	created, err := createScript.Run(ctx, c.rdb, c.keys(q)[1:], int64(vt/time.Second), int64(delay/time.Second), maxSize, maxrc, a.DeadLetter, c.queuesKey(), q).Int64()
 	if err != nil {
 		return err
 	}
@@ -109,19 +101,13 @@ func (c *Client) checkRegistry(ctx context.Context) error {
 	return nil
 }
 
-// List returns the names of the namespace's queues, sorted. It reads the
-// registry in bounded SSCAN steps.
-func (c *Client) List(ctx context.Context) ([]string, error) {
-	var qs []string
-	err := c.registryPages(ctx, func(page []string) error {
-		qs = append(qs, page...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(qs)
-	return qs, nil
+// Queues returns one page of the namespace's queue names, as go-redis's
+// SScan does: one SSCAN of the registry <ns>:QUEUES from cursor (0 to
+// start), with match a glob of names ("" for all) and count its COUNT
+// hint (0: Redis's default). The next cursor is 0 at the end. A name may
+// come twice in one walk; each call is one bounded server call.
+func (c *Client) Queues(ctx context.Context, cursor uint64, match string, count int64) ([]string, uint64, error) {
+	return c.rdb.SScan(ctx, c.queuesKey(), cursor, match, count).Result()
 }
 
 // registryPages calls fn with each page of the registry's names, read with
@@ -131,7 +117,7 @@ func (c *Client) registryPages(ctx context.Context, fn func(page []string) error
 	seen := map[string]bool{}
 	var cursor uint64
 	for {
-		page, next, err := c.rdb.SScan(ctx, c.queuesKey(), cursor, "", stepCount).Result()
+		page, next, err := c.Queues(ctx, cursor, "", stepCount)
 		if err != nil {
 			return err
 		}
@@ -154,11 +140,16 @@ func (c *Client) registryPages(ctx context.Context, fn func(page []string) error
 }
 
 // Attributes are a queue's settings and counters, as RSMQ stores them.
+// Create and SetAttributes take the settings (VT to DeadLetter) and ignore
+// the rest; their zero values mean a default there (see Create and
+// SetAttributes), not 0.
 type Attributes struct {
-	Name        string
-	VT          time.Duration
-	Delay       time.Duration
-	MaxSize     int
+	Name    string
+	VT      time.Duration // visibility timeout of received messages, whole seconds
+	Delay   time.Duration // delay of each push, whole seconds
+	MaxSize int           // largest body in UTF-16 units; -1: unlimited
+	// MaxReceives > 0 with DeadLetter set: a message received MaxReceives
+	// times moves to queue DeadLetter instead of being received again.
 	MaxReceives int
 	DeadLetter  string
 	TotalRecv   int64
@@ -167,9 +158,8 @@ type Attributes struct {
 	Modified    time.Time
 }
 
-var attributeFields = []string{"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter"}
-
-// attributes reads the fields of attributeFields from a reply.
+// attributes reads stats.lua's vt, delay, maxsize, totalrecv, totalsent,
+// created, modified, maxreceives and deadletter.
 func attributes(q string, a []any) Attributes {
 	return Attributes{
 		Name:        q,
@@ -183,24 +173,6 @@ func attributes(q string, a []any) Attributes {
 		MaxReceives: int(num(a[7])),
 		DeadLetter:  str(a[8]),
 	}
-}
-
-// Attributes returns queue q's attributes without counting its messages:
-// one HMGET, O(1) whatever the queue holds.
-func (c *Client) Attributes(ctx context.Context, q string) (*Attributes, error) {
-	if err := CheckName(q); err != nil {
-		return nil, err
-	}
-	a, err := c.rdb.HMGet(ctx, c.keys(q)[1], attributeFields...).Result()
-	if err != nil {
-		return nil, err
-	}
-	if a[0] == nil || a[1] == nil || a[2] == nil {
-		return nil, notFound(q)
-	}
-	at := attributes(q, a)
-	c.remember(q, at.DeadLetter)
-	return &at, nil
 }
 
 // Stats describes a queue at one instant of server time.
@@ -226,24 +198,27 @@ type Stats struct {
 	Now         time.Time
 	// OldestReady is the ready message that has waited longest to be
 	// received: the lowest visible-at in the queue when it is at or before
-	// Now (zero when nothing is ready). OldestReadyAge is Now minus its
-	// VisibleAt; its Sent is RSMQ's "sent", from the id.
-	OldestReady    OldestReady
+	// Now (nil when nothing is ready), with its ID, VisibleAt and Sent
+	// (RSMQ's "sent", from the id) only. OldestReadyAge is Now minus its
+	// VisibleAt.
+	OldestReady    *Message
 	OldestReadyAge time.Duration
+	// TotalDead counts the messages this queue moved to its dead-letter
+	// queue (received too often) since it was created: chatq's field
+	// totaldead, which rsmq neither reads nor writes (purge keeps it).
+	TotalDead int64
 	// DeadLetterMissing is true when DeadLetter names a queue that does not
 	// exist: the policy is off (receive delivers such messages again rather
 	// than lose them) until that queue is created again.
 	DeadLetterMissing bool
+	// Err is, in a result of StatsEach, why this queue's stats could not
+	// be read (ErrQueueNotFound, a key of the wrong type); the other
+	// fields but Name are then zero.
+	Err error
 }
 
-// OldestReady names a ready message by id, with its times.
-type OldestReady struct {
-	ID        string
-	VisibleAt time.Time
-	Sent      time.Time
-}
-
-// Stats returns queue q's attributes and counts in one read-only script,
+// Stats returns queue q's attributes and counts in one read-only script
+// (RSMQ's getQueueAttributes),
 // O(log n) server time whatever the queue holds (and, when q has a
 // dead-letter policy, one HEXISTS to see whether that queue exists), with
 // the oldest ready message. Messages and Ready are
@@ -303,6 +278,9 @@ func parseStats(q string, a []any) (*Stats, error) {
 		Ready:      num(a[12]),
 	}
 	hidden, inflight := num(a[13]), num(a[14])
+	if len(a) > 19 {
+		s.TotalDead = num(a[19])
+	}
 	s.NextVisible = msTime(str(a[15]))
 	s.SplitExact = num(a[16]) == 1
 	// A stale index (rsmq deleted a message chatq had received) must not
@@ -310,7 +288,7 @@ func parseStats(q string, a []any) (*Stats, error) {
 	s.InFlight = min(max(inflight, 0), hidden)
 	s.Delayed = hidden - s.InFlight
 	if id := str(a[17]); id != "" {
-		s.OldestReady = OldestReady{ID: id, VisibleAt: scoreTime(str(a[18])), Sent: SentAt(id)}
+		s.OldestReady = &Message{ID: id, VisibleAt: scoreTime(str(a[18])), Sent: sentAt(id)}
 		s.OldestReadyAge = max(s.Now.Sub(s.OldestReady.VisibleAt), 0)
 	}
 	return s, nil
@@ -339,56 +317,49 @@ func (c *Client) reindex(ctx context.Context, q string) error {
 	return reindexEndScript.Run(ctx, c.rdb, keys).Err()
 }
 
-// Changes are the attributes SetAttributes changes; nil fields stay.
-type Changes struct {
-	VT      *time.Duration
-	Delay   *time.Duration
-	MaxSize *int
-	// MaxReceives and DeadLetter are set together; MaxReceives 0 with
-	// DeadLetter "" removes the policy.
-	MaxReceives *int
-	DeadLetter  *string
-}
-
-// SetAttributes changes queue q's attributes and its modified time.
-func (c *Client) SetAttributes(ctx context.Context, q string, ch Changes) error {
+// SetAttributes changes queue q's settings and its modified time
+// (RSMQ's setQueueAttributes): the fields of a from VT to DeadLetter that
+// are not zero; the others stay. To set 0, give -1: a VT or Delay of -1
+// sets 0, a MaxSize of -1 sets no limit, a MaxReceives of -1 (DeadLetter
+// "") removes the dead-letter policy. MaxReceives > 0 and DeadLetter are
+// set together.
+func (c *Client) SetAttributes(ctx context.Context, q string, a Attributes) error {
 	if err := CheckName(q); err != nil {
 		return err
 	}
 	var args []any
-	if ch.VT != nil {
-		if err := CheckSeconds("vt", *ch.VT); err != nil {
-			return err
-		}
-		args = append(args, "vt", int64(*ch.VT/time.Second))
+	if vt, given, err := checkOption("vt", a.VT, time.Second); err != nil {
+		return err
+	} else if given {
+		args = append(args, "vt", int64(vt/time.Second))
 	}
-	if ch.Delay != nil {
-		if err := CheckSeconds("delay", *ch.Delay); err != nil {
-			return err
-		}
-		args = append(args, "delay", int64(*ch.Delay/time.Second))
+	if delay, given, err := checkOption("delay", a.Delay, time.Second); err != nil {
+		return err
+	} else if given {
+		args = append(args, "delay", int64(delay/time.Second))
 	}
-	if ch.MaxSize != nil {
-		if err := CheckMaxSize(*ch.MaxSize); err != nil {
+	if a.MaxSize != 0 {
+		if err := checkMaxSize(a.MaxSize); err != nil {
 			return err
 		}
-		args = append(args, "maxsize", *ch.MaxSize)
+		args = append(args, "maxsize", a.MaxSize)
 	}
-	if ch.MaxReceives != nil || ch.DeadLetter != nil {
-		if ch.MaxReceives == nil || ch.DeadLetter == nil {
-			return fmt.Errorf("max receives and dead-letter queue are set together: %w", ErrInvalidValue)
+	if a.MaxReceives != 0 || a.DeadLetter != "" {
+		maxrc := max(a.MaxReceives, 0) // -1: no policy
+		if a.MaxReceives < -1 {
+			maxrc = a.MaxReceives // refused by checkPolicy
 		}
-		if err := c.checkPolicy(ctx, q, *ch.MaxReceives, *ch.DeadLetter); err != nil {
+		if err := c.checkPolicy(ctx, q, maxrc, a.DeadLetter); err != nil {
 			return err
 		}
-		maxrc := ""
-		if *ch.MaxReceives > 0 {
-			maxrc = strconv.Itoa(*ch.MaxReceives)
+		s := ""
+		if maxrc > 0 {
+			s = strconv.Itoa(maxrc)
 		}
-		args = append(args, "maxreceives", maxrc, "deadletter", *ch.DeadLetter)
+		args = append(args, "maxreceives", s, "deadletter", a.DeadLetter)
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("no attribute to set: %w", ErrInvalidValue)
+		return fmt.Errorf("no attribute to set: %w", errInvalidValue)
 	}
 	n, err := setScript.Run(ctx, c.rdb, c.keys(q)[1:], args...).Int64()
 	if err != nil {
@@ -397,30 +368,10 @@ func (c *Client) SetAttributes(ctx context.Context, q string, ch Changes) error 
 	if n == 0 {
 		return notFound(q)
 	}
-	if ch.DeadLetter != nil {
-		c.remember(q, *ch.DeadLetter)
+	if a.MaxReceives != 0 || a.DeadLetter != "" {
+		c.remember(q, a.DeadLetter)
 	}
 	return nil
-}
-
-// Delete removes queue q and its messages. The script checks the keys'
-// types and (Redis 7) this user's permissions before it UNLINKs anything;
-// UNLINK frees a big queue in the background. Then the name leaves the
-// registry (a second command: on Redis Cluster it lives in another slot).
-// DeleteAtMost deletes only a queue holding at most a given number.
-func (c *Client) Delete(ctx context.Context, q string) error {
-	_, err := c.DeleteAtMost(ctx, q, AnySize)
-	return err
-}
-
-// Purge deletes every message of queue q and returns how many; the
-// queue's attributes and counters stay. One atomic script that UNLINKs the
-// queue's keys (big values are freed in a background thread) and writes
-// the attributes back: O(1) server time whatever the queue holds. A push
-// right after it is kept. PurgeAtMost purges only a queue holding at most
-// a given number.
-func (c *Client) Purge(ctx context.Context, q string) (int64, error) {
-	return c.PurgeAtMost(ctx, q, AnySize)
 }
 
 // remember records q's dead-letter queue for Receive.

@@ -35,30 +35,19 @@ type ref struct {
 
 func (r ref) args() []any { return []any{r.id, r.rc, r.fr} }
 
-// IsReceipt reports whether s has the form of a receipt rather than a bare
-// message id (it does not check either).
-func IsReceipt(s string) bool { return strings.Contains(s, ".") }
-
-// ParseRef checks s, a bare message id or a receipt, and returns the
-// message id it names.
-func ParseRef(s string) (id string, err error) {
-	r, err := parseRef(s)
-	return r.id, err
-}
-
 func parseRef(s string) (ref, error) {
 	id, rest, ok := strings.Cut(s, ".")
 	if !ok {
-		return ref{id: s}, CheckID(s)
+		return ref{id: s}, checkID(s)
 	}
 	rc, fr, ok := strings.Cut(rest, ".")
 	bad := func(why string) (ref, error) {
-		return ref{}, fmt.Errorf("receipt %q: %s (want ID.RC.FR, as poll prints it): %w", s, why, ErrInvalidValue)
+		return ref{}, fmt.Errorf("receipt %q: %s (want ID.RC.FR, as poll prints it): %w", s, why, errInvalidValue)
 	}
 	if !ok {
 		return bad("want three parts")
 	}
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return bad("bad message id")
 	}
 	if n, err := strconv.ParseInt(rc, 10, 64); err != nil || n < 1 || rc != strconv.FormatInt(n, 10) {

@@ -19,33 +19,30 @@ func TestReceipts(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		id := mustPush(t, c, "q", "hello", delayq.PushOptions{})
 		recv := func() delayq.Message {
 			t.Helper()
-			r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour, HasVT: true})
-			if err != nil || len(r.Messages) != 1 {
+			r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour})
+			if err != nil || len(r) != 1 {
 				t.Fatalf("receive: %+v %v", r, err)
 			}
-			return r.Messages[0]
+			return r[0]
 		}
 		m1 := recv()
 		if want := fmt.Sprintf("%s.1.%d", id, m1.FR.UnixMilli()); m1.Receipt != want {
 			t.Fatalf("receipt %q, want %q", m1.Receipt, want)
 		}
-		if got, err := delayq.ParseRef(m1.Receipt); err != nil || got != id {
-			t.Fatalf("ParseRef = %q, %v", got, err)
+		if g, err := c.Get(ctx, "q", m1.Receipt); err != nil || g.ID != id {
+			t.Fatalf("get by receipt: %+v, %v", g, err)
 		}
-		// Extend keeps it hidden, by receipt only.
-		at, err := c.Extend(ctx, "q", m1.Receipt, 2*time.Hour)
+		// A renewal by receipt keeps it hidden.
+		at, err := c.ChangeVisibility(ctx, "q", m1.Receipt, 2*time.Hour)
 		if err != nil || at.Before(m1.VisibleAt) {
 			t.Fatalf("extend: %v %v", at, err)
 		}
-		if _, err := c.Extend(ctx, "q", id, time.Hour); !errors.Is(err, delayq.ErrInvalid) {
-			t.Fatalf("extend by bare id: %v", err)
-		}
 		// The lease ends (retry now), someone else receives it: m1 is stale.
-		if _, err := c.Retry(ctx, "q", m1.Receipt, 0); err != nil {
+		if _, err := c.ChangeVisibility(ctx, "q", m1.Receipt, 0); err != nil {
 			t.Fatal(err)
 		}
 		m2 := recv()
@@ -55,8 +52,8 @@ func TestReceipts(t *testing.T) {
 		score := b.Client.ZScore(ctx, b.Prefix+"rsmq:q", id).Val()
 		for name, op := range map[string]func() error{
 			"ack":    func() error { _, err := c.Ack(ctx, "q", m1.Receipt); return err },
-			"retry":  func() error { _, err := c.Retry(ctx, "q", m1.Receipt, 0); return err },
-			"extend": func() error { _, err := c.Extend(ctx, "q", m1.Receipt, time.Second); return err },
+			"retry":  func() error { _, err := c.ChangeVisibility(ctx, "q", m1.Receipt, 0); return err },
+			"extend": func() error { _, err := c.ChangeVisibility(ctx, "q", m1.Receipt, time.Second); return err },
 		} {
 			if err := op(); !errors.Is(err, delayq.ErrStaleReceipt) {
 				t.Fatalf("%s with a stale receipt: %v", name, err)
@@ -65,12 +62,12 @@ func TestReceipts(t *testing.T) {
 		if s := b.Client.ZScore(ctx, b.Prefix+"rsmq:q", id).Val(); s != score {
 			t.Fatalf("stale receipts moved the message: %v -> %v", score, s)
 		}
-		r, err := c.AckEach(ctx, "q", m1.Receipt, m2.Receipt)
-		if err != nil || r.Acked != 1 || len(r.Stale) != 1 || r.Stale[0] != m1.Receipt || len(r.Missing) != 0 {
+		r, err := c.Ack(ctx, "q", m1.Receipt, m2.Receipt)
+		if !errors.Is(err, delayq.ErrStaleReceipt) || r.Acked != 1 || len(r.Stale) != 1 || r.Stale[0] != m1.Receipt || len(r.Missing) != 0 {
 			t.Fatalf("ack old and new: %+v %v", r, err)
 		}
-		r, err = c.AckEach(ctx, "q", m2.Receipt)
-		if err != nil || r.Acked != 0 || len(r.Missing) != 1 {
+		r, err = c.Ack(ctx, "q", m2.Receipt)
+		if !errors.Is(err, delayq.ErrMessageNotFound) || r.Acked != 0 || len(r.Missing) != 1 {
 			t.Fatalf("ack after ack: %+v %v", r, err)
 		}
 		// A bare id still works as in RSMQ, whatever the delivery.
@@ -80,8 +77,8 @@ func TestReceipts(t *testing.T) {
 			t.Fatal(err)
 		}
 		recv()
-		if left, err := c.Ack(ctx, "q", id); err != nil || left != nil {
-			t.Fatalf("ack by id: %v %v", left, err)
+		if r, err := c.Ack(ctx, "q", id); err != nil || r.Acked != 1 {
+			t.Fatalf("ack by id: %+v %v", r, err)
 		}
 		// Malformed receipts are the caller's mistake, before any call.
 		for _, bad := range []string{id + ".x.1", id + ".1", id + ".0.5", id + ".1.-5", "short.1.1", id + ".01.5"} {

@@ -18,37 +18,23 @@
 -- given: the messages claimed so far are returned, nothing else is written;
 -- or "nodlq": as "ok", but a message that the policy would have moved was
 -- delivered, because the dead-letter queue does not exist.
--- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
--- unless told to replicate effects (the default since Redis 5).
-if redis.replicate_commands then
-  redis.replicate_commands()
-end
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "maxreceives", "deadletter",
-  "totalrecv", "rsync", "rscan")
-if not a[1] or not a[2] or not a[3] then
+local a = attributes(KEYS[2], "maxreceives", "deadletter", "totalrecv", "rsync", "rscan", "totaldead")
+if not a then
   return {"notfound"}
 end
 local totalrecv = a[6] or "0"
 local received = 0
 -- What could fail halfway (another writer's garbage) is checked before the
 -- first write.
-local function wrongtype(k, want)
-  local ty = redis.call("TYPE", k)
-  ty = ty.ok or ty
-  if ty ~= want and ty ~= "none" then
-    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a " .. want .. ": nothing written")
-  end
-end
-local e = wrongtype(KEYS[1], "zset") or wrongtype(KEYS[3], "zset")
+local nothing = ": nothing written"
+local e = wrongtype(KEYS[1], "zset", "zset", nothing) or wrongtype(KEYS[3], "zset", "zset", nothing)
 if e then
   return e
 end
-if ARGV[2] == "" and not string.find(a[1], "^%d+$") or #a[1] > 12 or not string.find(totalrecv, "^%d+$") or #totalrecv > 15 then
+if ARGV[2] == "" and not string.find(a[1], "^%d+$") or #a[1] > 12 or not whole(totalrecv, 15) then
   return redis.error_reply("ERR " .. KEYS[2] .. ": vt " .. a[1] .. " or totalrecv " .. totalrecv .. " is not a number: nothing written")
 end
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nowstr = string.format("%.0f", now)
+local now, nowstr, t = clock()
 local vt = tonumber(a[1]) * 1000
 if ARGV[2] ~= "" then
   vt = tonumber(ARGV[2])
@@ -68,9 +54,13 @@ if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
     maxrc = 0
   else
     local sent = redis.call("HGET", KEYS[5], "totalsent") or "0"
-    e = wrongtype(KEYS[4], "zset")
-    if e or not string.find(sent, "^%d+$") or #sent > 15 then
+    e = wrongtype(KEYS[4], "zset", "zset", nothing)
+    if e or not whole(sent, 15) then
       return e or redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " is not a number: nothing written")
+    end
+    -- The source's count of dead-lettered messages grows after the moves.
+    if not whole(a[9] or "0", 15) then
+      return redis.error_reply("ERR " .. KEYS[2] .. ": totaldead " .. a[9] .. " is not a number: nothing written")
     end
   end
 end
@@ -166,6 +156,11 @@ while got < want and status == "ok" do
       claimed[id] = true
     end
   end
+end
+-- chatq's counter of the messages this queue moved to its dead-letter
+-- queue (a field rsmq ignores), for metrics.
+if moved > 0 then
+  redis.call("HINCRBY", KEYS[2], "totaldead", moved)
 end
 -- Keep the index's completeness marks in step with chatq's own receives
 -- (a receive by another client leaves them behind totalrecv).

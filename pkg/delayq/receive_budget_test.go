@@ -8,6 +8,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/delayq/delayqtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,10 +17,10 @@ import (
 func TestReceiveVTZeroOnce(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		id := mustPush(t, c, "q", "once", delayq.PushOptions{})
-		r, err := c.Receive(context.Background(), "q", delayq.ReceiveOptions{N: 5, VT: 0, HasVT: true})
-		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id || r.Messages[0].RC != 1 {
+		r, err := c.Receive(context.Background(), "q", delayq.ReceiveOptions{N: 5, VT: -1})
+		if err != nil || len(r) != 1 || r[0].ID != id || r[0].RC != 1 {
 			t.Fatalf("receive 5 with vt 0 of one message: %+v %v", r, err)
 		}
 	})
@@ -48,10 +49,10 @@ func TestReceiveBudget(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dead", delayq.Config{})
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "dead", delayq.Attributes{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		const n = 2500
-		if err := c.Fill(ctx, "q", n, delayq.FillOptions{Ready: 1}); err != nil {
+		if err := delayqtest.Fill(ctx, c, "q", n, delayqtest.FillOptions{Ready: 1}); err != nil {
 			t.Fatal(err)
 		}
 		// Every one received three times already (by another client).
@@ -66,8 +67,7 @@ func TestReceiveBudget(t *testing.T) {
 		if _, err := pipe.Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		two, dead := 2, "dead"
-		if err := c.SetAttributes(ctx, "q", delayq.Changes{MaxReceives: &two, DeadLetter: &dead}); err != nil {
+		if err := c.SetAttributes(ctx, "q", delayq.Attributes{MaxReceives: 2, DeadLetter: "dead"}); err != nil {
 			t.Fatal(err)
 		}
 		fine := mustPush(t, c, "q", "fine", delayq.PushOptions{})
@@ -75,12 +75,12 @@ func TestReceiveBudget(t *testing.T) {
 		rdb := redis.NewClient(b.Client.Options())
 		defer rdb.Close()
 		rdb.AddHook(evalCounter{calls})
-		r, err := delayq.New(rdb, delayq.Options{Prefix: b.Prefix}).Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour, HasVT: true})
-		if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != fine {
+		r, moved, _, err := receiveEvents(ctx, delayq.New(rdb, delayq.Options{Prefix: b.Prefix}), "q", delayq.ReceiveOptions{VT: time.Hour})
+		if err != nil || len(r) != 1 || r[0].ID != fine {
 			t.Fatalf("receive: %+v %v", r, err)
 		}
-		if r.Moved != n {
-			t.Fatalf("moved %d, want %d", r.Moved, n)
+		if moved != n {
+			t.Fatalf("moved %d, want %d", moved, n)
 		}
 		// 2,500 moved at 1,000 ids a call: at least three receive calls.
 		if got := calls.Load(); got < 3 {

@@ -5,14 +5,12 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-
-	"github.com/chatq-dev/chatq/internal/luascript"
 )
 
 var (
 	//go:embed redrive.lua
 	redriveLua    string
-	redriveScript = luascript.New(redriveLua)
+	redriveScript = queueScript(redriveLua)
 )
 
 // redriveExamine is the most dead-letter queue entries one redrive call
@@ -23,7 +21,7 @@ const redriveExamine = 500
 // RedriveOptions say where a redrive moves messages and how many.
 type RedriveOptions struct {
 	// To is the destination queue; "" means the one queue whose dead-letter
-	// queue is the one redriven (see Sources).
+	// queue is the one redriven (see DeadLetterSources).
 	To string
 	// N is the most messages moved; 0 means as many as the dead-letter
 	// queue held when the redrive started, so that messages dead-lettered
@@ -51,24 +49,11 @@ type Redriven struct {
 	// Limit is the most this redrive would move (N, or the dead-letter
 	// queue's size at the start).
 	Limit int
+	// Sources are, when To was not given and no queue or several have
+	// the dead-letter queue as theirs (the error then matches ErrInvalid:
+	// the caller must name the destination), those queues.
+	Sources []string
 }
-
-// SourceError is a redrive without a destination whose dead-letter queue
-// is named as such by no queue or by several (Candidates). It matches
-// ErrInvalid: the caller must name the destination.
-type SourceError struct {
-	DLQ        string
-	Candidates []string
-}
-
-func (e *SourceError) Error() string {
-	if len(e.Candidates) == 0 {
-		return fmt.Sprintf("no queue has %q as its dead-letter queue", e.DLQ)
-	}
-	return fmt.Sprintf("%d queues have %q as their dead-letter queue: %s", len(e.Candidates), e.DLQ, strings.Join(e.Candidates, ", "))
-}
-
-func (e *SourceError) Is(target error) bool { return target == ErrInvalid }
 
 // Redrive moves the messages of dead-letter queue dlq back to a queue
 // (opt.To, or the queue whose dead-letter queue it is), oldest (lowest
@@ -87,18 +72,18 @@ func (c *Client) Redrive(ctx context.Context, dlq string, opt RedriveOptions) (*
 		return nil, err
 	}
 	if c.tag {
-		return nil, fmt.Errorf("redrive is not supported with hash tags (Redis Cluster): the two queues are in different slots: %w", ErrInvalidValue)
+		return nil, fmt.Errorf("redrive is not supported with hash tags (Redis Cluster): the two queues are in different slots: %w", errInvalidValue)
 	}
 	if opt.To != "" {
 		if err := CheckName(opt.To); err != nil {
 			return nil, err
 		}
 		if opt.To == dlq {
-			return nil, fmt.Errorf("queue %q cannot be redriven into itself: %w", dlq, ErrInvalidValue)
+			return nil, fmt.Errorf("queue %q cannot be redriven into itself: %w", dlq, errInvalidValue)
 		}
 	}
 	if opt.N < 0 {
-		return nil, fmt.Errorf("count %d: must not be negative: %w", opt.N, ErrInvalidValue)
+		return nil, fmt.Errorf("count %d: must not be negative: %w", opt.N, errInvalidValue)
 	}
 	to := opt.To
 	if to == "" {
@@ -106,8 +91,12 @@ func (c *Client) Redrive(ctx context.Context, dlq string, opt RedriveOptions) (*
 		if err != nil {
 			return nil, err
 		}
-		if len(srcs) != 1 {
-			return nil, &SourceError{DLQ: dlq, Candidates: srcs}
+		switch len(srcs) {
+		case 0:
+			return &Redriven{}, invalidError(fmt.Sprintf("no queue has %q as its dead-letter queue", dlq))
+		case 1:
+		default:
+			return &Redriven{Sources: srcs}, invalidError(fmt.Sprintf("%d queues have %q as their dead-letter queue: %s", len(srcs), dlq, strings.Join(srcs, ", ")))
 		}
 		to = srcs[0]
 	}
@@ -124,7 +113,7 @@ func (c *Client) Redrive(ctx context.Context, dlq string, opt RedriveOptions) (*
 		if want <= 0 {
 			return res, nil
 		}
-		a, err := run(ctx, c.rdb, redriveScript, keys, want, redriveExamine, cscore, cid, c.Channel(to))
+		a, err := run(ctx, c.rdb, redriveScript, keys, want, redriveExamine, cscore, cid, c.channel(to))
 		if err != nil {
 			return res, err
 		}

@@ -19,17 +19,11 @@
 -- done (1 when the walk reached the end), entries in the dead-letter queue
 -- before this call, now ms, kind1, id1, ...} where each kind is "exists"
 -- or "toolong"; or {"notfound", "dlq" | "dest"}.
--- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
--- unless told to replicate effects (the default since Redis 5).
-if redis.replicate_commands then
-  redis.replicate_commands()
-end
-local d = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize")
-if not d[1] or not d[2] or not d[3] then
+if not attributes(KEYS[2]) then
   return {"notfound", "dlq"}
 end
-local q = redis.call("HMGET", KEYS[5], "vt", "delay", "maxsize", "totalsent")
-if not q[1] or not q[2] or not q[3] then
+local q = attributes(KEYS[5], "totalsent")
+if not q then
   return {"notfound", "dest"}
 end
 -- Everything that could fail halfway is checked before the first write.
@@ -37,20 +31,17 @@ if KEYS[1] == KEYS[4] then
   return redis.error_reply("ERR " .. KEYS[1] .. ": a queue cannot be redriven into itself: nothing written")
 end
 for _, k in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[6]}) do
-  local ty = redis.call("TYPE", k)
-  ty = ty.ok or ty
-  if ty ~= "zset" and ty ~= "none" then
-    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a zset: nothing written")
+  local e = wrongtype(k, "zset", "zset", ": nothing written")
+  if e then
+    return e
   end
 end
 local sent = q[4] or "0"
-if not string.find(sent, "^%d+$") or #sent > 15 or not string.find(q[3], "^%-?%d+$") or #q[3] > 12 then
+if not whole(sent, 15) or not whole(q[3], 12, true) then
   return redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " or maxsize " .. q[3] .. " is not a number: nothing written")
 end
 local maxsize = tonumber(q[3])
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nowstr = string.format("%.0f", now)
+local now, nowstr = clock()
 local want = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2])
 local before = redis.call("ZCARD", KEYS[1])

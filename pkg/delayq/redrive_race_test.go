@@ -38,8 +38,8 @@ func TestRedriveUnderConsumers(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := newClient(t, b)
-		mustCreate(t, c, "dlq", delayq.Config{VT: time.Minute})
-		mustCreate(t, c, "src", delayq.Config{VT: time.Minute, MaxReceives: 1, DeadLetter: "dlq"})
+		mustCreate(t, c, "dlq", delayq.Attributes{VT: time.Minute})
+		mustCreate(t, c, "src", delayq.Attributes{VT: time.Minute, MaxReceives: 1, DeadLetter: "dlq"})
 		ids := map[string]bool{}
 		for i := range total {
 			ids[mustPush(t, c, "src", fmt.Sprint("job ", i), delayq.PushOptions{})] = true
@@ -86,16 +86,16 @@ func TestRedriveUnderConsumers(t *testing.T) {
 		consumer := func(q string, n int, ackShare float64, hold bool, counter *atomic.Int64) {
 			rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
 			for ctx.Err() == nil && !done() {
-				r, err := c.Receive(ctx, q, delayq.ReceiveOptions{N: n})
+				r, moved, _, err := receiveEvents(ctx, c, q, delayq.ReceiveOptions{N: n})
 				if err != nil {
 					if ctx.Err() == nil {
 						fail("receive %s: %v", q, err)
 					}
 					return
 				}
-				deadLettered.Add(int64(r.Moved))
+				deadLettered.Add(int64(moved))
 				var back []delayq.Message
-				for _, m := range r.Messages {
+				for _, m := range r {
 					if rng.Float64() < ackShare {
 						if ack(q, m) {
 							counter.Add(1)
@@ -116,7 +116,7 @@ func TestRedriveUnderConsumers(t *testing.T) {
 					}
 					released.Add(1)
 				}
-				if len(r.Messages) == 0 {
+				if len(r) == 0 {
 					time.Sleep(time.Millisecond) // nothing due: let the others run
 				}
 			}

@@ -23,10 +23,10 @@ func deadLetter(t *testing.T, c *delayq.Client, src string, n int) []string {
 	for i := range n {
 		ids = append(ids, mustPush(t, c, src, fmt.Sprintf("body %d", i), delayq.PushOptions{}))
 	}
-	if r, err := c.Receive(ctx, src, delayq.ReceiveOptions{N: n, VT: 0, HasVT: true}); err != nil || len(r.Messages) != n {
+	if r, err := c.Receive(ctx, src, delayq.ReceiveOptions{N: n, VT: -1}); err != nil || len(r) != n {
 		t.Fatalf("receive: %v %v", r, err)
 	}
-	if r, err := c.Receive(ctx, src, delayq.ReceiveOptions{N: n}); err != nil || len(r.Messages) != 0 || r.Moved != n {
+	if r, moved, _, err := receiveEvents(ctx, c, src, delayq.ReceiveOptions{N: n}); err != nil || len(r) != 0 || moved != n {
 		t.Fatalf("dead-letter receive: %+v %v", r, err)
 	}
 	return ids
@@ -60,8 +60,8 @@ func TestRedrive(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dlq", delayq.Config{MaxSize: delayq.Unlimited})
-		mustCreate(t, c, "src", delayq.Config{MaxReceives: 1, DeadLetter: "dlq", MaxSize: 1024})
+		mustCreate(t, c, "dlq", delayq.Attributes{MaxSize: -1})
+		mustCreate(t, c, "src", delayq.Attributes{MaxReceives: 1, DeadLetter: "dlq", MaxSize: 1024})
 		moved := deadLetter(t, c, "src", 5)
 		// In the dead-letter queue besides: one in flight (left), one
 		// delayed and never received (moved), one whose id the destination
@@ -80,7 +80,7 @@ func TestRedrive(t *testing.T) {
 			t.Fatal(err)
 		}
 		var held string
-		for _, m := range r.Messages {
+		for _, m := range r {
 			if m.ID == inflight {
 				held = m.ID
 			} else if _, err := c.ChangeVisibility(ctx, "dlq", m.ID, 0); err != nil {
@@ -88,7 +88,7 @@ func TestRedrive(t *testing.T) {
 			}
 		}
 		if held == "" {
-			t.Fatalf("did not receive %s: %+v", inflight, r.Messages)
+			t.Fatalf("did not receive %s: %+v", inflight, r)
 		}
 		before, _ := c.Stats(ctx, "src")
 
@@ -112,7 +112,7 @@ func TestRedrive(t *testing.T) {
 		// Fresh messages in src: ids and bodies kept, no receive count, due.
 		for _, id := range append(moved, delayed, fits) {
 			g, err := c.Get(ctx, "src", id)
-			if err != nil || g.State != delayq.Ready || g.RC != 0 || !g.FR.IsZero() {
+			if err != nil || g.State != "ready" || g.RC != 0 || !g.FR.IsZero() {
 				t.Fatalf("get %s = %+v %v", id, g, err)
 			}
 		}
@@ -124,7 +124,7 @@ func TestRedrive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range got.Messages {
+		for _, m := range got {
 			if m.RC != 1 && m.ID != dup {
 				t.Fatalf("received %+v", m)
 			}
@@ -141,22 +141,21 @@ func TestRedriveErrors(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dlq", delayq.Config{})
-		mustCreate(t, c, "other", delayq.Config{})
-		var se *delayq.SourceError
-		_, err := c.Redrive(ctx, "dlq", delayq.RedriveOptions{})
-		if !errors.As(err, &se) || len(se.Candidates) != 0 || !errors.Is(err, delayq.ErrInvalid) {
-			t.Fatalf("no source: %v", err)
+		mustCreate(t, c, "dlq", delayq.Attributes{})
+		mustCreate(t, c, "other", delayq.Attributes{})
+		res, err := c.Redrive(ctx, "dlq", delayq.RedriveOptions{})
+		if !errors.Is(err, delayq.ErrInvalid) || res == nil || len(res.Sources) != 0 || err.Error() != `no queue has "dlq" as its dead-letter queue` {
+			t.Fatalf("no source: %+v %v", res, err)
 		}
-		mustCreate(t, c, "a", delayq.Config{MaxReceives: 2, DeadLetter: "dlq"})
-		mustCreate(t, c, "b", delayq.Config{MaxReceives: 3, DeadLetter: "dlq"})
-		mustCreate(t, c, "c", delayq.Config{MaxReceives: 3, DeadLetter: "other"})
+		mustCreate(t, c, "a", delayq.Attributes{MaxReceives: 2, DeadLetter: "dlq"})
+		mustCreate(t, c, "b", delayq.Attributes{MaxReceives: 3, DeadLetter: "dlq"})
+		mustCreate(t, c, "c", delayq.Attributes{MaxReceives: 3, DeadLetter: "other"})
 		if srcs, err := c.DeadLetterSources(ctx, "dlq"); err != nil || !slices.Equal(srcs, []string{"a", "b"}) {
 			t.Fatalf("sources = %v %v", srcs, err)
 		}
-		_, err = c.Redrive(ctx, "dlq", delayq.RedriveOptions{})
-		if !errors.As(err, &se) || !slices.Equal(se.Candidates, []string{"a", "b"}) {
-			t.Fatalf("two sources: %v", err)
+		res, err = c.Redrive(ctx, "dlq", delayq.RedriveOptions{})
+		if !errors.Is(err, delayq.ErrInvalid) || res == nil || !slices.Equal(res.Sources, []string{"a", "b"}) {
+			t.Fatalf("two sources: %+v %v", res, err)
 		}
 		if _, err := c.Redrive(ctx, "dlq", delayq.RedriveOptions{To: "dlq"}); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("into itself: %v", err)
@@ -191,13 +190,13 @@ func TestRedriveBounded(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "dlq", delayq.Config{})
-		mustCreate(t, c, "src", delayq.Config{})
+		mustCreate(t, c, "dlq", delayq.Attributes{})
+		mustCreate(t, c, "src", delayq.Attributes{})
 		// 50 ready, then 600 in flight, then 20 delayed.
 		for i := range 650 {
 			mustPush(t, c, "dlq", fmt.Sprint("m", i), delayq.PushOptions{})
 		}
-		if r, err := c.Receive(ctx, "dlq", delayq.ReceiveOptions{N: 600, VT: time.Hour}); err != nil || len(r.Messages) != 600 {
+		if r, err := c.Receive(ctx, "dlq", delayq.ReceiveOptions{N: 600, VT: time.Hour}); err != nil || len(r) != 600 {
 			t.Fatalf("receive: %v", err)
 		}
 		for i := range 20 {

@@ -7,22 +7,16 @@
 -- received meanwhile.
 -- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
 -- Returns 1, or 0 when the queue does not exist.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "totalrecv")
-if not a[1] or not a[2] or not a[3] then
+local a = attributes(KEYS[2], "totalrecv")
+if not a then
   return 0
 end
-for _, k in ipairs({KEYS[1], KEYS[3]}) do
-  local ty = redis.call("TYPE", k)
-  ty = ty.ok or ty
-  if ty ~= "zset" and ty ~= "none" then
-    return redis.error_reply("WRONGTYPE " .. k .. " is a " .. ty .. ", not a sorted set")
-  end
+local e = wrongtype(KEYS[1], "zset", "sorted set") or wrongtype(KEYS[3], "zset", "sorted set")
+if e then
+  return e
 end
-if redis.acl_check_cmd then
-  if not redis.acl_check_cmd("UNLINK", KEYS[3]) or not redis.acl_check_cmd("HSET", KEYS[2], "rscan", "0")
-    or not redis.acl_check_cmd("ZADD", KEYS[3], "0", "x") then
-    return redis.error_reply("NOPERM this user may not rebuild " .. KEYS[3])
-  end
+if not allowed({"UNLINK", KEYS[3]}, {"HSET", KEYS[2], "rscan", "0"}, {"ZADD", KEYS[3], "0", "x"}) then
+  return redis.error_reply("NOPERM this user may not rebuild " .. KEYS[3])
 end
 redis.call("UNLINK", KEYS[3])
 redis.call("HDEL", KEYS[2], "rsync")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/delayq/delayqtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,16 +60,16 @@ func TestLayoutNamesRefused(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		if err := c.Create(ctx, "QUEUES", delayq.Config{}); !errors.Is(err, delayq.ErrInvalid) {
+		if err := c.Create(ctx, "QUEUES", delayq.Attributes{}); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("create QUEUES: %v, want ErrInvalid", err)
 		}
-		if err := c.Delete(ctx, "QUEUES"); !errors.Is(err, delayq.ErrInvalid) {
+		if _, err := c.Delete(ctx, "QUEUES", -1); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("delete QUEUES: %v, want ErrInvalid", err)
 		}
 		if _, err := c.Push(ctx, "QUEUES", "x", delayq.PushOptions{}); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("push QUEUES: %v, want ErrInvalid", err)
 		}
-		mustCreate(t, c, "queues", delayq.Config{}) // case matters: rsmq:queues is not rsmq:QUEUES
+		mustCreate(t, c, "queues", delayq.Attributes{}) // case matters: rsmq:queues is not rsmq:QUEUES
 		if n := b.Client.Exists(ctx, b.Prefix+"rsmq:QUEUES:Q").Val(); n != 0 {
 			t.Fatal("a QUEUES hash was written")
 		}
@@ -79,7 +80,7 @@ func TestPushRefusesInvalidUTF8(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		before := dump(t, b.Client, b.Prefix)
 		if _, err := c.Push(ctx, "q", "caf\xe9", delayq.PushOptions{}); !errors.Is(err, delayq.ErrInvalid) {
 			t.Fatalf("push of Latin-1 bytes: %v, want ErrInvalid", err)
@@ -107,14 +108,14 @@ func TestStatsIndex(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		ids := make([]string, 6)
 		for i := range ids {
 			ids[i] = mustPush(t, c, "q", fmt.Sprint(i), delayq.PushOptions{})
 		}
 		mustPush(t, c, "q", "later", delayq.PushOptions{Delay: time.Hour})
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 3, VT: time.Hour})
-		if err != nil || len(r.Messages) != 3 {
+		if err != nil || len(r) != 3 {
 			t.Fatalf("receive: %v %v", r, err)
 		}
 		check := func(what string, ready, delayed, inflight int64) {
@@ -136,16 +137,16 @@ func TestStatsIndex(t *testing.T) {
 		}
 		check("after receive", 3, 1, 3)
 		// A retry makes one due again, an ack removes one.
-		if _, err := c.Retry(ctx, "q", r.Messages[0].ID, 0); err != nil {
+		if _, err := c.ChangeVisibility(ctx, "q", r[0].ID, 0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Ack(ctx, "q", r.Messages[1].ID); err != nil {
+		if _, err := c.Ack(ctx, "q", r[1].ID); err != nil {
 			t.Fatal(err)
 		}
 		check("after retry and ack", 4, 1, 1)
 		// Another client (rsmq) receives a due message: totalrecv moves
 		// without chatq's rsync, so Stats rebuilds the index.
-		ready, err := c.Peek(ctx, "q", 10)
+		ready, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,11 +170,11 @@ func TestStatsIndex(t *testing.T) {
 			t.Fatalf("stats of rsmq's queue = %+v, %v", s, err)
 		}
 		// Attributes read only the hash.
-		at, err := c.Attributes(ctx, "n")
+		at, err := c.Stats(ctx, "n")
 		if err != nil || at.MaxSize != 65536 || at.TotalSent != 2 || at.TotalRecv != 1 {
 			t.Fatalf("attributes = %+v, %v", at, err)
 		}
-		if _, err := c.Attributes(ctx, "missing"); !errors.Is(err, delayq.ErrQueueNotFound) {
+		if _, err := c.Stats(ctx, "missing"); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Fatalf("attributes of a missing queue: %v", err)
 		}
 	})
@@ -183,8 +184,8 @@ func TestFillAndStats(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
-		if err := c.Fill(ctx, "q", 3001, delayq.FillOptions{}); err != nil {
+		mustCreate(t, c, "q", delayq.Attributes{})
+		if err := delayqtest.Fill(ctx, c, "q", 3001, delayqtest.FillOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := c.Stats(ctx, "q")
@@ -194,7 +195,7 @@ func TestFillAndStats(t *testing.T) {
 		}
 		// Peek pages through more than one call, in visible-at order, and
 		// stops at the end of the queue.
-		ps, err := c.Peek(ctx, "q", 1500)
+		ps, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 1500})
 		if err != nil || len(ps) != 1500 {
 			t.Fatalf("peek 1500: %d, %v", len(ps), err)
 		}
@@ -205,11 +206,11 @@ func TestFillAndStats(t *testing.T) {
 			}
 			seen[p.ID] = true
 		}
-		if ps, err := c.Peek(ctx, "q", 5000); err != nil || len(ps) != 3001 {
+		if ps, err := c.Peek(ctx, "q", delayq.PeekOptions{N: 5000}); err != nil || len(ps) != 3001 {
 			t.Fatalf("peek past the end: %d, %v", len(ps), err)
 		}
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 10, Pop: true})
-		if err != nil || len(r.Messages) != 10 {
+		if err != nil || len(r) != 10 {
 			t.Fatalf("receive after fill: %v", err)
 		}
 	})
@@ -220,25 +221,25 @@ func TestBigReceiveAndAck(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
-		if err := c.Fill(ctx, "q", 250, delayq.FillOptions{Ready: 1}); err != nil {
+		mustCreate(t, c, "q", delayq.Attributes{})
+		if err := delayqtest.Fill(ctx, c, "q", 250, delayqtest.FillOptions{Ready: 1}); err != nil {
 			t.Fatal(err)
 		}
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{N: 1000, VT: time.Hour})
-		if err != nil || len(r.Messages) != 250 {
-			t.Fatalf("receive 1000 of 250: %d, %v", len(r.Messages), err)
+		if err != nil || len(r) != 250 {
+			t.Fatalf("receive 1000 of 250: %d, %v", len(r), err)
 		}
 		refs := make([]string, 0, 251)
 		seen := map[string]bool{}
-		for _, m := range r.Messages {
+		for _, m := range r {
 			if seen[m.ID] {
 				t.Fatalf("%s received twice", m.ID)
 			}
 			seen[m.ID] = true
 			refs = append(refs, m.Receipt)
 		}
-		res, err := c.AckEach(ctx, "q", append(refs, "0123456789abcdefghijklmnopqrstuv")...)
-		if err != nil || res.Acked != 250 || len(res.Missing) != 1 || res.Missing[0] != "0123456789abcdefghijklmnopqrstuv" {
+		res, err := c.Ack(ctx, "q", append(refs, "0123456789abcdefghijklmnopqrstuv")...)
+		if !errors.Is(err, delayq.ErrMessageNotFound) || res.Acked != 250 || len(res.Missing) != 1 || res.Missing[0] != "0123456789abcdefghijklmnopqrstuv" {
 			t.Fatalf("ack of 251: %+v, %v", res, err)
 		}
 		if s, err := c.Stats(ctx, "q"); err != nil || s.Messages != 0 || s.TotalRecv != 250 {
@@ -251,16 +252,17 @@ func TestPurgeAtOnce(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)
-		mustCreate(t, c, "q2", delayq.Config{})
-		mustCreate(t, c, "q", delayq.Config{MaxReceives: 3, DeadLetter: "q2"})
-		if err := c.Fill(ctx, "q", 1500, delayq.FillOptions{}); err != nil {
+		mustCreate(t, c, "q2", delayq.Attributes{})
+		mustCreate(t, c, "q", delayq.Attributes{MaxReceives: 3, DeadLetter: "q2"})
+		if err := delayqtest.Fill(ctx, c, "q", 1500, delayqtest.FillOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		k := b.Prefix + "rsmq:q"
-		before := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter").Val()
+		b.Client.HSet(ctx, k+":Q", "totaldead", 7) // as seven dead-letter moves would
+		before := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter", "totaldead").Val()
 		// A body left without its ZSET entry by a crashed writer goes too.
 		b.Client.HSet(ctx, k+":Q", "0000000001AAAAAAAAAAAAAAAAAAAAAA", "orphan", "0000000001AAAAAAAAAAAAAAAAAAAAAA:rc", "2")
-		n, err := c.Purge(ctx, "q")
+		n, err := c.Purge(ctx, "q", -1)
 		if err != nil || n != 1500 {
 			t.Fatalf("purge = %d, %v", n, err)
 		}
@@ -268,10 +270,10 @@ func TestPurgeAtOnce(t *testing.T) {
 			t.Fatalf("%d of the ZSET and the index left after purge", n)
 		}
 		fields := sortedStrings(b.Client.HKeys(ctx, k+":Q").Val())
-		if strings.Join(fields, " ") != "created deadletter delay maxreceives maxsize modified rsync totalrecv totalsent vt" {
+		if strings.Join(fields, " ") != "created deadletter delay maxreceives maxsize modified rsync totaldead totalrecv totalsent vt" {
 			t.Fatalf("hash after purge = %v", fields)
 		}
-		after := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter").Val()
+		after := b.Client.HMGet(ctx, k+":Q", "vt", "delay", "maxsize", "created", "modified", "totalsent", "totalrecv", "maxreceives", "deadletter", "totaldead").Val()
 		if fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatalf("attributes %v became %v", before, after)
 		}
@@ -280,10 +282,10 @@ func TestPurgeAtOnce(t *testing.T) {
 		if err != nil || s.Messages != 1 || s.Ready != 1 || !s.SplitExact {
 			t.Fatalf("stats after purge and push = %+v, %v", s, err)
 		}
-		if r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Pop: true}); err != nil || len(r.Messages) != 1 || r.Messages[0].ID != id {
+		if r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Pop: true}); err != nil || len(r) != 1 || r[0].ID != id {
 			t.Fatalf("receive after purge: %v %v", r, err)
 		}
-		if _, err := c.Purge(ctx, "missing"); !errors.Is(err, delayq.ErrQueueNotFound) {
+		if _, err := c.Purge(ctx, "missing", -1); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Fatalf("purge of a missing queue: %v", err)
 		}
 	})
@@ -295,16 +297,16 @@ func TestCreateDeleteCheckFirst(t *testing.T) {
 		ctx := context.Background()
 		c := newClient(t, b)
 		reg := b.Prefix + "rsmq:QUEUES"
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		mustPush(t, c, "q", "x", delayq.PushOptions{})
 		// A registry of the wrong type.
 		b.Client.Rename(ctx, reg, b.Prefix+"saved")
 		b.Client.Set(ctx, reg, "junk", 0)
 		before := dump(t, b.Client, b.Prefix)
-		if err := c.Create(ctx, "new", delayq.Config{}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		if err := c.Create(ctx, "new", delayq.Attributes{}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Fatalf("create with a string registry: %v", err)
 		}
-		if err := c.Delete(ctx, "q"); err == nil {
+		if _, err := c.Delete(ctx, "q", -1); err == nil {
 			t.Fatal("delete with a string registry succeeded")
 		}
 		if after := dump(t, b.Client, b.Prefix); after != before {
@@ -315,14 +317,14 @@ func TestCreateDeleteCheckFirst(t *testing.T) {
 		// A wrong-type index key: delete refuses before deleting anything.
 		b.Client.Set(ctx, b.Prefix+"rsmq:q:R", "junk", 0)
 		before = dump(t, b.Client, b.Prefix)
-		if err := c.Delete(ctx, "q"); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		if _, err := c.Delete(ctx, "q", -1); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Fatalf("delete with a string index: %v", err)
 		}
 		if after := dump(t, b.Client, b.Prefix); after != before {
 			t.Fatalf("a failed delete changed:\n%s\nto\n%s", before, after)
 		}
 		b.Client.Del(ctx, b.Prefix+"rsmq:q:R")
-		if err := c.Delete(ctx, "q"); err != nil {
+		if _, err := c.Delete(ctx, "q", -1); err != nil {
 			t.Fatal(err)
 		}
 		if n := b.Client.Exists(ctx, b.Prefix+"rsmq:q", b.Prefix+"rsmq:q:Q").Val(); n != 0 {
@@ -340,7 +342,7 @@ func TestACL(t *testing.T) {
 		t.Skipf("no ACL: %v", v)
 	}
 	admin := newClient(t, b)
-	mustCreate(t, admin, "q", delayq.Config{})
+	mustCreate(t, admin, "q", delayq.Attributes{})
 	user := func(name string, rules ...any) *delayq.Client {
 		t.Helper()
 		args := append([]any{"ACL", "SETUSER", name, "reset", "on", ">pw"}, rules...)
@@ -373,17 +375,17 @@ func TestACL(t *testing.T) {
 		t.Fatalf("push with permission: %+v %v", p, err)
 	}
 	// Retry and a dead-letter move publish best-effort too.
-	mustCreate(t, admin, "dead", delayq.Config{})
-	mustCreate(t, admin, "once", delayq.Config{MaxReceives: 1, DeadLetter: "dead"})
+	mustCreate(t, admin, "dead", delayq.Attributes{})
+	mustCreate(t, admin, "once", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"})
 	mustPush(t, admin, "once", "m", delayq.PushOptions{})
-	r, err := nopub.Receive(ctx, "once", delayq.ReceiveOptions{HasVT: true})
-	if err != nil || len(r.Messages) != 1 {
+	r, err := nopub.Receive(ctx, "once", delayq.ReceiveOptions{VT: -1})
+	if err != nil || len(r) != 1 {
 		t.Fatalf("receive without channel permission: %v %v", r, err)
 	}
-	if _, err := nopub.Retry(ctx, "once", r.Messages[0].ID, 0); err != nil {
+	if _, err := nopub.ChangeVisibility(ctx, "once", r[0].ID, 0); err != nil {
 		t.Fatalf("retry without channel permission: %v", err)
 	}
-	if r, err := nopub.Receive(ctx, "once", delayq.ReceiveOptions{}); err != nil || r.Moved != 1 {
+	if r, moved, _, err := receiveEvents(ctx, nopub, "once", delayq.ReceiveOptions{}); err != nil || moved != 1 {
 		t.Fatalf("dead-letter move without channel permission: %+v %v", r, err)
 	}
 	if n := b.Client.ZCard(ctx, b.Prefix+"rsmq:dead").Val(); n != 1 {
@@ -393,10 +395,10 @@ func TestACL(t *testing.T) {
 	// before writing, delete too.
 	noreg := user("chatqtest-noreg"+suffix, "~*", "+@all", "-sadd", "-srem", "allchannels")
 	before := dump(t, b.Client, b.Prefix)
-	if err := noreg.Create(ctx, "new", delayq.Config{}); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+	if err := noreg.Create(ctx, "new", delayq.Attributes{}); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("create without SADD: %v", err)
 	}
-	if err := noreg.Delete(ctx, "q"); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+	if _, err := noreg.Delete(ctx, "q", -1); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("delete without SREM: %v", err)
 	}
 	if after := dump(t, b.Client, b.Prefix); after != before {

@@ -4,13 +4,7 @@
 -- ARGV: field, value pairs; an empty value deletes the field (used for the
 -- dead-letter policy, which RSMQ does not know).
 -- Returns 1, or 0 when the queue does not exist.
--- Redis 3.2 to 4 replicate scripts verbatim and refuse writes after TIME
--- unless told to replicate effects (the default since Redis 5).
-if redis.replicate_commands then
-  redis.replicate_commands()
-end
-local a = redis.call("HMGET", KEYS[1], "vt", "delay", "maxsize")
-if not a[1] or not a[2] or not a[3] then
+if not attributes(KEYS[1]) then
   return 0
 end
 for i = 1, #ARGV, 2 do

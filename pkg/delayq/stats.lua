@@ -10,15 +10,14 @@
 -- modified, maxreceives, deadletter, msgs, ready, hidden, in flight by the
 -- index, next visible-at ms or "", 1 if the index is complete else 0,
 -- the oldest ready message's id and visible-at ms (both "" when none is
--- ready)} or {"notfound"}.
-local a = redis.call("HMGET", KEYS[2], "vt", "delay", "maxsize", "totalrecv", "totalsent",
-  "created", "modified", "maxreceives", "deadletter", "rsync", "rscan")
-if not a[1] or not a[2] or not a[3] then
+-- ready), totaldead (messages moved to the dead-letter queue)} or
+-- {"notfound"}.
+local a = attributes(KEYS[2], "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter",
+  "rsync", "rscan", "totaldead")
+if not a then
   return {"notfound"}
 end
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nowstr = string.format("%.0f", now)
+local _, nowstr = clock()
 local msgs = redis.call("ZCARD", KEYS[1])
 local ready = redis.call("ZCOUNT", KEYS[1], "-inf", nowstr)
 local inflight = redis.call("ZCOUNT", KEYS[3], "(" .. nowstr, "+inf")
@@ -42,4 +41,5 @@ if ready > 0 then
   end
 end
 return {"ok", nowstr, a[1], a[2], a[3], a[4] or "0", a[5] or "0", a[6] or "0", a[7] or "0",
-  a[8] or "", a[9] or "", msgs, ready, msgs - ready, inflight, next, complete, oldest, oldestAt}
+  a[8] or "", a[9] or "", msgs, ready, msgs - ready, inflight, next, complete, oldest, oldestAt,
+  a[12] or "0"}

@@ -14,22 +14,22 @@ import (
 // times) or a push is published on the queue's realtime channel, until
 // opt.Wait has passed. It subscribes before the claim it sleeps after, so
 // a push between that claim and the sleep still wakes it. It sleeps at most
-// RecheckInterval between claims, in case a notification was lost.
+// recheckInterval between claims, in case a notification was lost.
 //
 // Every read has a deadline, and cancelling ctx returns within moments
 // whatever the server does (see claimPrompt).
-func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
+func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions, vt string) (*received, error) {
 	deadline := time.Now().Add(opt.Wait)
 	// When something is due, one round trip and no subscription (which
 	// costs a connection of its own).
-	res, err := c.claimPrompt(ctx, q, opt)
-	if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
+	res, err := c.claimPrompt(ctx, q, opt, vt)
+	if err != nil || len(res.messages) > 0 || res.moved > 0 {
 		return res, err
 	}
 	ps := c.rdb.Subscribe(ctx) // no channel yet: no connection yet
 	// Close waits for the lock a blocked Subscribe holds: never wait for it.
 	defer func() { go ps.Close() }()
-	if err := c.subscribe(ctx, ps, c.Channel(q), deadline); err != nil {
+	if err := c.subscribe(ctx, ps, c.channel(q), deadline); err != nil {
 		if errors.Is(err, errWaitOver) {
 			return res, nil // a slow confirmation ate the wait: nothing was due
 		}
@@ -43,18 +43,18 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 	defer timer.Stop()
 	<-timer.C
 	for {
-		res, err := c.claimPrompt(ctx, q, opt)
+		res, err := c.claimPrompt(ctx, q, opt, vt)
 		// A dead-letter move ends the wait too: the caller may want to
 		// know, and the queue changed.
-		if err != nil || len(res.Messages) > 0 || res.Moved > 0 {
+		if err != nil || len(res.messages) > 0 || res.moved > 0 {
 			return res, err
 		}
 		sleep := time.Until(deadline)
 		if sleep <= 0 {
 			return res, nil
 		}
-		if !res.NextVisible.IsZero() {
-			if d := res.NextVisible.Sub(res.exactNow); d < sleep {
+		if !res.nextVisible.IsZero() {
+			if d := res.nextVisible.Sub(res.exactNow); d < sleep {
 				// Due at the start of the NextVisible millisecond; should
 				// the timer fire early, the claim finds nothing and sleeps
 				// again, for at least 100µs.
@@ -63,8 +63,8 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 		}
 		// A notification can be lost with a subscription whose replies
 		// stopped (go-redis notices a dead subscription only when a write
-		// fails): claim again at least every RecheckInterval.
-		sleep = min(sleep, RecheckInterval)
+		// fails): claim again at least every recheckInterval.
+		sleep = min(sleep, recheckInterval)
 		timer.Reset(sleep)
 		select {
 		case <-ctx.Done():
@@ -78,20 +78,20 @@ func (c *Client) receiveWait(ctx context.Context, q string, opt ReceiveOptions) 
 	}
 }
 
-// RecheckInterval is the longest a wait sleeps without claiming: the safety
+// recheckInterval is the longest a wait sleeps without claiming: the safety
 // net for a push notification lost on a broken subscription. One claim per
 // interval per idle waiter.
-const RecheckInterval = 5 * time.Second
+const recheckInterval = 5 * time.Second
 
-// DefaultReplyTimeout bounds the wait for the SUBSCRIBE confirmation when
+// defaultReplyTimeout bounds the wait for the SUBSCRIBE confirmation when
 // the client's own read timeout is unknown or disabled.
-const DefaultReplyTimeout = 3 * time.Second
+const defaultReplyTimeout = 3 * time.Second
 
 // errWaitOver: the wait ended before the SUBSCRIBE was confirmed.
 var errWaitOver = errors.New("wait over")
 
 // subscribe subscribes ps to channel and reads the confirmation, within the
-// client's read timeout (DefaultReplyTimeout if it has none; past it, an
+// client's read timeout (defaultReplyTimeout if it has none; past it, an
 // error) and at most until the wait's deadline (past it, errWaitOver).
 // PubSub.Receive has no deadline of its own, and the new connection's
 // handshake reads with the client's read timeout, none at all if it is
@@ -101,7 +101,7 @@ var errWaitOver = errors.New("wait over")
 // handshake that never gets its reply stays blocked until the connection
 // dies).
 func (c *Client) subscribe(ctx context.Context, ps *redis.PubSub, channel string, deadline time.Time) error {
-	limit := DefaultReplyTimeout
+	limit := defaultReplyTimeout
 	if rt := readTimeout(c.rdb); rt > 0 {
 		limit = rt
 	}
@@ -156,20 +156,20 @@ func readTimeout(rdb redis.UniversalClient) time.Duration {
 // not hidden for the vt unseen. A pop is the exception: popped messages
 // exist nowhere else, so cancelling waits for the pop's reply (bounded by
 // the client's read timeout).
-func (c *Client) claimPrompt(ctx context.Context, q string, opt ReceiveOptions) (*Received, error) {
+func (c *Client) claimPrompt(ctx context.Context, q string, opt ReceiveOptions, vt string) (*received, error) {
 	if opt.Pop {
-		return c.claim(context.WithoutCancel(ctx), q, opt)
+		return c.claim(context.WithoutCancel(ctx), q, opt, vt)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	type result struct {
-		res *Received
+		res *received
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := c.claim(context.WithoutCancel(ctx), q, opt)
+		res, err := c.claim(context.WithoutCancel(ctx), q, opt, vt)
 		done <- result{res, err}
 	}()
 	select {
@@ -181,7 +181,7 @@ func (c *Client) claimPrompt(ctx context.Context, q string, opt ReceiveOptions) 
 			if r.err != nil {
 				return
 			}
-			for _, m := range r.res.Messages {
+			for _, m := range r.res.messages {
 				_, _ = c.ChangeVisibility(context.WithoutCancel(ctx), q, m.Receipt, 0)
 			}
 		}()

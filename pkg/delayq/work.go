@@ -8,34 +8,24 @@ import (
 	"time"
 )
 
-// Errors a handler's context is cancelled with (context.Cause), and that
-// Outcome.Err wraps when Work ended a handler.
-var (
-	// ErrLeaseLost: the handler's lease could not be renewed before it
-	// ended (the server was unreachable), or the message was received by
-	// someone else or deleted meanwhile.
-	ErrLeaseLost = errors.New("lease lost")
-	// ErrJobTimeout: the handler ran longer than WorkOptions.JobTimeout.
-	ErrJobTimeout = errors.New("job timeout")
-)
+// ErrLeaseLost is the error a handler's context is cancelled with
+// (context.Cause), and that Outcome.Err wraps, when Work could not renew
+// its lease before it ended (the server was unreachable), or the message
+// was received by someone else or deleted meanwhile.
+var ErrLeaseLost = errors.New("lease lost")
 
 // WorkOptions control Work.
 type WorkOptions struct {
 	// Concurrency is how many messages are handled at once (default 1).
 	Concurrency int
-	// VT overrides the queue's visibility timeout when HasVT is set. It is
-	// the lease: Work renews it while the handler runs, so a handler may
-	// run longer than the vt; a worker that dies stops renewing, and its
-	// message comes back at most a vt later.
-	VT    time.Duration
-	HasVT bool
+	// VT overrides the queue's visibility timeout (0: the queue's; -1: 0).
+	// It is the lease: Work renews it while the handler runs, so a handler
+	// may run longer than the vt; a worker that dies stops renewing, and
+	// its message comes back at most a vt later.
+	VT time.Duration
 	// Heartbeat is how often a running handler's lease is renewed: a third
 	// of the vt by default, and never less often.
 	Heartbeat time.Duration
-	// JobTimeout, if positive, ends a handler that runs longer: its
-	// context is cancelled with ErrJobTimeout and its message is left to
-	// come back, as after any failure.
-	JobTimeout time.Duration
 	// Report, if set, is called after each message is handled (from the
 	// handler's goroutine).
 	Report func(Outcome)
@@ -48,15 +38,15 @@ type WorkOptions struct {
 	Moved func(n int, deadLetter string)
 	// DeadLetterMissing, if set, is called when a receive delivered a
 	// message received too often again because its dead-letter queue
-	// deadLetter does not exist (Received.DeadLetterMissing).
+	// deadLetter does not exist (as ReceiveOptions.DeadLetterMissing).
 	DeadLetterMissing func(deadLetter string)
 }
 
 // Outcome is what became of one message under Work.
 type Outcome struct {
 	Message Message
-	// Err is the handler's error, or wraps ErrJobTimeout or ErrLeaseLost
-	// when Work ended the handler; nil means the handler succeeded.
+	// Err is the handler's error, or wraps ErrLeaseLost when Work ended
+	// the handler; nil means the handler succeeded.
 	Err error
 	// AckErr is the ack's error, if the ack (by receipt) failed:
 	// ErrStaleReceipt when the message was received again meanwhile.
@@ -74,13 +64,17 @@ type Outcome struct {
 // otherwise. It waits for messages as Receive with Wait does.
 //
 // Leases: while a handler runs, Work renews its message's visibility
-// timeout (Extend, by receipt) every Heartbeat, so the message is not
+// timeout (ChangeVisibility, by receipt) every Heartbeat, so the message is not
 // delivered again however long the handler takes. If the lease cannot be
 // renewed (the server unreachable past five sixths of the lease, or the
 // message no longer held) the handler's context is cancelled with
 // ErrLeaseLost before the lease ends; a handler must then return promptly,
 // as it may otherwise run at the same time as another delivery of its
 // message. Work never acks a handler whose context it cancelled.
+//
+// A handler that must not run longer than some time bounds itself, as Go
+// code does: context.WithTimeout, or WithTimeoutCause to tell the cause
+// apart; returning an error leaves the message to come back.
 //
 // When ctx is cancelled Work takes no more messages, waits for the running
 // handlers (whose contexts are not cancelled by it, and whose leases it
@@ -94,13 +88,13 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		n = 1
 	}
 	if n < 0 {
-		return fmt.Errorf("concurrency %d: must be positive: %w", n, ErrInvalidValue)
+		return fmt.Errorf("concurrency %d: must be positive: %w", n, errInvalidValue)
 	}
-	if opt.JobTimeout < 0 || opt.Heartbeat < 0 {
-		return fmt.Errorf("job timeout and heartbeat must not be negative: %w", ErrInvalidValue)
+	if opt.Heartbeat < 0 {
+		return fmt.Errorf("heartbeat must not be negative: %w", errInvalidValue)
 	}
-	ro := ReceiveOptions{N: 1, VT: opt.VT, HasVT: opt.HasVT, Wait: time.Minute}
-	if err := ro.check(); err != nil {
+	ro := ReceiveOptions{N: 1, VT: opt.VT, Wait: time.Minute, Moved: opt.Moved, DeadLetterMissing: opt.DeadLetterMissing}
+	if _, err := ro.check(); err != nil {
 		return err
 	}
 	// Fail early on a missing queue.
@@ -117,8 +111,8 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		case <-ctx.Done():
 			return nil
 		}
-		r, err := c.Receive(ctx, q, ro)
-		if ctx.Err() != nil && (err != nil || len(r.Messages) == 0) {
+		r, err := c.receive(ctx, q, ro)
+		if ctx.Err() != nil && (err != nil || len(r.messages) == 0) {
 			return nil
 		}
 		if err != nil {
@@ -128,22 +122,16 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		if opt.Received != nil {
 			opt.Received()
 		}
-		if r.Moved > 0 && opt.Moved != nil {
-			opt.Moved(r.Moved, c.deadLetter(q))
-		}
-		if r.DeadLetterMissing && opt.DeadLetterMissing != nil {
-			opt.DeadLetterMissing(c.deadLetter(q))
-		}
-		if len(r.Messages) == 0 {
+		if len(r.messages) == 0 {
 			<-slots
 			continue
 		}
-		m := r.Messages[0]
+		m := r.messages[0]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			o := c.handleOne(keep, q, opt, m, r.sentAt, m.VisibleAt.Sub(r.Now), handle)
+			o := c.handleOne(keep, q, opt, m, r.sentAt, m.VisibleAt.Sub(r.now), handle)
 			if opt.Report != nil {
 				opt.Report(o)
 			}
@@ -157,10 +145,6 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Mes
 	start := time.Now()
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var timeout *time.Timer
-	if opt.JobTimeout > 0 {
-		timeout = time.AfterFunc(opt.JobTimeout, func() { cancel(fmt.Errorf("%w: ran longer than %s", ErrJobTimeout, opt.JobTimeout)) })
-	}
 	rctx, stop := context.WithCancel(ctx)
 	renewals := make(chan int, 1)
 	go func() {
@@ -168,9 +152,6 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Mes
 	}()
 	herr := handle(hctx, m)
 	cause := context.Cause(hctx) // what ended the handler, if Work did
-	if opt.JobTimeout > 0 {
-		timeout.Stop()
-	}
 	stop()
 	o := Outcome{Message: m, Renewals: <-renewals}
 	switch {
@@ -182,10 +163,10 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Mes
 		o.Err = herr
 	}
 	if o.Err == nil {
-		var r *AckResult
-		r, o.AckErr = c.AckEach(ctx, q, m.Receipt)
+		r, err := c.Ack(ctx, q, m.Receipt)
 		switch {
-		case o.AckErr != nil:
+		case r == nil:
+			o.AckErr = err
 		case len(r.Stale) > 0:
 			o.AckErr = fmt.Errorf("receipt %s: %w", m.Receipt, ErrStaleReceipt)
 		case len(r.Missing) > 0:
@@ -233,7 +214,7 @@ func (c *Client) renew(ctx context.Context, q string, opt WorkOptions, m Message
 		sent := time.Now()
 		rctx, stop := context.WithDeadline(ctx, giveUp)
 		err := promptly(rctx, func(ctx context.Context) error {
-			_, err := c.Extend(ctx, q, m.Receipt, lease)
+			_, err := c.ChangeVisibility(ctx, q, m.Receipt, lease)
 			return err
 		})
 		stop()

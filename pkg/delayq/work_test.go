@@ -16,7 +16,7 @@ import (
 func TestWork(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
-		mustCreate(t, c, "q", delayq.Config{})
+		mustCreate(t, c, "q", delayq.Attributes{})
 		const total = 50
 		pushMany(t, c, "q", total)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -27,7 +27,7 @@ func TestWork(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- c.Work(ctx, "q", delayq.WorkOptions{
-				Concurrency: 4, VT: 300 * time.Millisecond, HasVT: true,
+				Concurrency: 4, VT: 300 * time.Millisecond,
 				Report: func(o delayq.Outcome) {
 					mu.Lock()
 					defer mu.Unlock()

@@ -1,13 +1,23 @@
-package delayq
+// Package delayqtest helps tests and benchmarks of programs that use
+// package delayq: it fills queues at sizes that pushing one by one would
+// take minutes to reach, and gives the source of every Lua script for
+// tools that attribute server time (SLOWLOG, commandstats) to a script by
+// its SHA1. Nothing here is for real data.
+package delayqtest
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/luascript"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/delayq/internal/inside"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,30 +35,27 @@ type FillOptions struct {
 // well under a millisecond of server time per command.
 const fillBatch = 200
 
-// Fill stores n synthetic messages in queue q, straight into RSMQ's layout
-// and chatq's index with multi-member ZADD/HSET commands in pipelines, for
-// benchmarks and tests at sizes that pushing one by one would take minutes
-// to reach. The queue must exist. It is not atomic and not for real data:
+// Fill stores n synthetic messages in queue q of c, straight into RSMQ's
+// layout and chatq's index with multi-member ZADD/HSET commands in
+// pipelines. The queue must exist. It is not atomic and not for real data:
 // ids are well formed (the server's time in microseconds, one per message,
 // and 22 random characters) and the counters are kept consistent.
-func (c *Client) Fill(ctx context.Context, q string, n int, opt FillOptions) error {
-	if err := CheckName(q); err != nil {
-		return err
-	}
+func Fill(ctx context.Context, c *delayq.Client, q string, n int, opt FillOptions) error {
 	if opt.Ready == 0 && opt.Delayed == 0 && opt.InFlight == 0 {
 		opt.Ready, opt.Delayed, opt.InFlight = 1, 1, 1
 	}
 	if opt.Ready < 0 || opt.Delayed < 0 || opt.InFlight < 0 {
-		return fmt.Errorf("fill proportions must not be negative: %w", ErrInvalidValue)
+		return fmt.Errorf("fill proportions must not be negative: %w", delayq.ErrInvalid)
 	}
 	if opt.Body == "" {
 		opt.Body = "x"
 	}
-	keys := c.keys(q)
-	if _, err := c.Attributes(ctx, q); err != nil {
+	if _, err := c.Stats(ctx, q); err != nil {
 		return err
 	}
-	t, err := c.rdb.Time(ctx).Result()
+	rdb, keysOf := inside.Client(c)
+	keys := keysOf(q)
+	t, err := rdb.Time(ctx).Result()
 	if err != nil {
 		return err
 	}
@@ -58,7 +65,7 @@ func (c *Client) Fill(ctx context.Context, q string, n int, opt FillOptions) err
 	cycle := opt.Ready + opt.Delayed + opt.InFlight
 	var inflight int64
 	for done := 0; done < n; {
-		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for k := 0; k < 10 && done < n; k++ {
 				size := min(fillBatch, n-done)
 				zs := make([]redis.Z, 0, size)
@@ -96,7 +103,15 @@ func (c *Client) Fill(ctx context.Context, q string, n int, opt FillOptions) err
 	}
 	// The counters, as if each message had been pushed and received
 	// by chatq: rsync follows totalrecv when the index was complete.
-	return fillCountersScript.Run(ctx, c.rdb, keys, n, inflight).Err()
+	return fillCountersScript.Run(ctx, rdb, keys, n, inflight).Err()
+}
+
+// randomID returns 22 random characters of a message id (hex digits, a
+// subset of what ids hold).
+func randomID() string {
+	var b [11]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 var (
@@ -104,3 +119,12 @@ var (
 	fillCountersLua    string
 	fillCountersScript = luascript.New(fillCountersLua)
 )
+
+// Scripts returns the source of every Lua script of package delayq and of
+// Fill by file name, as sent to the server, for tools that attribute
+// server time (SLOWLOG, commandstats) to a script by its SHA1.
+func Scripts() map[string]string {
+	out := maps.Clone(inside.Scripts())
+	out["fill_counters.lua"] = fillCountersLua
+	return out
+}

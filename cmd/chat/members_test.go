@@ -1,0 +1,124 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/pkg/chat"
+)
+
+func TestReadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the chat or user; "" for a usage error
+	}{
+		{[]string{"members", "1"}, "1"},
+		{[]string{"members", "a:b"}, ""},
+		{[]string{"members"}, ""},
+		{[]string{"history", "standup"}, "standup"},
+		{[]string{"history", "x{y}"}, ""},
+		{[]string{"history", "1", "2"}, ""},
+		{[]string{"ls", "team:jeff"}, "team:jeff"},
+		{[]string{"ls", ""}, ""},
+		{[]string{"ls"}, ""},
+	} {
+		var got string
+		var err error
+		switch tc.args[0] {
+		case "members", "history":
+			newCmd := NewCmdMembers
+			if tc.args[0] == "history" {
+				newCmd = NewCmdHistory
+			}
+			var o *chatOptions
+			if o, err = parse(t, newCmd, tc.args...); err == nil {
+				got = o.Chat
+			}
+		case "ls":
+			var o *lsOptions
+			if o, err = parse(t, NewCmdLs, tc.args...); err == nil {
+				got = o.User
+			}
+		}
+		if tc.want == "" {
+			if !isUsage(err) {
+				t.Errorf("%q: got %q, %v; want a usage error", tc.args, got, err)
+			}
+		} else if err != nil || got != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+}
+
+func TestReadRuns(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := context.Background()
+		client, chats := clientOn(b)
+		id := mustCreate(t, chats, "", "joe", []string{"jeff"}, "one\ttab")
+		if _, err := chats.Pending(ctx, "joe", chat.PendingOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name     string
+			run      func(*streams) error
+			terminal string
+			piped    string
+		}{
+			{"members", func(s *streams) error { return membersRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: id}) },
+				"USER  SEEN  UNREAD\njeff  0     1\njoe   1     0\n", "jeff\t0\t1\njoe\t1\t0\n"},
+			{"ls", func(s *streams) error { return lsRun(ctx, &lsOptions{IO: s.io, Client: client, User: "jeff"}) },
+				"CHAT  UNREAD  SEEN\n" + id + "     1       0\n", id + "\t1\t0\n"},
+			{"history", func(s *streams) error { return historyRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: id}) },
+				"CHAT  ID  SENDER  MESSAGE\n" + id + "     1   joe     one\\ttab\n", id + "\t1\tjoe\tone\\ttab\n"},
+		} {
+			for _, m := range modes {
+				s := newStreams(m.tty, "")
+				if err := tc.run(&s); err != nil {
+					t.Fatalf("%s, %s: %v", tc.name, m.name, err)
+				}
+				want := tc.piped
+				if m.tty {
+					want = tc.terminal
+				}
+				if s.out.String() != want {
+					t.Errorf("%s, %s: printed %q, want %q", tc.name, m.name, s.out, want)
+				}
+			}
+		}
+
+		s := newStreams(false, "")
+		if err := membersRun(ctx, &chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}); err != nil {
+			t.Fatal(err)
+		}
+		var members []chat.Member
+		if err := json.Unmarshal(s.out.Bytes(), &members); err != nil || len(members) != 2 || members[0].User != "jeff" || members[0].Unread != 1 {
+			t.Errorf("members JSON %q: %+v, %v", s.out, members, err)
+		}
+		s = newStreams(false, "")
+		if err := historyRun(ctx, &chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}); err != nil {
+			t.Fatal(err)
+		}
+		var history []chat.Message
+		if err := json.Unmarshal(s.out.Bytes(), &history); err != nil || len(history) != 1 || history[0].Message != "one\ttab" {
+			t.Errorf("history JSON %q: %+v, %v", s.out, history, err)
+		}
+
+		// No chats: [] and ErrNothing (exit 3 with -e); on a terminal
+		// "no chats" on stderr.
+		s = newStreams(false, "")
+		if err := lsRun(ctx, &lsOptions{IO: s.io, JSON: true, Client: client, User: "nobody"}); !errors.Is(err, cmdutil.ErrNothing) || s.out.String() != "[]\n" {
+			t.Errorf("ls of no chats: %v, printed %q", err, s.out)
+		}
+		s = newStreams(true, "")
+		if err := lsRun(ctx, &lsOptions{IO: s.io, Client: client, User: "nobody"}); !errors.Is(err, cmdutil.ErrNothing) || s.out.Len() != 0 || s.err.String() != "chatq: no chats\n" {
+			t.Errorf("ls of no chats: %v, stdout %q, stderr %q", err, s.out, s.err)
+		}
+		if err := membersRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: "none"}); !errors.Is(err, chat.ErrChatNotFound) {
+			t.Errorf("members of no chat: %v", err)
+		}
+	})
+}
