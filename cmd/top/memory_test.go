@@ -37,9 +37,10 @@ func TestRefreshMemoryIsFlat(t *testing.T) {
 	}
 	refresh := func(i int) {
 		if i%10 == 0 {
-			must(q.Create(ctx, fmt.Sprintf("tmp-%d", i), delayq.Config{}))
+			must(q.Create(ctx, fmt.Sprintf("tmp-%d", i), delayq.Attributes{}))
 			if i >= 10 {
-				must(q.Delete(ctx, fmt.Sprintf("tmp-%d", i-10)))
+				_, err := q.Delete(ctx, fmt.Sprintf("tmp-%d", i-10), -1)
+				must(err)
 			}
 		}
 		_, err := q.Push(ctx, "emails", "welcome", delayq.PushOptions{})

@@ -13,7 +13,7 @@ import (
 // nodeClient is a client of one node that never retries: a test helper that
 // moves slots must see every refusal.
 func nodeClient(s *Server) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, Protocol: 2})
+	return redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, Protocol: 2, TLSConfig: s.tls})
 }
 
 // Slot is the cluster hash slot of key, computed by a node (CLUSTER KEYSLOT),
