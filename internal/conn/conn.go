@@ -134,9 +134,10 @@ func (e *TLSHandshakeError) Error() string {
 }
 func (e *TLSHandshakeError) Unwrap() error { return e.Err }
 
-// ConnInitError is a failure before the server's first reply on any
-// connection of the client: no command of chatq's was sent, so nothing can
-// have been applied (see ReplyLost).
+// ConnInitError is a failure before the server's first reply, on any
+// connection of the client (initHook) or on the one a command was to go
+// out on (initConn): no command of chatq's was sent, so nothing can have
+// been applied (see ReplyLost).
 type ConnInitError struct {
 	Err error
 	// Spoke: another connection of the client had had a reply, so the

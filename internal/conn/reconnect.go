@@ -110,7 +110,7 @@ func (p *Persistent) Run(ctx context.Context, op func(ctx context.Context) error
 		p.mu.Lock()
 		if p.lostAt.IsZero() {
 			p.lostAt = time.Now()
-			p.refused = errors.As(err, new(redis.Error))
+			p.refused = replyCode(err) != ""
 			if p.refused {
 				p.IO.Infof("the server cannot serve this now (%v); retrying", err)
 			} else {
@@ -158,10 +158,6 @@ func (p *Persistent) Healthy() {
 
 // redirect reports whether err is a Cluster's MOVED or ASK reply.
 func redirect(err error) bool {
-	var re redis.Error
-	if !errors.As(err, &re) {
-		return false
-	}
-	code, _, _ := strings.Cut(re.Error(), " ")
+	code := replyCode(err)
 	return code == "MOVED" || code == "ASK"
 }

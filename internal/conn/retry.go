@@ -32,15 +32,7 @@ type retryable struct{ cluster, failover bool }
 // notRun reports whether err is a refusal, from a server answering this kind
 // of client, of a command it did not run and may run a moment later.
 func (r retryable) notRun(err error) bool {
-	if err == nil {
-		return false
-	}
-	var re redis.Error
-	if !errors.As(err, &re) {
-		return false
-	}
-	code, _, _ := strings.Cut(re.Error(), " ")
-	switch code {
+	switch replyCode(err) {
 	case "LOADING":
 		return true
 	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
@@ -52,6 +44,17 @@ func (r retryable) notRun(err error) bool {
 		return r.cluster || r.failover
 	}
 	return false
+}
+
+// replyCode is the first word of err when err is the server's error reply
+// (MOVED, TRYAGAIN, WRONGTYPE...), else "".
+func replyCode(err error) string {
+	var re redis.Error
+	if err == nil || !errors.As(err, &re) {
+		return ""
+	}
+	code, _, _ := strings.Cut(re.Error(), " ")
+	return code
 }
 
 // Backoff between tries of a refused command: full jitter around a wait
