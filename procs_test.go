@@ -202,6 +202,14 @@ func (t *tally) deliver(id string) {
 	t.delivered[id]++
 }
 
+// reset forgets the deliveries, to count them again from the consumers'
+// whole output.
+func (t *tally) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.delivered = map[string]int{}
+}
+
 // counts returns how many were sent, delivered (counting each once), lost,
 // delivered more than once, and delivered without being sent.
 func (t *tally) counts() (sent, delivered, lost, dups, strays int) {

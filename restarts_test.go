@@ -1,3 +1,5 @@
+//go:build !race
+
 package main
 
 import (
@@ -22,6 +24,8 @@ import (
 // next items: none may exit (least of all 4, "the reply was lost": the
 // first request after a reconnect must not go out on a connection the
 // outage broke), nothing may be lost or delivered twice.
+//
+// Not under -race, as TestLiveReshard.
 //
 // Run alone: go test -run TestLongRunningThroughRestarts -count=1 -v .
 func TestLongRunningThroughRestarts(t *testing.T) {

@@ -25,23 +25,21 @@ func (c *Cluster) Replicas(ctx context.Context) []*Server {
 
 // Promote makes replica its master's master by a manual failover (CLUSTER
 // FAILOVER: the master stops taking writes until the replica has them
-// all, so nothing acknowledged is lost) and waits until it is one.
+// all, so nothing acknowledged is lost) and waits until it is one. A manual
+// failover that does not complete (the replica still catching up after a
+// resync, say) is asked for again every ten seconds, for a minute.
 func (c *Cluster) Promote(ctx context.Context, replica *Server) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cl := nodeClient(replica)
 	defer cl.Close()
+	var asked time.Time
 	for {
-		err := cl.Do(ctx, "cluster", "failover").Err()
-		if err == nil {
-			break
+		if time.Since(asked) > 10*time.Second {
+			if err := cl.Do(ctx, "cluster", "failover").Err(); err == nil {
+				asked = time.Now()
+			}
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("CLUSTER FAILOVER on %s: %w", replica.Addr(), err)
-		}
-		time.Sleep(100 * time.Millisecond) // e.g. its master is not known to be reachable yet
-	}
-	for {
 		role, err := cl.Do(ctx, "role").Slice()
 		if err == nil && len(role) > 0 && role[0] == "master" {
 			return nil
