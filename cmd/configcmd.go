@@ -16,6 +16,9 @@ type configOptions struct {
 	// configuration's first problem, nil when none (conn.Config.Err).
 	Entries []conn.ConfigEntry
 	Err     error
+	// Warned: the configuration has warnings (conn.Config.Warnings), shown
+	// beside the settings they are about.
+	Warned bool
 }
 
 // newCmdConfig returns `chatq config`. runF, when set (tests), replaces the
@@ -32,12 +35,19 @@ With a bad config file or value, config still shows every setting, each
 bad one with the value given and why it is refused (an "error" field with
 -o json, an ERROR column in text), then exits 2 with the first problem; the
 default stands in for a bad value meanwhile. version and completion work
-with a bad configuration too.`,
+with a bad configuration too.
+
+A config file that holds a password (password, sentinel-password, or a
+password in url) and that other users can read gets a warning on stderr
+from every command, as libpq gives for a .pgpass; config also shows it
+beside the settings it is about (a "warning" field, a WARNING column). The
+fix: chmod 600 FILE.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &configOptions{IO: f.IO, JSON: f.JSON(),
-				Entries: f.Config().Describe(f.Flags(), f.Getenv), Err: f.Config().Err}
+				Entries: f.Config().Describe(f.Flags(), f.Getenv), Err: f.Config().Err,
+				Warned: len(f.Config().Warnings) > 0}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -57,11 +67,17 @@ func configRun(opts *configOptions) error {
 	if opts.Err != nil {
 		header = append(header, "ERROR")
 	}
+	if opts.Warned {
+		header = append(header, "WARNING")
+	}
 	t := opts.IO.NewTable(header...)
 	for _, e := range opts.Entries {
 		row := []any{e.Key, e.Value, e.Source}
 		if opts.Err != nil {
 			row = append(row, e.Error)
+		}
+		if opts.Warned {
+			row = append(row, e.Warning)
 		}
 		t.Row(row...)
 	}

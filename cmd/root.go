@@ -104,7 +104,13 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 			if err != nil && (cfg == nil || !worksWithBrokenConfig(cmd)) {
 				return err
 			}
-			return f.Load(cfg, cmd.Root().PersistentFlags())
+			if err := f.Load(cfg, cmd.Root().PersistentFlags()); err != nil {
+				return err
+			}
+			if n := cmd.Name(); n != cobra.ShellCompRequestCmd && n != cobra.ShellCompNoDescRequestCmd {
+				f.WarnConfig() // not into a shell's completion
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageErr(err) })

@@ -87,6 +87,14 @@ func outputFilter(flags *pflag.FlagSet) (*jsonfilter.Filter, error) {
 	return filter, nil
 }
 
+// WarnConfig says on stderr what is wrong with the configuration that does
+// not stop the command (a password in a file other users can read).
+func (f *Factory) WarnConfig() {
+	for _, w := range f.cfg.Warnings {
+		f.IO.Infof("warning: %s", w.Message)
+	}
+}
+
 // Flags returns the global flags the configuration was read from.
 func (f *Factory) Flags() *pflag.FlagSet { return f.flags }
 
@@ -150,7 +158,7 @@ func (f *Factory) askPassword() (string, error) {
 // factory's server (see Persistent), giving up after giveUpAfter (0: never).
 // The client is looked up when a retry runs, as it may be built after.
 func (f *Factory) Persistent(giveUpAfter time.Duration) *conn.Persistent {
-	return &conn.Persistent{IO: f.IO, GiveUpAfter: giveUpAfter,
+	return &conn.Persistent{IO: f.IO, GiveUpAfter: giveUpAfter, Redirects: f.cfg != nil && f.cfg.Cluster,
 		Refresh: func(ctx context.Context) { conn.Refresh(ctx, f.client) },
 		Probe:   func(ctx context.Context) error { return conn.Probe(ctx, f.client) }}
 }

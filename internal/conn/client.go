@@ -23,32 +23,60 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// Probe PINGs the server (every master of a Cluster) until a PING succeeds
-// on a live connection: a PING that fails on a connection the outage broke
-// discards it, and the pool hands out its most recent connection first, so
-// the next command goes out on the connection that just answered.
+// Probe checks, after an outage, that the server answers again and that
+// no pooled connection the outage broke is left to carry the next request
+// (which may write, and would end as "may have applied"): it PINGs on every
+// idle connection of the client's pool at once (each master's pool on a
+// Cluster), so that each broken one fails and is discarded, until a round
+// of PINGs all succeed. go-redis also checks a plain TCP connection's
+// socket before handing it out (see socketConn); a TLS connection it does
+// not, so this is what clears those.
 func Probe(ctx context.Context, client redis.UniversalClient) error {
-	ping := func(ctx context.Context, c *redis.Client) error {
-		var err error
-		for range 32 { // more than a pool's broken connections
-			if err = c.Ping(ctx).Err(); err == nil || !brokenConn(err) {
-				return err
-			}
-		}
-		return err
-	}
 	switch c := client.(type) {
 	case *redis.Client:
-		return ping(ctx, c)
+		return probePool(ctx, c)
 	case *redis.ClusterClient:
-		return c.ForEachMaster(ctx, ping)
+		return c.ForEachMaster(ctx, probePool)
 	}
 	return nil
+}
+
+// probePool PINGs on every idle connection of c, and one more, holding each
+// until all have answered so that no connection is used twice; it repeats
+// while some were broken.
+func probePool(ctx context.Context, c *redis.Client) error {
+	var err error
+	for range 8 { // more than a pool's worth of broken connections
+		n := int(c.PoolStats().IdleConns) + 1
+		held := make([]*redis.Conn, 0, n)
+		broken := false
+		err = nil
+		for range n {
+			cn := c.Conn()
+			held = append(held, cn)
+			if perr := cn.Ping(ctx).Err(); perr != nil {
+				if !brokenConn(perr) {
+					err = perr
+					break
+				}
+				broken = true
+				err = perr
+			}
+		}
+		for _, cn := range held {
+			_ = cn.Close()
+		}
+		if !broken || !brokenConn(err) {
+			return err
+		}
+	}
+	return err
 }
 
 // brokenConn reports whether err comes from a connection the server closed
 // (as opposed to one that could not be made).
 func brokenConn(err error) bool {
+	err = cause(err)
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		strings.Contains(err.Error(), "bad state")
 }
@@ -94,7 +122,9 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		opt.PoolSize = max(opt.PoolSize, poolSize)
 		opt.PipelinePoolSize = noPipelinePool
 		opt.MaintNotificationsConfig = noMaintNotifications()
-		c = redis.NewClusterClient(opt)
+		cc := redis.NewClusterClient(opt)
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(lostReplyHook{}) })
+		c = cc
 	case cfg.SentinelMaster != "":
 		opt, err := redis.ParseFailoverURL(raw)
 		if err != nil {
@@ -147,6 +177,13 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		c = redis.NewClient(opt)
 	}
+	// First, so outermost: each retry goes through the hooks below it
+	// (--verbose logs every try).
+	budget := cfg.Timeout
+	if budget <= 0 {
+		budget = 3 * time.Second // go-redis's read timeout
+	}
+	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget})
 	c.AddHook(permHook{})
 	c.AddHook(initHook{replied})
 	if cfg.Verbose {

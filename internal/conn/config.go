@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,11 @@ type Config struct {
 	DB               int    // overrides the URL's database when DBSet
 	DBSet            bool
 	AskPass          bool // read the password from the terminal, without echo
+
+	// Warnings are what every command says on stderr about the
+	// configuration, and `chatq config` shows (a password in a file other
+	// users can read).
+	Warnings []ConfigWarning
 
 	askedPassword bool // Password came from --askpass
 	problems      []configProblem
@@ -161,6 +167,9 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 	}
 	if c.URL == "" {
 		c.URL = DefaultURL
+	}
+	if path != "" {
+		c.Warnings = append(c.Warnings, exposedPasswords(path, v)...)
 	}
 	// checkValues made sure it parses.
 	c.Timeout, _ = time.ParseDuration(v.GetString("timeout"))
@@ -397,6 +406,11 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 		if p, ok := broken[k]; ok && k != "password" {
 			e.Value, e.Error = p.raw, p.err.Error()
 		}
+		for _, w := range c.Warnings {
+			if contains(w.Keys, k) {
+				e.Warning = w.Message
+			}
+		}
 		out = append(out, e)
 	}
 	for _, p := range c.problems { // unknown keys in the file
@@ -408,6 +422,53 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 	return out
 }
 
+// ConfigWarning is something wrong with the configuration that does not
+// stop chatq: Keys name the settings it is about.
+type ConfigWarning struct {
+	Keys    []string
+	Message string
+}
+
+// exposedPasswords warns, as libpq does for a .pgpass, when the config file
+// holds a password (the password or sentinel-password key, or a password in
+// its url) and its mode gives its group or other users any access: the
+// warning names the file and the fix. Only a file whose mode is loose is
+// read a second time (for its own url, which a flag or variable may
+// override). Windows file modes say nothing about other users.
+func exposedPasswords(path string, v *viper.Viper) []ConfigWarning {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	var keys []string
+	for _, k := range []string{"password", "sentinel-password"} {
+		if v.InConfig(k) && v.GetString(k) != "" {
+			keys = append(keys, k)
+		}
+	}
+	if v.InConfig("url") {
+		file := viper.New()
+		file.SetConfigFile(path)
+		if t := strings.TrimPrefix(filepath.Ext(path), "."); t != "json" && t != "toml" && t != "yaml" && t != "yml" {
+			file.SetConfigType("yaml")
+		}
+		if file.ReadInConfig() == nil {
+			if _, pw, ok := urlCredentials(file.GetString("url")); ok && pw != "" {
+				keys = append(keys, "url")
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return []ConfigWarning{{Keys: keys, Message: fmt.Sprintf(
+		"config file %s holds a password (%s) and other users can read it (mode %04o): run chmod 600 %s",
+		path, strings.Join(keys, ", "), fi.Mode().Perm(), path)}}
+}
+
 // ConfigEntry is one line of `chatq config`. Error says why the value
 // given is not used (the default is, meanwhile).
 type ConfigEntry struct {
@@ -415,6 +476,9 @@ type ConfigEntry struct {
 	Value  string `json:"value"`
 	Source string `json:"source"`
 	Error  string `json:"error,omitempty"`
+	// Warning is about where the value is kept: a password in a config
+	// file other users can read.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Namespace is the RSMQ namespace of the queue commands and chatq top:

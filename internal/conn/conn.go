@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -133,10 +134,17 @@ func (e *TLSHandshakeError) Error() string {
 }
 func (e *TLSHandshakeError) Unwrap() error { return e.Err }
 
-// ConnInitError is a failure before the server's first reply on any
-// connection of the client: no command of chatq's was sent, so nothing can
-// have been applied (see ReplyLost).
-type ConnInitError struct{ Err error }
+// ConnInitError is a failure before the server's first reply, on any
+// connection of the client (initHook) or on the one a command was to go
+// out on (initConn): no command of chatq's was sent, so nothing can have
+// been applied (see ReplyLost).
+type ConnInitError struct {
+	Err error
+	// Spoke: another connection of the client had had a reply, so the
+	// server there does speak Redis (no TLS mismatch, say): this one
+	// failed for another reason (a restart; a proxy without its server).
+	Spoke bool
+}
 
 func (e *ConnInitError) Error() string { return e.Err.Error() }
 func (e *ConnInitError) Unwrap() error { return e.Err }
@@ -178,7 +186,42 @@ func (c *initConn) Read(b []byte) (int, error) {
 			break
 		}
 	}
+	if err != nil && c.state != 2 {
+		// No reply yet on this connection: go-redis sends only its
+		// handshake (HELLO) before the first reply, so no command of
+		// chatq's went out on it, whatever other connections of the
+		// client have seen. A proxy that accepts and then finds no
+		// server behind it closes a connection just so.
+		err = &handshakeError{&ConnInitError{Err: err, Spoke: c.replied.Load()}}
+	}
 	return n, err
+}
+
+// handshakeError is a read error on a connection that has had no reply
+// yet: a ConnInitError one layer down, because go-redis unwraps the error
+// of a failed handshake once before returning it.
+type handshakeError struct{ err *ConnInitError }
+
+func (e *handshakeError) Error() string { return e.err.Error() }
+func (e *handshakeError) Unwrap() error { return e.err }
+
+// socketConn is an initConn straight on a socket (no TLS), which it lets
+// go-redis see: before handing out an idle connection, go-redis's pool peeks
+// at its socket (syscall.Conn) and drops it if the server has closed it, so
+// that no request goes out on a connection a restart broke (its "reply"
+// would be lost, and a write would end as "may have applied", exit 4).
+// Hidden behind a wrapper, every idle connection looks healthy. A TLS
+// connection is not checked (go-redis's choice too: data waiting on the
+// socket may be a TLS record rather than a closed connection); after an
+// outage, Probe finds its broken connections.
+type socketConn struct{ initConn }
+
+func (c *socketConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
 }
 
 // dialer dials addr, with TLS when tc is set, within timeout: the TLS
@@ -195,7 +238,7 @@ func dialer(tc *tls.Config, timeout time.Duration, replied *atomic.Bool) func(ct
 			if err != nil {
 				return nil, err
 			}
-			return &initConn{Conn: raw, replied: replied}, nil
+			return &socketConn{initConn{Conn: raw, replied: replied}}, nil
 		}
 		cfg := tc.Clone()
 		if cfg.ServerName == "" {

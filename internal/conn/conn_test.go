@@ -3,12 +3,17 @@ package conn
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 )
 
 func TestNormalizeURL(t *testing.T) {
@@ -136,6 +141,64 @@ func TestNamespace(t *testing.T) {
 			t.Errorf("%q, env %q: %q, %v; want %q", tt.flag, tt.env, got, err, tt.want)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &u)):
 			t.Errorf("%q, env %q: %v; want the usage error %q", tt.flag, tt.env, err, tt.wantErr)
+		}
+	}
+}
+
+// A config file that holds a password and that other users can read is
+// warned about, once, naming the file, the keys that hold one and the fix;
+// config shows the warning beside those keys.
+func TestConfigFilePasswordWarning(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, body string
+		mode       os.FileMode
+		keys       []string
+	}{
+		{"open", "url: redis://app:pw@h:1/0\npassword: x\nsentinel-password: y\n", 0o644, []string{"password", "sentinel-password", "url"}},
+		{"group", "password: x\n", 0o640, []string{"password"}},
+		{"url only", "url: redis://:pw@h:1/0\n", 0o604, []string{"url"}},
+		{"private", "password: x\n", 0o600, nil},
+		{"no password", "url: redis://app@h:1/0\nprefix: p\n", 0o644, nil},
+		{"empty password", "password: ''\n", 0o644, nil},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+		if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		flags := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		flags.String("url", "", "")
+		cfg, err := LoadConfig(flags, func(k string) string {
+			if k == "CHATQ_CONFIG" {
+				return path
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.keys == nil {
+			if len(cfg.Warnings) != 0 {
+				t.Errorf("%s: warnings %v, want none", tc.name, cfg.Warnings)
+			}
+			continue
+		}
+		if len(cfg.Warnings) != 1 || !slices.Equal(cfg.Warnings[0].Keys, tc.keys) {
+			t.Fatalf("%s: warnings %+v, want one about %v", tc.name, cfg.Warnings, tc.keys)
+		}
+		msg := cfg.Warnings[0].Message
+		for _, want := range []string{path, "chmod 600 " + path, fmt.Sprintf("mode %04o", tc.mode)} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q does not say %q", tc.name, msg, want)
+			}
+		}
+		for _, e := range cfg.Describe(flags, func(string) string { return "" }) {
+			if (e.Warning != "") != slices.Contains(tc.keys, e.Key) {
+				t.Errorf("%s: config's %s has warning %q", tc.name, e.Key, e.Warning)
+			}
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 // authentication, ACL, the wrong kind of server, no server there, no
 // answer in time; or "" when none helps.
 func FailureHint(err error, cfg *Config, getenv func(string) string) string {
+	err = cause(err)
 	if cfg != nil {
 		if h := connHint(err, cfg, getenv); h != "" {
 			return h
@@ -51,6 +52,7 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 	var ci x509.CertificateInvalidError
 	var rh tls.RecordHeaderError
 	var ne net.Error
+	var spoke *ConnInitError
 	switch {
 	case errors.As(err, &ua):
 		return "the server's certificate is signed by a CA this machine does not trust: give that CA's PEM file with --cacert FILE (CHATQ_CACERT); --insecure skips the check, for tests only"
@@ -70,6 +72,8 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 		return "the server does not speak TLS on that port: drop --tls and use redis://, or use the server's tls-port"
 	case cfg.usesTLS() && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)):
 		return "the server did not answer within --timeout: if the port does not speak TLS, drop --tls and use redis://; else check --url, or raise --timeout"
+	case errors.As(err, &spoke) && spoke.Spoke:
+		return "the server closed a new connection before answering, after earlier ones worked: it may be restarting, or a proxy in front of it may have lost it; nothing was sent"
 	case !cfg.usesTLS() && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)):
 		return "the server closed the connection at once: if it expects TLS, use rediss:// or --tls (CHATQ_TLS=true), with --cacert for a private CA"
 	}

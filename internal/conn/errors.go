@@ -51,6 +51,9 @@ func ReplyLost(err error) bool {
 	if errors.As(err, new(*TLSHandshakeError)) || errors.As(err, new(*ConnInitError)) {
 		return false
 	}
+	if errors.As(err, new(*lostReply)) {
+		return true
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}

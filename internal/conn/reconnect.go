@@ -24,6 +24,7 @@ func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
+	err = cause(err)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded) ||
@@ -69,9 +70,14 @@ type Persistent struct {
 	// Refresh, when set, runs before each retry: it makes the client look
 	// up the topology again (a Cluster's slots after a failover).
 	Refresh func(ctx context.Context)
+	// Redirects makes MOVED and ASK transient too: on a Cluster they mean
+	// that a slot is moving (each command follows them for up to
+	// --timeout; a long-running command waits longer).
+	Redirects bool
 
-	mu     sync.Mutex
-	lostAt time.Time
+	mu      sync.Mutex
+	lostAt  time.Time
+	refused bool // the loss was a refusal (a server error reply), not the connection
 }
 
 // Run calls op until it returns nil, an error that is not transient, or ctx
@@ -98,13 +104,18 @@ func (p *Persistent) Run(ctx context.Context, op func(ctx context.Context) error
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err == nil || !Transient(err) || (p.Retryable != nil && !p.Retryable(err)) {
+		if err == nil || !(Transient(err) || p.Redirects && redirect(err)) || (p.Retryable != nil && !p.Retryable(err)) {
 			return err
 		}
 		p.mu.Lock()
 		if p.lostAt.IsZero() {
 			p.lostAt = time.Now()
-			p.IO.Infof("lost the connection to the server (%v); reconnecting", err)
+			p.refused = replyCode(err) != ""
+			if p.refused {
+				p.IO.Infof("the server cannot serve this now (%v); retrying", err)
+			} else {
+				p.IO.Infof("lost the connection to the server (%v); reconnecting", err)
+			}
 			backoff = minB
 		}
 		down := time.Since(p.lostAt)
@@ -137,6 +148,16 @@ func (p *Persistent) Healthy() {
 	if p.lostAt.IsZero() {
 		return
 	}
-	p.IO.Infof("reconnected after %s", time.Since(p.lostAt).Round(time.Millisecond))
+	if p.refused {
+		p.IO.Infof("served again after %s", time.Since(p.lostAt).Round(time.Millisecond))
+	} else {
+		p.IO.Infof("reconnected after %s", time.Since(p.lostAt).Round(time.Millisecond))
+	}
 	p.lostAt = time.Time{}
+}
+
+// redirect reports whether err is a Cluster's MOVED or ASK reply.
+func redirect(err error) bool {
+	code := replyCode(err)
+	return code == "MOVED" || code == "ASK"
 }

@@ -8,6 +8,7 @@ package faultproxy
 import (
 	"bytes"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,10 +19,12 @@ type Proxy struct {
 	target string
 
 	mu           sync.Mutex
-	conns        map[net.Conn]bool
+	conns        map[net.Conn]int // each side of a connection -> its number, in order of acceptance
+	accepted     int
 	dropRequests int
 	dropReplies  int
 	dropReplyTo  []byte
+	exemptOn     [][]byte
 	blackhole    bool
 	latency      time.Duration
 	requests     int
@@ -33,12 +36,15 @@ type Proxy struct {
 }
 
 // Start listens on 127.0.0.1 on a free port and forwards to target.
-func Start(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start(target string) (*Proxy, error) { return StartOn("127.0.0.1:0", target) }
+
+// StartOn listens on addr (host:port) and forwards to target.
+func StartOn(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]int{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -60,6 +66,21 @@ func (p *Proxy) DropReplies(n int) { p.set(func() { p.dropReplies = n }) }
 // applied, and its client never hears so.
 func (p *Proxy) DropReplyTo(pattern string) { p.set(func() { p.dropReplyTo = []byte(pattern) }) }
 
+// Exempt spares from every fault (but CutAll and Close) each connection
+// whose client sends a request containing one of patterns (in any case),
+// from that
+// request on: a replica's replication link (REPLCONF, PSYNC) through the
+// proxy in front of its master, whose stream a dropped chunk would corrupt
+// where TCP never would.
+func (p *Proxy) Exempt(patterns ...string) {
+	p.set(func() {
+		p.exemptOn = nil
+		for _, pat := range patterns {
+			p.exemptOn = append(p.exemptOn, bytes.ToUpper([]byte(pat)))
+		}
+	})
+}
+
 // Blackhole, while on, discards everything in both directions, as a network
 // that lost the route does.
 func (p *Proxy) Blackhole(on bool) { p.set(func() { p.blackhole = on }) }
@@ -74,6 +95,13 @@ func (p *Proxy) Counts() (requests, replies, droppedRequests, droppedReplies int
 	return p.requests, p.replies, p.droppedReqs, p.droppedReps
 }
 
+// Open is how many connections are open through the proxy.
+func (p *Proxy) Open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
+}
+
 // CutAll closes every open connection, as a server restart or a network
 // reset does; new connections are still accepted.
 func (p *Proxy) CutAll() {
@@ -81,6 +109,28 @@ func (p *Proxy) CutAll() {
 	defer p.mu.Unlock()
 	for c := range p.conns {
 		_ = c.Close()
+	}
+}
+
+// CutOldest closes the n connections accepted first among those open, as a
+// server's CLIENT KILL of some clients does: a pool then holds broken
+// connections under live ones.
+func (p *Proxy) CutOldest(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var seqs []int
+	for _, seq := range p.conns {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	if n > len(seqs) {
+		n = len(seqs)
+	}
+	for c, seq := range p.conns {
+		if n > 0 && seq <= seqs[n-1] {
+			_ = c.Close()
+		}
 	}
 }
 
@@ -121,19 +171,27 @@ func (p *Proxy) accept() {
 			_ = s.Close()
 			return
 		}
-		p.conns[c] = true
-		p.conns[s] = true
+		p.accepted++
+		p.conns[c] = p.accepted
+		p.conns[s] = p.accepted
 		p.mu.Unlock()
-		pending := new(int) // replies of this connection to drop (DropReplyTo)
+		l := new(link)
 		p.wg.Add(2)
-		go p.pipe(c, s, true, pending)
-		go p.pipe(s, c, false, pending)
+		go p.pipe(c, s, true, l)
+		go p.pipe(s, c, false, l)
 	}
+}
+
+// link is the state of one proxied connection, shared by its two
+// directions under p.mu.
+type link struct {
+	pending int  // replies to drop (DropReplyTo)
+	exempt  bool // spared from faults (Exempt)
 }
 
 // pipe copies chunks from src to dst, applying the faults of its direction;
 // when either side ends it closes both.
-func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
+func (p *Proxy) pipe(src, dst net.Conn, request bool, l *link) {
 	defer p.wg.Done()
 	defer func() {
 		_ = src.Close()
@@ -148,8 +206,17 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			drop := p.blackhole
-			if request {
+			if request && !l.exempt {
+				for _, pat := range p.exemptOn {
+					if bytes.Contains(bytes.ToUpper(buf[:n]), pat) {
+						l.exempt = true
+					}
+				}
+			}
+			drop := p.blackhole && !l.exempt
+			if l.exempt {
+				// spared: neither dropped, delayed nor counted
+			} else if request {
 				p.requests++
 				if !drop && p.dropRequests > 0 {
 					p.dropRequests--
@@ -159,7 +226,7 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 					p.droppedReqs++
 				} else if p.dropReplyTo != nil && bytes.Contains(buf[:n], p.dropReplyTo) {
 					p.dropReplyTo = nil
-					*pending++
+					l.pending++
 				}
 			} else {
 				p.replies++
@@ -167,8 +234,8 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 					p.dropReplies--
 					drop = true
 				}
-				if !drop && *pending > 0 {
-					*pending--
+				if !drop && l.pending > 0 {
+					l.pending--
 					drop = true
 				}
 				if drop {
@@ -176,6 +243,9 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool, pending *int) {
 				}
 			}
 			delay := p.latency
+			if l.exempt {
+				delay = 0
+			}
 			p.mu.Unlock()
 			if delay > 0 {
 				time.Sleep(delay)

@@ -3,10 +3,12 @@ package faultproxy_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/faultproxy"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -69,4 +71,60 @@ func TestFaults(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// A connection whose client sent an exempt pattern is spared every fault:
+// a replica's replication link through its master's proxy.
+func TestExempt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c) }() // echo
+		}
+	}()
+	p, err := faultproxy.Start(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Exempt("psync")
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	spared, plain := dial(), dial()
+	defer spared.Close()
+	defer plain.Close()
+	echo := func(c net.Conn, msg string) string {
+		_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, err := c.Write([]byte(msg)); err != nil {
+			return ""
+		}
+		buf := make([]byte, len(msg))
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return ""
+		}
+		return string(buf)
+	}
+	if got := echo(spared, "PSYNC ? -1\r\n"); got != "PSYNC ? -1\r\n" {
+		t.Fatalf("spared before the blackhole: %q", got)
+	}
+	p.Blackhole(true)
+	if got := echo(spared, "x"); got != "x" {
+		t.Errorf("the exempt connection was blackholed: %q", got)
+	}
+	if got := echo(plain, "y"); got != "" {
+		t.Errorf("the blackhole let %q through", got)
+	}
 }

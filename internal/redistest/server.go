@@ -1,6 +1,8 @@
 package redistest
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/faultproxy"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,9 +23,13 @@ import (
 type Server struct {
 	Port int
 	Dir  string
-	args []string
-	cmd  *exec.Cmd
-	t    testing.TB
+	// Proxy, in a cluster started with Proxied, is the fault proxy in
+	// front of the node, whose address the node gives clients.
+	Proxy *faultproxy.Proxy
+	args  []string
+	cmd   *exec.Cmd
+	t     testing.TB
+	tls   *tls.Config // its clients', when it speaks only TLS
 }
 
 // StartServer starts a redis-server on a free loopback port with args added,
@@ -30,16 +37,67 @@ type Server struct {
 // when CHATQ_REQUIRE_REDIS=1.
 func StartServer(t testing.TB, args ...string) *Server {
 	t.Helper()
+	requireServer(t)
+	return startServer(t, freePort(t), args...)
+}
+
+// startServer starts a redis-server on port.
+func startServer(t testing.TB, port int, args ...string) *Server {
+	t.Helper()
+	return startServerTLS(t, port, nil, args...)
+}
+
+// startServerTLS starts a redis-server on port that speaks only TLS with
+// files (plain TCP when files is nil).
+func startServerTLS(t testing.TB, port int, files *TLSFiles, args ...string) *Server {
+	t.Helper()
+	s := &Server{Port: port, Dir: t.TempDir(), t: t}
+	if files != nil {
+		args = append(files.serverArgs(port), args...)
+		s.tls = files.ClientConfig(t)
+	}
+	s.args = args
+	s.start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// TLSFiles name PEM files: a CA, and a certificate (for localhost and
+// 127.0.0.1) and its key that the CA signed.
+type TLSFiles struct{ CA, Cert, Key string }
+
+// serverArgs are the options that make a redis-server (or a sentinel) speak
+// only TLS on port, replicate over TLS, and not ask clients for
+// certificates.
+func (f *TLSFiles) serverArgs(port int) []string {
+	return []string{"--port", "0", "--tls-port", strconv.Itoa(port), "--tls-cert-file", f.Cert,
+		"--tls-key-file", f.Key, "--tls-ca-cert-file", f.CA, "--tls-auth-clients", "no", "--tls-replication", "yes"}
+}
+
+// ClientConfig is a client's TLS configuration that trusts the CA.
+func (f *TLSFiles) ClientConfig(t testing.TB) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(f.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s: no certificate", f.CA)
+	}
+	return &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// requireServer skips t without a redis-server binary, or fails it when
+// CHATQ_REQUIRE_REDIS=1.
+func requireServer(t testing.TB) {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
 			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-server is not installed")
 		}
 		t.Skip("redis-server not installed")
 	}
-	s := &Server{Port: freePort(t), Dir: t.TempDir(), args: args, t: t}
-	s.start()
-	t.Cleanup(s.Kill)
-	return s
 }
 
 // Addr is host:port.
@@ -63,7 +121,7 @@ func (s *Server) start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("redis-server: %v", err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, TLSConfig: s.tls})
 	defer c.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -100,7 +158,7 @@ func (s *Server) Restart() {
 
 // Client returns a client for the server, closed when the test ends.
 func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), TLSConfig: s.tls})
 	s.t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -165,6 +223,28 @@ type Cluster struct {
 // cluster is ready. It skips or fails as StartServer does.
 func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	t.Helper()
+	return StartClusterWith(t, ClusterOptions{Masters: masters, Replicas: replicas})
+}
+
+// ClusterOptions describes a cluster for StartClusterWith.
+type ClusterOptions struct {
+	Masters, Replicas int
+	// Proxied puts a fault proxy (Server.Proxy) in front of each node,
+	// which the node announces as its address: every connection of a
+	// cluster client goes through one, while the nodes reach each other
+	// directly on the cluster bus and by MIGRATE. Replicas connect to
+	// their master's announced address, through its proxy, whose faults
+	// spare that link (faultproxy's Exempt).
+	Proxied bool
+	// NodeTimeout is cluster-node-timeout: how long a master may be
+	// unreachable before its replica takes over (default one second).
+	NodeTimeout time.Duration
+}
+
+// StartClusterWith starts the cluster opt describes, as StartCluster does.
+func StartClusterWith(t testing.TB, opt ClusterOptions) *Cluster {
+	t.Helper()
+	masters, replicas := opt.Masters, opt.Replicas
 	if _, err := exec.LookPath("redis-cli"); err != nil {
 		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
 			t.Fatal("CHATQ_REQUIRE_REDIS=1 but redis-cli is not installed")
@@ -174,8 +254,28 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	c := &Cluster{}
 	addrs := []string{"--cluster", "create"}
 	for range masters * (1 + replicas) {
-		s := StartServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0")
+		requireServer(t)
+		port := freePort(t)
+		timeout := opt.NodeTimeout
+		if timeout <= 0 {
+			timeout = time.Second
+		}
+		args := []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10), "--cluster-replica-validity-factor", "0"}
+		var proxy *faultproxy.Proxy
+		if opt.Proxied {
+			p, err := faultproxy.StartOn(fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatalf("fault proxy: %v", err)
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			p.Exempt("REPLCONF", "PSYNC")
+			_, pport, _ := net.SplitHostPort(p.Addr())
+			args = append(args, "--cluster-announce-port", pport, "--cluster-announce-bus-port", strconv.Itoa(port+10000))
+			proxy = p
+		}
+		s := startServer(t, port, args...)
+		s.Proxy = proxy
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.Addr())
 	}
@@ -187,15 +287,16 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	return c
 }
 
-// URL is a --cluster seed URL naming every node.
+// URL is a --cluster seed URL naming every node (its proxy, when it has
+// one).
 func (c *Cluster) URL() string {
-	u := "redis://" + c.Nodes[0].Addr()
+	u := "redis://" + c.Nodes[0].announced()
 	for i, s := range c.Nodes[1:] {
 		sep := "&"
 		if i == 0 {
 			sep = "?"
 		}
-		u += sep + "addr=" + s.Addr()
+		u += sep + "addr=" + s.announced()
 	}
 	return u
 }
@@ -244,10 +345,8 @@ func (c *Cluster) MasterOf(t testing.TB, key string) *Server {
 			addr = r.Nodes[0].Addr
 		}
 	}
-	for _, s := range c.Nodes {
-		if s.Addr() == addr {
-			return s
-		}
+	if s := c.byAddr(addr); s != nil {
+		return s
 	}
 	t.Fatalf("no node serves %q (slot %d, %s)", key, slot, addr)
 	return nil
@@ -308,11 +407,20 @@ type Sentinel struct {
 	Master, Replica *Server
 	Name            string
 	Addr            string // the sentinel's host:port
+	tls             *tls.Config
 }
 
 // StartSentinel starts a master, a replica and a sentinel, and waits until
 // the sentinel knows the replica. It skips or fails as StartServer does.
 func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	return StartSentinelTLS(t, nil)
+}
+
+// StartSentinelTLS is StartSentinel with every server and the sentinel
+// speaking only TLS with files (plain TCP when files is nil), replication
+// and the sentinel's own connections included.
+func StartSentinelTLS(t testing.TB, files *TLSFiles) *Sentinel {
 	t.Helper()
 	if _, err := exec.LookPath("redis-sentinel"); err != nil {
 		if os.Getenv("CHATQ_REQUIRE_REDIS") == "1" {
@@ -320,14 +428,19 @@ func StartSentinel(t testing.TB) *Sentinel {
 		}
 		t.Skip("redis-sentinel not installed")
 	}
-	m := StartServer(t)
-	r := StartServer(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
-	s := &Sentinel{Master: m, Replica: r, Name: "chatqtest"}
+	requireServer(t)
+	m := startServerTLS(t, freePort(t), files)
+	r := startServerTLS(t, freePort(t), files, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	s := &Sentinel{Master: m, Replica: r, Name: "chatqtest", tls: m.tls}
 	port := freePort(t)
 	dir := t.TempDir()
 	conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 1\n"+
 		"sentinel down-after-milliseconds %s 1000\nsentinel failover-timeout %s 5000\n",
 		port, dir, s.Name, m.Port, s.Name, s.Name)
+	if files != nil {
+		conf += fmt.Sprintf("port 0\ntls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n"+
+			"tls-auth-clients no\ntls-replication yes\n", port, files.Cert, files.Key, files.CA)
+	}
 	if err := os.WriteFile(dir+"/sentinel.conf", []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +450,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
-	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, TLSConfig: s.tls})
 	defer sc.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -357,9 +470,9 @@ func StartSentinel(t testing.TB) *Sentinel {
 // reports the new master.
 func (s *Sentinel) Failover(t testing.TB) {
 	t.Helper()
-	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, TLSConfig: s.tls})
 	defer sc.Close()
-	mc := redis.NewClient(&redis.Options{Addr: s.Master.Addr()})
+	mc := redis.NewClient(&redis.Options{Addr: s.Master.Addr(), TLSConfig: s.tls})
 	defer mc.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	// Everything written so far reaches the replica first.

@@ -15,7 +15,8 @@
 -- stored: LLEN of the two end shards plus the mid count.
 --
 -- Everything that can fail is checked before the first write: the five
--- keys (state.lua) and the end shards' types. The loop runs once per shard
+-- keys (state.lua), the end shards' types, and on a Cluster whether a shard
+-- it will open is moving (TRYAGAIN). The loop runs once per shard
 -- filled, at most ARGV[4] + 1 times.
 local size = tonumber(ARGV[1])
 if not size or size < 2 then
@@ -36,6 +37,15 @@ local len, e = llen(shard)
 if e then return e end
 local _, oe = llen(other) -- read again for the length returned
 if oe then return oe end
+-- The fresh shards the loop below will open, touched before the first
+-- write: on a Cluster one may be refused (moving, see state.lua).
+local fresh = math.max(0, #ARGV - 4 - math.max(0, size - 1 - len))
+fresh = math.min(tonumber(ARGV[4]), math.ceil(fresh / (size - 1)))
+for k = 1, fresh do
+  local key = base .. (shard + k * step)
+  local m = moving(redis.pcall('llen', key), key) -- garbage there is unlinked below
+  if m then return m end
+end
 
 -- Everything this push may write with (on Redis 6.2 SET is checked, the
 -- others cannot be: docs/compatibility.md).

@@ -13,6 +13,21 @@
 -- strictly between the end shards), recorded (the shard size recorded with
 -- the list, nil when absent) and ver (the write counter, a string).
 local base = string.sub(KEYS[1], 1, -6)
+
+-- moving(r, key): when r, an error table from redis.pcall on key, is a
+-- Cluster node's refusal of a key it no longer holds (its slot is moving to
+-- another node, key by key: Redis then lets no script touch it, "...
+-- attempted to access a non local key ..."), a TRYAGAIN error reply, else
+-- nil. The five declared keys cannot be refused so (Redis redirects the
+-- whole call instead); a shard key can. Every script meets its shard keys
+-- before its first write (push.lua checks the shards it will open), so it
+-- answers TRYAGAIN having changed nothing, and the client sends it again.
+local function moving(r, key)
+  if type(r) == 'table' and r['err'] and string.find(r['err'], 'non local key', 1, true) then
+    return redis.error_reply('TRYAGAIN ' .. key .. ' is moving to another cluster node')
+  end
+end
+
 local raw = {}
 for i = 1, 5 do
   local v = redis.pcall('get', KEYS[i])
@@ -61,6 +76,8 @@ elseif gap > 0 and legacy == 'count' then
   for s = first + 1, last - 1 do
     local n = redis.pcall('llen', base .. s)
     if type(n) == 'table' then
+      local m = moving(n, base .. s)
+      if m then return m end
       return redis.error_reply('CORRUPT ' .. base .. s .. ' is a ' ..
         redis.call('type', base .. s)['ok'] .. ', not a list')
     end
@@ -72,11 +89,14 @@ elseif gap > 0 and legacy == 'count' then
   end
 end
 
--- llen is LLEN of shard s, or nil and a CORRUPT error reply when the shard
--- is not a list: `local n, e = llen(s); if e then return e end`.
+-- llen is LLEN of shard s, or nil and an error reply: CORRUPT when the
+-- shard is not a list, TRYAGAIN when it is moving to another cluster node:
+-- `local n, e = llen(s); if e then return e end`.
 local function llen(s)
   local n = redis.pcall('llen', base .. s)
   if type(n) == 'table' then
+    local m = moving(n, base .. s)
+    if m then return nil, m end
     return nil, redis.error_reply('CORRUPT ' .. base .. s .. ' is a ' ..
       redis.call('type', base .. s)['ok'] .. ', not a list')
   end

@@ -16,6 +16,10 @@ if shard < first or shard > last then
     return redis.error_reply('NOPERM this user may not ' .. (left and 'LPUSH' or 'RPUSH') .. ' ' .. base .. shard)
   end
   local r = redis.pcall(left and 'lpush' or 'rpush', base .. shard, ARGV[3])
+  if type(r) == 'table' then
+    local m = moving(r, base .. shard)
+    if m then return m end
+  end
   if type(r) == 'table' and string.find(r.err, 'WRONGTYPE', 1, true) then
     return redis.error_reply('CORRUPT ' .. base .. shard .. ' is a ' ..
       redis.call('type', base .. shard)['ok'] .. ', not a list')

@@ -1,0 +1,69 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Replicas returns the live nodes that are replicas now (ROLE).
+func (c *Cluster) Replicas(ctx context.Context) []*Server {
+	var out []*Server
+	for _, s := range c.Nodes {
+		if s.cmd == nil {
+			continue
+		}
+		cl := nodeClient(s)
+		role, err := cl.Do(ctx, "role").Slice()
+		cl.Close()
+		if err == nil && len(role) > 0 && role[0] == "slave" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Promote makes replica its master's master by a manual failover (CLUSTER
+// FAILOVER: the master stops taking writes until the replica has them
+// all, so nothing acknowledged is lost) and waits until it is one. A manual
+// failover that does not complete (the replica still catching up after a
+// resync, say) is asked for again every ten seconds, for a minute.
+func (c *Cluster) Promote(ctx context.Context, replica *Server) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cl := nodeClient(replica)
+	defer cl.Close()
+	var asked time.Time
+	for {
+		if time.Since(asked) > 10*time.Second {
+			if err := cl.Do(ctx, "cluster", "failover").Err(); err == nil {
+				asked = time.Now()
+			}
+		}
+		role, err := cl.Do(ctx, "role").Slice()
+		if err == nil && len(role) > 0 && role[0] == "master" {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s did not become a master: %v %v", replica.Addr(), role, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// KillClients closes every client connection of the node (CLIENT KILL of
+// the normal and Pub/Sub clients), as an operator or a proxy's idle
+// timeout does; replication links stay.
+func (s *Server) KillClients(ctx context.Context) error {
+	cl := nodeClient(s)
+	defer cl.Close()
+	for _, typ := range []string{"normal", "pubsub"} {
+		if err := cl.Do(ctx, "client", "kill", "type", typ, "skipme", "yes").Err(); err != nil {
+			return fmt.Errorf("CLIENT KILL TYPE %s on %s: %w", typ, s.Addr(), err)
+		}
+	}
+	return nil
+}
+
+// Running reports whether the server's process is running (not killed).
+func (s *Server) Running() bool { return s.cmd != nil }
