@@ -72,7 +72,12 @@ func TestReceiveBudget(t *testing.T) {
 		}
 		fine := mustPush(t, c, "q", "fine", delayq.PushOptions{})
 		calls := new(atomic.Int64)
-		rdb := redis.NewClient(b.Client.Options())
+		// A call that moves 1,000 messages is slow on the embedded server
+		// under -race on a loaded machine: the verdict is the count of
+		// calls, never their time, so no read timeout cuts one short.
+		opt := *b.Client.Options()
+		opt.ReadTimeout, opt.WriteTimeout = time.Minute, time.Minute
+		rdb := redis.NewClient(&opt)
 		defer rdb.Close()
 		rdb.AddHook(evalCounter{calls})
 		r, moved, _, err := receiveEvents(ctx, delayq.New(rdb, delayq.Options{Prefix: b.Prefix}), "q", delayq.ReceiveOptions{VT: time.Hour})
