@@ -18,7 +18,7 @@
 //	exec chatq queue create jobs
 //	exec chatq queue push jobs 'resize 42'
 //	exec chatq queue stats jobs -o json
-//	stdout '"msgs":1'
+//	stdoutjq '.msgs == 1'
 //
 // # Servers
 //
