@@ -51,6 +51,7 @@ func TestACLEachCommand(t *testing.T) {
 		"Delete":        func(c *delayq.Client) error { _, err := c.Delete(ctx, "gone", -1); return err },
 		"Purge":         func(c *delayq.Client) error { _, err := c.Purge(ctx, "q", -1); return err },
 		"Push":          func(c *delayq.Client) error { _, err := c.Push(ctx, "q", "m", delayq.PushOptions{}); return err },
+		"PushMany":      func(c *delayq.Client) error { _, err := c.PushMany(ctx, "q", []string{"m1", "m2"}, nil); return err },
 		"Receive": func(c *delayq.Client) error {
 			if _, err := c.Receive(ctx, "once", delayq.ReceiveOptions{}); err != nil {
 				return err // the dead-letter move
@@ -70,6 +71,10 @@ func TestACLEachCommand(t *testing.T) {
 		"Ack": func(c *delayq.Client) error { _, err := c.Ack(ctx, "q", taken[0].ID); return err },
 		"ChangeVisibility": func(c *delayq.Client) error {
 			_, err := c.ChangeVisibility(ctx, "q", taken[0].ID, 0)
+			return err
+		},
+		"Retry": func(c *delayq.Client) error {
+			_, err := c.Retry(ctx, "q", time.Minute, taken[0].ID)
 			return err
 		},
 		"Redrive": func(c *delayq.Client) error {
