@@ -378,6 +378,8 @@ func TestACLReadOnly(t *testing.T) {
 	if code, msg := run(ro, "metrics"); code != 0 || !strings.Contains(msg, `chatq_queue_messages{queue="jobs",state="ready"} 1`) ||
 		!strings.Contains(msg, `chatq_discovery_refused{kind="list"} 1`) || !strings.Contains(msg, "refuses SCAN") {
 		t.Errorf("metrics as the read-only user: exit %d: %s", code, msg)
+	} else if i := strings.Index(msg, "refuses SCAN"); strings.Count(strings.SplitN(msg[i:], "\n", 2)[0], "NOPERM") != 1 {
+		t.Errorf("metrics as the read-only user: the warning should quote the server's refusal once: %s", msg)
 	}
 	// Every write is refused, in any server's wording (Redis 7.2 and Valkey
 	// word a script's refusals differently from 6.2 and 7.0), and changes

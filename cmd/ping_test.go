@@ -68,7 +68,13 @@ func testPingRun(t *testing.T, b redistest.Backend) {
 	ctx := t.Context()
 	server, what := "miniredis", "miniredis (an embedded in-memory server, as chatq dev runs; not Redis)"
 	if b.Real() {
-		server, what = "redis", "redis "
+		// The server's name as its INFO gives it: redis, or valkey.
+		info, err := b.Client.Info(ctx, "server").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, _ = conn.ServerIdentity(conn.InfoFields(info))
+		what = server + " "
 	}
 	for _, m := range modes {
 		// Text: the same line on a terminal and piped.

@@ -5,6 +5,7 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,7 +117,8 @@ func (e *Exporter) scrape(ctx context.Context) ([]exposition.Family, error) {
 	if err != nil {
 		return downFamilies(took), err
 	}
-	if why := s.ListsRefused + s.ChatsRefused; why != "" && !e.refused {
+	// Lists and chats are found by the same SCAN: one refusal, said once.
+	if why := cmp.Or(s.ListsRefused, s.ChatsRefused); why != "" && !e.refused {
 		e.refused = true
 		e.infof("warning: the server refuses SCAN to this user (%s): no sharded lists or chats are read", why)
 		e.infof("hint: grant it +scan, or run with --max-lists 0 --max-chats 0 (queues only, from their registry)")

@@ -685,8 +685,11 @@ func (w *waiter) close() {
 func (w *waiter) wait(ctx context.Context, side dir, shard int64, wait time.Duration) (item string, ok bool, err error) {
 	l := w.l
 	// go-redis rounds blocking timeouts to whole seconds; Redis takes
-	// fractions, so the command is sent as is. 0 would mean forever.
-	secs := strconv.FormatFloat(max(wait, time.Millisecond).Seconds(), 'f', 3, 64)
+	// fractions, so the command is sent as is. 0 would mean forever, and
+	// so would 0.001 on Redis 6.2, which truncates the timeout to whole
+	// milliseconds of a long double a hair under 1 (7.0 rounds up): 2 ms
+	// at least.
+	secs := strconv.FormatFloat(max(wait, 2*time.Millisecond).Seconds(), 'f', 3, 64)
 	key := l.shardKey(shard)
 	var c redis.Cmdable = l.rdb
 	if w.conn != nil {

@@ -755,3 +755,17 @@ func mustList(t testing.TB, c *Client, key string) *list {
 	}
 	return l
 }
+
+// TestShortWaitEnds runs waits of a millisecond and less on an empty list:
+// each must time out, taking nothing. Redis 6.2 truncates a blocking
+// timeout to whole milliseconds, and reads 0.001 s as 0 (block forever).
+func TestShortWaitEnds(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		l := newList(t, b, "short", 2)
+		for _, d := range []time.Duration{0, 500 * time.Microsecond, time.Millisecond, 1400 * time.Microsecond} {
+			if item, ok, err := testWait(context.Background(), l, left, 0, d); err != nil || ok {
+				t.Fatalf("a wait of %s on an empty list: %q, %v, %v", d, item, ok, err)
+			}
+		}
+	})
+}
