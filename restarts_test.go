@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestLongRunningThroughRestarts runs every long-running command at once
@@ -39,6 +40,7 @@ func TestLongRunningThroughRestarts(t *testing.T) {
 	env := chatqEnv(t, "CHATQ_URL="+s.URL(), "CHATQ_PREFIX=t:")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	rdb := s.Client()
 	mustRun(t, env, "queue", "create", "worked")
 	mustRun(t, env, "queue", "create", "polled")
 	mustRun(t, env, "chat", "create", "--from", "joe", "--to", "jeff", "--id", "room")
@@ -208,7 +210,14 @@ func TestLongRunningThroughRestarts(t *testing.T) {
 			t.Fatalf("round %d: not everything sent was delivered within 2 minutes; failed so far: %v\nwatch: %s\nwork: %s", round, failed, watch, work)
 		}
 		// Every command is back to waiting before the next restart, and
-		// the metrics read the server again.
+		// the metrics read the server again. The list pops' next processes
+		// have reached their wait (BLMOVE, on a connection of its own): a
+		// restart during the pop script each runs first (a write) loses
+		// its reply, and the pop exits 4 as it must (2 of 10 runs once
+		// metrics was scraped here, restarting a little later).
+		if !waitUntil(2*time.Minute, func() bool { return blockedIn(rdb, "blmove") >= 2 }) {
+			t.Fatalf("round %d: the list pops are not both waiting: %d in BLMOVE", round, blockedIn(rdb, "blmove"))
+		}
 		if waitUntil(2*time.Minute, func() bool { up, err := scrapeUp(metricsURL); return err == nil && up == 1 }) {
 			upAgain++
 		}
@@ -328,6 +337,24 @@ func scrapeUpAccept(url, accept string) (float64, error) {
 		return 0, fmt.Errorf("GET %s: no chatq_up sample", url)
 	}
 	return up, nil
+}
+
+// blockedIn counts the clients of rdb's server whose last command is cmd
+// (CLIENT LIST, one client a line), or -1 when it cannot be read.
+func blockedIn(rdb *redis.Client, cmd string) int {
+	list, err := rdb.ClientList(context.Background()).Result()
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		for _, f := range strings.Fields(line) {
+			if f == "cmd="+cmd {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func countNil(errs []error) int {
