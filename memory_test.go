@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ import (
 	"github.com/chatq-dev/chatq/internal/memtest"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/shardlist"
 )
 
 // The long-running commands keep no memory per message or job: each runs in
@@ -44,7 +47,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // runInProcess runs a long-running chatq command line in this process
 // until ctx ends, returning its exit code on done.
-func runInProcess(ctx context.Context, url string, out *lineCounter, errOut *lockedBuffer, args ...string) chan int {
+func runInProcess(ctx context.Context, url string, out io.Writer, errOut *lockedBuffer, args ...string) chan int {
 	done := make(chan int, 1)
 	go func() {
 		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
@@ -132,6 +135,87 @@ func TestWorkMemoryIsFlat(t *testing.T) {
 		t.Errorf("work exited %d: %s", code, errOut.String())
 	}
 	memtest.Flat(t, "queue work, jobs", n, early, late)
+}
+
+// TestMetricsListenMemoryIsFlat: metrics --listen over 1e4 scrapes (HTTP
+// requests to /metrics, as Prometheus sends them, the text format and
+// OpenMetrics in turn) of a server whose queues come and go (one lives for
+// ten scrapes) while messages are pushed, received and dead-lettered, list
+// items pushed and popped and chat messages sent between scrapes.
+func TestMetricsListenMemoryIsFlat(t *testing.T) {
+	s := memoryServer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	rdb := s.Client()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := delayq.New(rdb, delayq.Options{Prefix: "m:"})
+	must(q.Create(ctx, "jobs-dead", delayq.Attributes{}))
+	must(q.Create(ctx, "jobs", delayq.Attributes{MaxReceives: 1, DeadLetter: "jobs-dead"}))
+	lists := shardlist.New(rdb, shardlist.Options{Prefix: "m:", ShardSize: 100})
+	_, err := lists.RPush(ctx, "events", "a", "b", "c")
+	must(err)
+	chats := chat.New(rdb, chat.Options{Prefix: "m:"})
+	_, err = chats.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "room"})
+	must(err)
+
+	var out, errOut lockedBuffer
+	done := runInProcess(ctx, s.URL(), &out, &errOut, "-o", "json", "metrics", "--listen", "127.0.0.1:0")
+	var url string
+	if !waitUntil(time.Minute, func() bool {
+		for _, v := range jsonLines[struct{ URL string }](out.String()) {
+			url = v.URL
+		}
+		return url != ""
+	}) {
+		t.Fatalf("metrics --listen said no URL: %s", errOut.String())
+	}
+	scrape := func(i int) {
+		if i%10 == 0 {
+			must(q.Create(ctx, fmt.Sprintf("tmp-%d", i), delayq.Attributes{}))
+			if i >= 10 {
+				_, err := q.Delete(ctx, fmt.Sprintf("tmp-%d", i-10), -1)
+				must(err)
+			}
+		}
+		_, err := q.Push(ctx, "jobs", "resize photo", delayq.PushOptions{})
+		must(err)
+		// Visible again at once (vt -1: 0), so that the next receive moves it
+		// to jobs-dead.
+		_, err = q.Receive(ctx, "jobs", delayq.ReceiveOptions{N: 1, VT: -1})
+		must(err)
+		_, err = lists.RPush(ctx, "events", "e"+strconv.Itoa(i))
+		must(err)
+		_, err = lists.LPop(ctx, "events", 1)
+		must(err)
+		_, err = chats.Send(ctx, "room", "joe", "message "+strconv.Itoa(i))
+		must(err)
+		accept := ""
+		if i%2 == 1 {
+			accept = "application/openmetrics-text;version=1.0.0"
+		}
+		if up, err := scrapeUpAccept(url, accept); err != nil || up != 1 {
+			t.Fatalf("scrape %d: chatq_up %v, %v; stderr: %s", i, up, err, errOut.String())
+		}
+	}
+	const n = 10_000
+	for i := range n / 10 {
+		scrape(i)
+	}
+	early := memtest.Take()
+	for i := n / 10; i < n; i++ {
+		scrape(i)
+	}
+	late := memtest.Take()
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("metrics --listen exited %d: %s", code, errOut.String())
+	}
+	memtest.Flat(t, "metrics --listen, scrapes", n, early, late)
 }
 
 // waitDelivered waits until out has n lines (a deadline for a hang, not a

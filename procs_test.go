@@ -145,6 +145,14 @@ func (p *proc) interrupt() int {
 	}
 }
 
+// interruptedAtStart says whether the process ended by SIGINT itself: it
+// was interrupted before it handled the signal (as it started), and so did
+// nothing yet.
+func (p *proc) interruptedAtStart() bool {
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
+}
+
 // quit ends a hung process with SIGQUIT, so that its stderr shows where
 // each goroutine was, or SIGKILL ten seconds later.
 func (p *proc) quit() {

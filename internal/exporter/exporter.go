@@ -54,8 +54,10 @@ type flight struct {
 }
 
 // New returns an Exporter reading through rdb (see snapshot.New, which
-// adds a hook to it).
+// adds a hook to it). Its snapshots keep no rates (Prometheus makes them
+// from the counters).
 func New(rdb redis.UniversalClient, opt Options) *Exporter {
+	opt.Snapshot.NoRates = true
 	clock := opt.Snapshot.Clock
 	if clock == nil {
 		clock = time.Now

@@ -16,6 +16,7 @@ import (
 type Sample struct {
 	Heap uint64 // live heap after a full collection
 	RSS  uint64 // resident set size (Linux), 0 elsewhere
+	Peak uint64 // the process's peak resident set size so far (Linux), 0 elsewhere
 }
 
 // Take collects garbage and samples the heap and the RSS.
@@ -24,21 +25,28 @@ func Take() Sample {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return Sample{Heap: m.HeapAlloc, RSS: rss()}
+	rss, peak := rss()
+	return Sample{Heap: m.HeapAlloc, RSS: rss, Peak: peak}
 }
 
-func rss() uint64 {
+// rss returns VmRSS and VmHWM (the peak) from /proc/self/status.
+func rss() (rss, peak uint64) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	kb := func(v string) uint64 {
+		n, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		return n * 1024
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024
+			rss = kb(v)
+		} else if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			peak = kb(v)
 		}
 	}
-	return 0
+	return rss, peak
 }
 
 // Flat logs the samples taken after n/10 and n iterations of what, and
@@ -48,8 +56,8 @@ func rss() uint64 {
 func Flat(t testing.TB, what string, n int, early, late Sample) {
 	t.Helper()
 	growth := float64(int64(late.Heap)-int64(early.Heap)) / float64(n-n/10)
-	t.Logf("%s: heap %.2f MiB after %d, %.2f MiB after %d (%+.1f B an iteration); RSS %.1f MiB, %.1f MiB",
-		what, mib(early.Heap), n/10, mib(late.Heap), n, growth, mib(early.RSS), mib(late.RSS))
+	t.Logf("%s: heap %.2f MiB after %d, %.2f MiB after %d (%+.1f B an iteration); RSS %.1f MiB, %.1f MiB; peak RSS of the test process %.1f MiB",
+		what, mib(early.Heap), n/10, mib(late.Heap), n, growth, mib(early.RSS), mib(late.RSS), mib(late.Peak))
 	if limit := early.Heap + early.Heap/10 + 256<<10; late.Heap > limit {
 		t.Errorf("%s: the heap grew from %.2f MiB after %d to %.2f MiB after %d (limit %.2f MiB): memory kept per iteration",
 			what, mib(early.Heap), n/10, mib(late.Heap), n, mib(limit))

@@ -63,6 +63,11 @@ type Options struct {
 	// that are not among them (past Limits.Queues, or filtered out), for
 	// their depth: at most one more stats call per queue read.
 	DeadLetters bool
+	// NoRates leaves the queues' rates out (PushRate, RecvHistory...):
+	// no counters or history are kept for them. A history is a minute of
+	// samples, one per refresh: without Interval (chatq metrics, refreshed
+	// by each scrape) its size would follow the scrape rate.
+	NoRates bool
 }
 
 // Collector takes snapshots. It keeps what discovery found so far and the
@@ -79,6 +84,7 @@ type Collector struct {
 	lim     Limits
 	trips   *tripCounter
 	dlqs    bool // Options.DeadLetters
+	noRates bool // Options.NoRates
 	// minSample is the shortest time a rate is measured over: half the
 	// refresh interval.
 	minSample time.Duration
@@ -194,10 +200,11 @@ func New(rdb redis.UniversalClient, opt Options) *Collector {
 		list:   shardlist.New(rdb, shardlist.Options{Prefix: opt.Prefix}),
 		chat:   chat.New(rdb, chat.Options{Prefix: opt.Prefix}),
 		prefix: opt.Prefix, cluster: opt.Cluster, clock: clock, lim: opt.Limits, trips: trips, dlqs: opt.DeadLetters,
-		queues: scanSet{valid: names.Queue, keep: keep},
-		lists:  scanSet{keep: keep},
-		chats:  scanSet{keep: keep},
-		prev:   map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
+		noRates: opt.NoRates,
+		queues:  scanSet{valid: names.Queue, keep: keep},
+		lists:   scanSet{keep: keep},
+		chats:   scanSet{keep: keep},
+		prev:    map[string]counters{}, rates: map[string]*rateHistory{}, chatData: map[string]chatSample{},
 	}
 }
 
@@ -565,7 +572,7 @@ func (c *Collector) queueRows(ctx context.Context, names []string, now time.Time
 		if d, ok := depth[r.DeadLetter]; ok {
 			r.DeadLetterDepth = &d
 		}
-		if r.Error == "" {
+		if r.Error == "" && !c.noRates {
 			c.rate(r, now)
 		}
 	}

@@ -210,3 +210,34 @@ func TestFilter(t *testing.T) {
 		}
 	}
 }
+
+// NoRates keeps no counters or history for the queues' rates (chatq
+// metrics, refreshed by each scrape, whose history would grow with the
+// scrape rate); without it the second snapshot has a rate.
+func TestNoRates(t *testing.T) {
+	b := redistest.Embedded(t)
+	ctx := context.Background()
+	q := delayq.New(b.Client, delayq.Options{Prefix: b.Prefix})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, noRates := range []bool{false, true} {
+		now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+		c := New(b.Client, Options{Prefix: b.Prefix, Limits: queuesOnly, NoRates: noRates, Clock: func() time.Time { return now }})
+		var s *Snapshot
+		for range 3 {
+			if _, err := q.Push(ctx, "jobs", "x", delayq.PushOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if s, err = c.Snapshot(ctx, "", "", 0); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(time.Second)
+		}
+		r := s.Queues[0]
+		if got := r.PushRate != nil || len(r.PushHistory) > 0 || len(c.rates) > 0 || len(c.prev) > 0; got == noRates {
+			t.Errorf("NoRates %v: push rate %v, history %v, %d histories and %d counters kept", noRates, r.PushRate, r.PushHistory, len(c.rates), len(c.prev))
+		}
+	}
+}
