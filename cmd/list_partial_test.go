@@ -30,7 +30,7 @@ func TestListPushPartialLostReply(t *testing.T) {
 		stdin := strings.Join(lines, "\n") + "\n"
 		p.DropReplyTo("line-1001") // the third batch: lines 1001-1200
 		var out, errOut syncBuffer
-		code := runChatq(ctx, pb, stdin, &out, &errOut, "--timeout", "300ms", "list", "rpush", "big", "-")
+		code := runChatq(ctx, pb, stdin, &out, &errOut, "--timeout", "2s", "list", "rpush", "big", "-")
 		stderr := errOut.String()
 		if code != cmdutil.ExitMaybeApplied ||
 			!strings.Contains(stderr, "stopped after storing 1000 lines; the next 200 may also be stored") ||

@@ -45,7 +45,8 @@ the lines before it in its batch are not pushed, so an input of one batch is
 pushed whole or not at all (exit 2). Whenever the push stops part way (a bad
 line, a failed batch, a lost reply, Ctrl-C, which waits for the batch in
 flight), chatq says which lines are in the list and how to resume without
-duplicates (tail -n +N FILE | chatq list ` + name + ` KEY -). Items must be valid UTF-8.
+duplicates (tail -n +N FILE | chatq list ` + name + ` KEY -). Items must be
+valid UTF-8.
 
 Items that start with - go after --, or they are taken for flags.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs a b c
@@ -95,10 +96,18 @@ func (o *pushOptions) validate() error {
 func checkItems(items []string, what string) error {
 	for i, it := range items {
 		if problem, hint := itemProblem(it); problem != "" {
-			return cmdutil.WithHint(cmdutil.UsageErrorf("%s %d %s", what, i+1, problem), hint)
+			return withHint(cmdutil.UsageErrorf("%s %d %s", what, i+1, problem), hint)
 		}
 	}
 	return nil
+}
+
+// withHint attaches hint to err, if there is one.
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return cmdutil.WithHint(err, hint)
 }
 
 // itemProblem says what is wrong with an item chatq will not push, with a

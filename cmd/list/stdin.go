@@ -209,7 +209,7 @@ func (o *pushOptions) stopped(ctx context.Context, c *shardlist.Client, stored, 
 	switch {
 	case stored > 0 || uncertain > 0:
 	case isBad:
-		return cmdutil.WithHint(cmdutil.UsageErrorf("%v: nothing pushed", bad), bad.hint)
+		return withHint(cmdutil.UsageErrorf("%v: nothing pushed", bad), bad.hint)
 	case ctx.Err() != nil:
 		o.IO.Infof("nothing was stored before the interrupt")
 		return err
