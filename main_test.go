@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chatq-dev/chatq/chatqtest"
+	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -23,6 +28,7 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	p := withConnCmds(chatqtest.Params("testdata/script"))
 	p.Cmds["redis"] = cmdRedis
+	p.Cmds["lines"] = cmdLines
 	testscript.Run(t, p)
 }
 
@@ -65,4 +71,43 @@ func TestClusterScripts(t *testing.T) {
 		t.Skip("CHATQ_TEST_CLUSTER_URL not set: no Redis Cluster to test against")
 	}
 	testscript.Run(t, chatqtest.ClusterParams("testdata/cluster", url))
+}
+
+// cmdLines writes FILE, an input too big for a txtar file: for each SPEC
+// in turn, N lines "line-K" (K numbers every line of the file from 1),
+// long:N one line of N x's, binary one line that is not UTF-8, or marker
+// chatq's wake-up marker.
+//
+//	lines $WORK/in.txt 1000 long:16777217 5
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: lines FILE SPEC...")
+	}
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	w := bufio.NewWriter(f)
+	k := 0
+	for _, spec := range args[1:] {
+		k++
+		switch {
+		case spec == "binary":
+			w.WriteString("\xff\xfe\n")
+		case spec == "marker":
+			w.WriteString(shardlist.WakeMarker + "\n")
+		case strings.HasPrefix(spec, "long:"):
+			n, err := strconv.Atoi(strings.TrimPrefix(spec, "long:"))
+			ts.Check(err)
+			w.WriteString(strings.Repeat("x", n) + "\n")
+		default:
+			n, err := strconv.Atoi(spec)
+			ts.Check(err)
+			for range n {
+				fmt.Fprintf(w, "line-%d\n", k)
+				k++
+			}
+			k--
+		}
+	}
+	ts.Check(w.Flush())
+	ts.Check(f.Close())
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures chatq against references (redis-benchmark running the same
-# script, the rsmq npm client, redis-cli) on one local redis-server, and
-# prints the tables of docs/performance.md (markdown) on stdout.
+# script, the rsmq npm client, redis-cli, redis-cli --pipe) on one local
+# redis-server, and prints the tables of docs/performance.md (markdown) on
+# stdout.
 #
 # chatq and its reference take turns (A B, B A, A B, …) for ROUNDS rounds,
 # so that the load of a shared machine falls on both alike; each cell gives
@@ -14,10 +15,12 @@
 #   ONLY='queue ack' scripts/perf.sh         # cells whose name matches (grep -E)
 #   ROUNDS=5 REQUESTS=50000 PORT=21250 CHATQ_BIN=./chatq scripts/perf.sh
 #
-# Knobs: ROUNDS (default 3), REQUESTS per cell (default 20000), QUICK=1
-# (2 rounds of 2000 requests, scaling up to 10,000 items), ONLY (a regular
-# expression matched against "<section> <operation> <clients>/<pipeline>",
-# e.g. "bench queue", "rsmq", "oneshot", "scale", "list pop 50/16"), PORT
+# Knobs: ROUNDS (default 3), REQUESTS per cell (default 20000), BULK
+# messages for the bulk-load row (default 100000), QUICK=1 (2 rounds of
+# 2000 requests, scaling up to 10,000 items, 10,000 bulk messages), ONLY (a
+# regular expression matched against "<section> <operation>
+# <clients>/<pipeline>", e.g. "bench queue", "rsmq", "oneshot", "bulk",
+# "scale", "list pop 50/16"), PORT
 # for the redis-server it starts (default: a free port), CHATQ_BIN to use a
 # built chatq instead of building one.
 #
@@ -32,8 +35,9 @@ ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-20000}
 SCALE_SIZES="1000 10000 100000 1000000"
 CHAT_SIZES="1 100 1000 10000"
+BULK=${BULK:-100000}
 if [ "${QUICK:-}" = 1 ]; then
-  ROUNDS=2 REQUESTS=2000 SCALE_SIZES="1000 10000" CHAT_SIZES="1 100"
+  ROUNDS=2 REQUESTS=2000 SCALE_SIZES="1000 10000" CHAT_SIZES="1 100" BULK=10000
 fi
 ONLY=${ONLY:-}
 . scripts/ownredis.sh
@@ -71,12 +75,13 @@ ratios() { # "a1 a2 ..." "b1 b2 ..."
   printf '%s (%s–%s)' "$(ratio "$(med "${a[@]}")" "$(med "${b[@]}")")" "$lo" "$hi"
 }
 
+# Scripts that write start with internal/luascript/permitted.lua (allowed),
+# as the packages build them. The queue scripts are then queue.lua and the
+# script, as pkg/delayq builds them. The list scripts are state.lua and the
+# script, after a line that sets `legacy`, as pkg/shardlist builds them.
+permitted=internal/luascript/permitted.lua
 sha() { rcli SCRIPT LOAD "$(cat "$@")"; }
-# The queue scripts are queue.lua and the script, as pkg/delayq builds
-# them. The list scripts are state.lua and the script, after a line that sets
-# `legacy`, as pkg/shardlist builds them.
-listsha() { rcli SCRIPT LOAD "local legacy = 'count'
-$(cat pkg/shardlist/state.lua "$@")"; }
+listsha() { rcli SCRIPT LOAD "$(cat $permitted; echo "local legacy = 'count'"; cat pkg/shardlist/state.lua "$@")"; }
 
 echo "Redis $(redis-server --version | awk '{print $3}' | cut -d= -f2), $(nproc) cores, $(go version | awk '{print $3}'), $REQUESTS requests per cell, $ROUNDS rounds, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
 
@@ -89,13 +94,13 @@ echo "Redis $(redis-server --version | awk '{print $3}' | cut -d= -f2), $(nproc)
 chatq --prefix rb: chat create --from sender --to reader --id 1 >/dev/null
 chatq --prefix rb: queue create bench --vt 1h >/dev/null
 payload=$(printf 'x%.0s' $(seq 16))
-send_sha=$(sha pkg/chat/send.lua)
+send_sha=$(sha $permitted pkg/chat/send.lua)
 fetch_sha=$(sha pkg/chat/fetch.lua)
 push_sha=$(listsha pkg/shardlist/push.lua)
 pop_sha=$(listsha pkg/shardlist/pop.lua)
-qpush_sha=$(sha pkg/delayq/queue.lua pkg/delayq/push.lua)
-qrecv_sha=$(sha pkg/delayq/queue.lua pkg/delayq/receive.lua)
-qack_sha=$(sha pkg/delayq/queue.lua pkg/delayq/ack.lua)
+qpush_sha=$(sha $permitted pkg/delayq/queue.lua pkg/delayq/push.lua)
+qrecv_sha=$(sha $permitted pkg/delayq/queue.lua pkg/delayq/receive.lua)
+qack_sha=$(sha $permitted pkg/delayq/queue.lua pkg/delayq/ack.lua)
 # The queue scripts take the queue's ZSET and hash (and, for receive and
 # ack, chatq's index of received messages, <ns>:<q>:R).
 declare -A ref=(
@@ -247,6 +252,64 @@ PY
   done
   echo
   echo "$runs runs of each, interleaved; wall time of the whole process."
+fi
+
+# --- bulk loads -------------------------------------------------------------
+# `queue push --lines` of BULK messages against redis-cli --pipe writing the
+# same keys in RSMQ's layout (per message: ZADD of the queue's ZSET, HSET of
+# the body into its hash, HINCRBY totalsent), sent as RESP generated ahead
+# of time (not timed). Each run starts from an empty queue.
+if want "bulk"; then
+  echo
+  echo "## Bulk loads: queue push --lines against redis-cli --pipe"
+  echo
+  seq -f 'message number %.0f' 1 "$BULK" >"$tmp/bulk.txt"
+  # The ids are 22 characters, as RSMQ's; the visible-at time is fixed.
+  LC_ALL=C awk -v z=bk:rsmq:ref -v h=bk:rsmq:ref:Q '
+    function bulk(s) { return "$" length(s) "\r\n" s "\r\n" }
+    BEGIN { ORS = "" }
+    {
+      id = sprintf("refid%017d", NR)
+      print "*4\r\n" bulk("ZADD") bulk(z) bulk("1700000000000") bulk(id)
+      print "*4\r\n" bulk("HSET") bulk(h) bulk(id) bulk($0)
+      print "*4\r\n" bulk("HINCRBY") bulk(h) bulk("totalsent") bulk("1")
+    }' "$tmp/bulk.txt" >"$tmp/bulk.resp"
+  now_ms() { date +%s%3N; }
+  ours=() theirs=() ourcpu=() theircpu=()
+  for round in $(seq "$ROUNDS"); do
+    for side in $( ((round % 2)) && echo "chatq ref" || echo "ref chatq"); do
+      rcli DEL bk:rsmq:bulk bk:rsmq:bulk:Q bk:rsmq:ref bk:rsmq:ref:Q >/dev/null
+      if [ "$side" = chatq ]; then
+        chatq --prefix bk: queue create bulk >/dev/null
+        c0=$(cpu) t0=$(now_ms)
+        chatq --prefix bk: queue push bulk --lines - <"$tmp/bulk.txt" >/dev/null
+        t1=$(now_ms) c1=$(cpu)
+        stored=$(rcli ZCARD bk:rsmq:bulk)
+        ours+=("$(awk -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", t / 1000 }')")
+        ourcpu+=("$(awk -v c=$((c1 - c0)) -v n="$BULK" 'BEGIN { printf "%.1f", c / n }')")
+      else
+        c0=$(cpu) t0=$(now_ms)
+        redis-cli -p "$port" --pipe <"$tmp/bulk.resp" >/dev/null
+        t1=$(now_ms) c1=$(cpu)
+        stored=$(rcli ZCARD bk:rsmq:ref)
+        theirs+=("$(awk -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", t / 1000 }')")
+        theircpu+=("$(awk -v c=$((c1 - c0)) -v n="$BULK" 'BEGIN { printf "%.1f", c / n }')")
+      fi
+      if [ "$stored" != "$BULK" ]; then
+        echo "perf.sh: bulk: $side stored $stored of $BULK messages" >&2
+        exit 1
+      fi
+    done
+  done
+  rcli DEL bk:rsmq:bulk bk:rsmq:bulk:Q bk:rsmq:ref bk:rsmq:ref:Q >/dev/null
+  s3() { read -r m lo hi < <(stats "$@"); printf '%.2f (%.2f–%.2f)' "$m" "$lo" "$hi"; }
+  echo "| messages | chatq s | redis-cli --pipe s | ratio | chatq msg/s | redis-cli msg/s | server µs/msg, chatq | server µs/msg, redis-cli |"
+  echo "| --: | --: | --: | --: | --: | --: | --: | --: |"
+  echo "| $BULK | $(s3 "${ours[@]}") | $(s3 "${theirs[@]}") | $(ratios "${ours[*]}" "${theirs[*]}") | $(awk -v n="$BULK" -v t="$(med "${ours[@]}")" 'BEGIN { printf "%.0f", n / t }') | $(awk -v n="$BULK" -v t="$(med "${theirs[@]}")" 'BEGIN { printf "%.0f", n / t }') | $(med1 "${ourcpu[@]}") | $(med1 "${theircpu[@]}") |"
+  echo
+  echo "Wall time of the whole process, chatq's start-up and its queue check"
+  echo "included; $ROUNDS rounds, interleaved. redis-cli sends three commands per"
+  echo "message (RSMQ's layout, no script); chatq one script call per 100."
 fi
 
 # --- scaling with stored data ---------------------------------------------

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
@@ -36,10 +37,16 @@ func NewCmdPush(f *cmdutil.Factory, s side, runF func(context.Context, *pushOpti
 		Long: `Push items onto the ` + end + ` of a sharded list and print its new length. The
 items end up in the order ` + strings.ToUpper(name) + ` would leave them on a plain list.
 
-With - as the only item, items are read from stdin, one per line, and pushed in
-batches of 500 per script call; each batch is atomic, the whole push is not.
-When a batch fails after others were stored, chatq says how many items are in
-the list and how to resume without duplicates. Items must be valid UTF-8.
+With - as the only item, items are read from stdin, one per line, and pushed as
+they are read, in batches of up to 500 lines or 1 MiB per script call: memory
+stays bounded whatever the input's size. Each batch is atomic, the whole push
+is not. A line over 16 MiB, or not valid UTF-8, is refused when it is met;
+the lines before it in its batch are not pushed, so an input of one batch is
+pushed whole or not at all (exit 2). Whenever the push stops part way (a bad
+line, a failed batch, a lost reply, Ctrl-C, which waits for the batch in
+flight), chatq says which lines are in the list and how to resume without
+duplicates (tail -n +N FILE | chatq list ` + name + ` KEY -). Items must be
+valid UTF-8.
 
 Items that start with - go after --, or they are taken for flags.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs a b c
@@ -88,17 +95,33 @@ func (o *pushOptions) validate() error {
 // saying which one (what: "item" or "line").
 func checkItems(items []string, what string) error {
 	for i, it := range items {
-		if it == shardlist.WakeMarker {
-			return cmdutil.UsageErrorf("%s %d is chatq's reserved wake-up marker", what, i+1)
-		}
-		if !utf8.ValidString(it) {
-			// JSON output could not show it as a string: refused, as the
-			// queue and chat commands refuse it.
-			return cmdutil.WithHint(cmdutil.UsageErrorf("%s %d is not valid UTF-8", what, i+1),
-				"chatq stores text; push binary data encoded, for example with base64")
+		if problem, hint := itemProblem(it); problem != "" {
+			return withHint(cmdutil.UsageErrorf("%s %d %s", what, i+1, problem), hint)
 		}
 	}
 	return nil
+}
+
+// withHint attaches hint to err, if there is one.
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return cmdutil.WithHint(err, hint)
+}
+
+// itemProblem says what is wrong with an item chatq will not push, with a
+// hint; "" when nothing is.
+func itemProblem(it string) (problem, hint string) {
+	switch {
+	case it == shardlist.WakeMarker:
+		return "is chatq's reserved wake-up marker", ""
+	case !utf8.ValidString(it):
+		// JSON output could not show it as a string: refused, as the
+		// queue and chat commands refuse it.
+		return "is not valid UTF-8", "chatq stores text; push binary data encoded, for example with base64"
+	}
+	return "", ""
 }
 
 type listLengthResult struct {
@@ -107,75 +130,88 @@ type listLengthResult struct {
 }
 
 func pushRun(ctx context.Context, o *pushOptions) error {
-	items, what := o.Items, "item"
-	if o.Stdin {
-		var err error
-		o.IO.NoteStdin("items, one per line,")
-		if items, err = iostreams.ReadLines(o.IO.In); err != nil {
-			return fmt.Errorf("read items from stdin: %w", err)
-		}
-		what = "line"
-		if err := checkItems(items, what); err != nil {
-			return err
-		}
-	}
 	c, err := o.lists()
 	if err != nil {
 		return err
+	}
+	if o.Stdin {
+		return o.pushStdin(ctx, c)
 	}
 	push := c.LPush
 	if o.Side == tail {
 		push = c.RPush
 	}
-	n, err := pushInChunks(ctx, push, o.Key, items, o.IO.NewProgress("pushing", len(items)))
+	n, err := pushInChunks(ctx, push, o.Key, o.Items, o.IO.NewProgress("pushing", len(o.Items)))
 	var pe *shardlist.PushError
 	switch {
 	case errors.Is(err, shardlist.ErrReserved):
 		return cmdutil.UsageErr(err)
 	case errors.As(err, &pe):
-		return o.partial(ctx, pe, what)
+		return o.partial(ctx, pe)
 	case err != nil:
 		return listError(c, o.Key, err)
 	}
+	return o.printLength(n)
+}
+
+// printLength prints the list's length after a push.
+func (o *pushOptions) printLength(n int64) error {
 	if o.JSON {
 		return o.IO.WriteJSON(listLengthResult{Key: o.Key, Length: n})
 	}
-	_, err = fmt.Fprintln(o.IO.Out, n)
+	_, err := fmt.Fprintln(o.IO.Out, n)
 	return err
 }
 
-// partial reports a push that stored some of its items before it failed:
-// how many, and how to resume without duplicates.
-func (o *pushOptions) partial(ctx context.Context, pe *shardlist.PushError, what string) error {
+// partial reports a push of items given as arguments that stored some of
+// them before it failed: how many, and how to resume without duplicates.
+func (o *pushOptions) partial(ctx context.Context, pe *shardlist.PushError) error {
 	if pe.Stored == 0 {
 		// Only the first batch was sent: a lost reply is reported as for
 		// any write (exit 4, with how to check).
 		return pe.Err
 	}
-	from := func(n int) string {
-		if o.Stdin {
+	return o.report(ctx, pe, o.resumeHint(pe.Stored, pe.Uncertain))
+}
+
+// resumeHint says which items (lines of stdin, or items given) are in the
+// list after a push that stopped, and from where to resume it without
+// duplicates: after stored items for certain, and uncertain more that may
+// be there (their reply was lost).
+func (o *pushOptions) resumeHint(stored, uncertain int) string {
+	what := "item"
+	from := func(n int) string { return fmt.Sprintf("item %d", n) }
+	if o.Stdin {
+		what = "line"
+		from = func(n int) string {
 			return fmt.Sprintf("line %d (tail -n +%d FILE | chatq list %spush %s -)", n, n, o.Side.name(), o.Key)
 		}
-		return fmt.Sprintf("item %d", n)
 	}
-	hint := fmt.Sprintf("%ss 1-%d are in the list; to resume without duplicates push from %s",
-		what, pe.Stored, from(pe.Stored+1))
-	if pe.Uncertain > 0 {
-		check := fmt.Sprintf("-%d -1", pe.Uncertain)
-		if o.Side == head {
-			check = fmt.Sprintf("0 %d", pe.Uncertain-1)
-		}
-		hint = fmt.Sprintf("%ss 1-%d are in the list and %d-%d may be (the reply was lost): look with chatq list lrange %s %s, then push from %s if they are there, else from %s",
-			what, pe.Stored, pe.Stored+1, pe.Stored+pe.Uncertain, o.Key, check,
-			from(pe.Stored+pe.Uncertain+1), from(pe.Stored+1))
+	in := fmt.Sprintf("%ss 1-%d are in the list", what, stored)
+	if stored == 0 {
+		in = fmt.Sprintf("no %s is in the list for certain", what)
 	}
-	if ctx.Err() != nil {
-		// Interrupted: chatq then prints only "interrupted", so say it here.
-		o.IO.Infof("%s", pe.Error())
+	if uncertain == 0 {
+		return fmt.Sprintf("%s; to resume without duplicates push from %s", in, from(stored+1))
+	}
+	check := fmt.Sprintf("-%d -1", uncertain)
+	if o.Side == head {
+		check = fmt.Sprintf("0 %d", uncertain-1)
+	}
+	return fmt.Sprintf("%s and %d-%d may be (the reply was lost): look with chatq list lrange %s %s, then push from %s if they are there, else from %s",
+		in, stored+1, stored+uncertain, o.Key, check, from(stored+uncertain+1), from(stored+1))
+}
+
+// report returns err, a push that stopped part way, with hint; when
+// interrupted it says both on stderr, as chatq then prints only
+// "interrupted".
+func (o *pushOptions) report(ctx context.Context, err error, hint string) error {
+	if ctx.Err() != nil && !conn.ReplyLost(err) {
+		o.IO.Infof("%s", err)
 		o.IO.Infof("hint: %s", hint)
-		return pe
+		return err
 	}
-	return cmdutil.WithHint(pe, hint)
+	return cmdutil.WithHint(err, hint)
 }
 
 // pushInChunks pushes items a chunk at a time so that a long push can show

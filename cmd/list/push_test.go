@@ -46,12 +46,8 @@ func TestPartialPushHint(t *testing.T) {
 			if tc.cancel {
 				cancel()
 			}
-			what := "item"
-			if tc.stdin {
-				what = "line"
-			}
 			pe := &shardlist.PushError{Key: "jobs", Stored: 1000, Uncertain: tc.uncertain, Total: 2500, Err: errors.New("EOF")}
-			err := o.partial(ctx, pe, what)
+			err := o.partial(ctx, pe)
 			got := f.HintFor(err) + errOut.String()
 			if !errors.Is(err, pe) {
 				t.Fatalf("error %v", err)
