@@ -123,6 +123,13 @@ func startChatq(t *testing.T, env []string, args ...string) *proc {
 	return p
 }
 
+// killedByInterrupt reports whether the process ended killed by SIGINT:
+// the signal came before chatq began handling it.
+func (p *proc) killedByInterrupt() bool {
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
+}
+
 func (p *proc) running() bool {
 	select {
 	case <-p.done:
