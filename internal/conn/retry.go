@@ -220,3 +220,71 @@ func (lostReplyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		return &lostReply{err}
 	}
 }
+
+// listASKHook, on each node client of a Cluster, answers a node's ASK reply
+// to a sharded list's script (pkg/shardlist) as TRYAGAIN, so that go-redis
+// does not follow it and the command is sent again (with backoff, within
+// --timeout) until the slot's migration is over and MOVED names its new
+// owner. Such a script declares only the list's five keys and computes its
+// shard keys; following ASK runs it on the importing node, which lets it
+// read and write any key of the slot whether or not it has arrived: shards
+// still on the old node look empty there (on Redis 7.4+ and Valkey 8, which
+// move a slot's keys in hash order, the five keys may move first). A node
+// answers ASK before it runs a script, so the script has not run. Queue and
+// chat scripts declare every key they touch: ASK is right for them.
+type listASKHook struct{}
+
+func (listASKHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (listASKHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if replyCode(err) == "ASK" && listScript(cmd.Args()) {
+			err = &askDeclined{err}
+			cmd.SetErr(err)
+		}
+		return err
+	}
+}
+
+func (listASKHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// askDeclined is a node's ASK reply to a sharded list's script, not
+// followed: a TRYAGAIN refusal to go-redis and to chatq's retries.
+type askDeclined struct{ ask error }
+
+func (e *askDeclined) Error() string {
+	return "TRYAGAIN sharded list script not sent to a node importing its slot (" + e.ask.Error() + ")"
+}
+
+func (*askDeclined) RedisError() {}
+
+// listKeySuffixes are the ends of the five keys a sharded list's scripts
+// declare, in their order (pkg/shardlist: KEYS[1] to KEYS[5]).
+var listKeySuffixes = [...]string{"}:first", "}:last", "}:mid", "}:size", "}:ver"}
+
+// listScript reports whether args are those of a sharded list's script:
+// EVAL or EVALSHA (or their _RO forms) of the five keys of one list.
+func listScript(args []any) bool {
+	if len(args) < 3+len(listKeySuffixes) {
+		return false
+	}
+	if name, _ := args[0].(string); !strings.HasPrefix(strings.ToLower(name), "eval") {
+		return false
+	}
+	if n, ok := args[2].(int); !ok || n != len(listKeySuffixes) {
+		return false
+	}
+	var base string
+	for i, suffix := range listKeySuffixes {
+		key, _ := args[3+i].(string)
+		b, ok := strings.CutSuffix(key, suffix)
+		if !ok || (i > 0 && b != base) {
+			return false
+		}
+		base = b
+	}
+	return true
+}
