@@ -242,18 +242,20 @@ func readHead(br *bufio.Reader) (*request, int) {
 	return req, 0
 }
 
-// answer writes the answer to req; false when c failed.
+// answer writes the answer to req; false when c failed, or is to be
+// closed.
 func (s *server) answer(ctx context.Context, c net.Conn, req *request, keep bool) bool {
 	const text = "text/plain; charset=utf-8"
+	head := req.method == "HEAD" // the answer to GET, less its body
 	var body bytes.Buffer
 	switch {
 	case req.path != "/" && req.path != "/metrics":
-		return s.respond(c, 404, text, []byte("404 page not found\n"), false, !keep)
+		return s.respond(c, 404, text, []byte("404 page not found\n"), head, !keep)
 	case req.method != "GET" && req.method != "HEAD":
-		return s.respond(c, 405, text, []byte("405 method not allowed\n"), false, !keep, "Allow: GET, HEAD")
+		return s.respond(c, 405, text, []byte("405 method not allowed\n"), head, !keep, "Allow: GET, HEAD")
 	case req.path == "/":
 		body.WriteString("chatq metrics: Prometheus metrics of chatq's queues, sharded lists and chats at /metrics\n")
-		return s.respond(c, 200, text, body.Bytes(), req.method == "HEAD", !keep)
+		return s.respond(c, 200, text, body.Bytes(), head, !keep)
 	}
 	if v, err := strconv.ParseFloat(req.header["x-prometheus-scrape-timeout-seconds"], 64); err == nil && v > 0 {
 		// Leave a tenth of the timeout to write the answer.
@@ -266,9 +268,10 @@ func (s *server) answer(ctx context.Context, c net.Conn, req *request, keep bool
 	// Buffered: the answer says its length.
 	if err := exposition.Write(&body, fams, format); err != nil {
 		s.e.infof("error: writing a scrape's answer: %v", err)
-		return s.respond(c, 500, text, []byte("500 internal server error\n"), false, true)
+		s.respond(c, 500, text, []byte("500 internal server error\n"), head, true)
+		return false
 	}
-	return s.respond(c, 200, format.ContentType(), body.Bytes(), req.method == "HEAD", !keep)
+	return s.respond(c, 200, format.ContentType(), body.Bytes(), head, !keep)
 }
 
 // respond writes a status line, headers and body (left out for HEAD, but

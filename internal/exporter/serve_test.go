@@ -3,6 +3,7 @@ package exporter
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -112,15 +113,23 @@ func TestServeKeepAlive(t *testing.T) {
 	r := start(t, &server{e: embedded(t), head: headTimeout, idle: idleTimeout, grace: stopGrace})
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	for i := range 3 {
-		method := []string{"GET", "HEAD", "GET"}[i]
-		req, _ := http.NewRequest(method, "http://"+r.addr+"/metrics", nil)
+	for _, method := range []string{"GET", "HEAD", "HEAD /none", "GET"} {
+		method, path, _ := strings.Cut(method, " ")
+		req, _ := http.NewRequest(method, "http://"+r.addr+cmp.Or(path, "/metrics"), nil)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if path != "" {
+			// Not found, said without a body (which would be taken for
+			// the next answer).
+			if resp.StatusCode != 404 || len(body) != 0 {
+				t.Fatalf("%s %s: %d %q", method, path, resp.StatusCode, body)
+			}
+			continue
+		}
 		if resp.StatusCode != 200 || resp.Close {
 			t.Fatalf("%s: %d, close %v", method, resp.StatusCode, resp.Close)
 		}
@@ -133,7 +142,7 @@ func TestServeKeepAlive(t *testing.T) {
 		}
 	}
 	if n := r.ln.n.Load(); n != 1 {
-		t.Errorf("%d connections for 3 requests", n)
+		t.Errorf("%d connections for 4 requests", n)
 	}
 }
 
