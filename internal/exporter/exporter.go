@@ -7,11 +7,6 @@ package exporter
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -170,59 +165,4 @@ func (e *Exporter) shared(ctx context.Context) []exposition.Family {
 	e.flightMu.Unlock()
 	close(f.done)
 	return f.fams
-}
-
-// Handler serves the metrics on /metrics, in the format the scraper asks
-// for (OpenMetrics, or Prometheus text), and a short page on /. (Not
-// gzipped: a scrape is a few hundred kB at most, mostly on loopback.) A scrape ends before the timeout Prometheus sends
-// (X-Prometheus-Scrape-Timeout-Seconds) with chatq_up 0 when the server is
-// slower than that.
-func (e *Exporter) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", e.serveMetrics)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, "chatq metrics: Prometheus metrics of chatq's queues, sharded lists and chats at /metrics\n")
-	})
-	return mux
-}
-
-func (e *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	if v, err := strconv.ParseFloat(r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"), 64); err == nil && v > 0 {
-		// Leave a tenth of the timeout to write the answer.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(v*0.9*float64(time.Second)))
-		defer cancel()
-	}
-	fams := e.shared(ctx)
-	format := exposition.Negotiate(r.Header.Get("Accept"))
-	w.Header().Set("Content-Type", format.ContentType())
-	if err := exposition.Write(w, fams, format); err != nil {
-		e.infof("error: writing a scrape's answer: %v", err)
-	}
-}
-
-// Serve serves Handler on ln until ctx ends, then stops: it closes ln,
-// lets the scrapes under way finish (for up to 5 seconds) and returns nil.
-// It returns an error only when serving fails.
-func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           e.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("serving metrics on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -198,13 +197,12 @@ func TestUpWhileServerAway(t *testing.T) {
 
 // /metrics answers in the format asked for; / is a page that names it;
 // other paths and methods are refused.
-func TestHandler(t *testing.T) {
+func TestServeMetrics(t *testing.T) {
 	b := redistest.Embedded(t)
 	e := New(b.Client, Options{Snapshot: snapshot.Options{Prefix: b.Prefix, Limits: limits}})
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
+	url := serve(t, e)
 	get := func(path, accept string) (*http.Response, string) {
-		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req, _ := http.NewRequest("GET", url+path, nil)
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
@@ -230,7 +228,7 @@ func TestHandler(t *testing.T) {
 	if resp, _ = get("/other", ""); resp.StatusCode != 404 {
 		t.Errorf("/other: %d", resp.StatusCode)
 	}
-	if resp, err := http.Post(srv.URL+"/metrics", "text/plain", nil); err != nil || resp.StatusCode != 405 {
+	if resp, err := http.Post(url+"/metrics", "text/plain", nil); err != nil || resp.StatusCode != 405 {
 		t.Errorf("POST: %v %v", resp, err)
 	}
 	// Scrapes at once all answer (sharing one read of the server).
@@ -253,10 +251,9 @@ func TestScrapeTimeout(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
 	e := New(rdb, Options{Snapshot: snapshot.Options{Prefix: b.Prefix, Limits: limits}})
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
+	url := serve(t, e)
 	proxy.Latency(time.Second)
-	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
+	req, _ := http.NewRequest("GET", url+"/metrics", nil)
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "0.2")
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
