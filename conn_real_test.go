@@ -134,6 +134,7 @@ func TestACLScripts(t *testing.T) {
 	p.Dir = ""
 	p.Files = pick
 	p.Cmds["redis"] = cmdRedis // as the server's default user, like the harness
+	p.Cmds["lines"] = cmdLines
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		if err := setup(env); err != nil {
