@@ -251,3 +251,21 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// countDelivered counts again, from their output so far, the chat messages
+// a `chat watch -o json` printed and the jobs a `queue work -o json` acked.
+func countDelivered(watch, work *proc, chats, jobs *tally) {
+	chats.reset()
+	for _, m := range jsonLines[struct{ Message string }](watch.out.String()) {
+		chats.deliver(m.Message)
+	}
+	jobs.reset()
+	for _, o := range jsonLines[struct {
+		ID    string
+		Acked bool
+	}](work.out.String()) {
+		if o.Acked {
+			jobs.deliver(o.ID)
+		}
+	}
+}

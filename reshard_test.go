@@ -196,21 +196,7 @@ func TestLiveReshard(t *testing.T) {
 	producers.Wait()
 
 	// Everything sent is consumed in the end.
-	parse := func() {
-		chats.reset()
-		for _, m := range jsonLines[struct{ Message string }](watch.out.String()) {
-			chats.deliver(m.Message)
-		}
-		jobs.reset()
-		for _, o := range jsonLines[struct {
-			ID    string
-			Acked bool
-		}](work.out.String()) {
-			if o.Acked {
-				jobs.deliver(o.ID)
-			}
-		}
-	}
+	parse := func() { countDelivered(watch, work, chats, jobs) }
 	all := func() bool {
 		parse()
 		for _, tl := range active {

@@ -114,21 +114,7 @@ func TestLongRunningThroughRestarts(t *testing.T) {
 		}
 	})
 
-	parse := func() {
-		chats.reset()
-		for _, m := range jsonLines[struct{ Message string }](watch.out.String()) {
-			chats.deliver(m.Message)
-		}
-		jobs.reset()
-		for _, o := range jsonLines[struct {
-			ID    string
-			Acked bool
-		}](work.out.String()) {
-			if o.Acked {
-				jobs.deliver(o.ID)
-			}
-		}
-	}
+	parse := func() { countDelivered(watch, work, chats, jobs) }
 	delivered := func() bool {
 		parse()
 		for _, tl := range []*tally{left, right, chats, jobs, polled} {
