@@ -6,23 +6,6 @@ import (
 	"time"
 )
 
-// Replicas returns the live nodes that are replicas now (ROLE).
-func (c *Cluster) Replicas(ctx context.Context) []*Server {
-	var out []*Server
-	for _, s := range c.Nodes {
-		if s.cmd == nil {
-			continue
-		}
-		cl := nodeClient(s)
-		role, err := cl.Do(ctx, "role").Slice()
-		cl.Close()
-		if err == nil && len(role) > 0 && role[0] == "slave" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // Promote makes replica its master's master by a manual failover (CLUSTER
 // FAILOVER: the master stops taking writes until the replica has them
 // all, so nothing acknowledged is lost) and waits until it is one. A manual

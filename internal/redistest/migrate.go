@@ -85,16 +85,22 @@ func (c *Cluster) byAddr(addr string) *Server {
 }
 
 // Masters returns the live nodes that are masters now (ROLE).
-func (c *Cluster) Masters(ctx context.Context) []*Server {
+func (c *Cluster) Masters(ctx context.Context) []*Server { return c.withRole(ctx, "master") }
+
+// Replicas returns the live nodes that are replicas now (ROLE).
+func (c *Cluster) Replicas(ctx context.Context) []*Server { return c.withRole(ctx, "slave") }
+
+// withRole returns the live nodes whose ROLE reply names role.
+func (c *Cluster) withRole(ctx context.Context, role string) []*Server {
 	var out []*Server
 	for _, s := range c.Nodes {
 		if s.cmd == nil {
 			continue
 		}
 		cl := nodeClient(s)
-		role, err := cl.Do(ctx, "role").Slice()
+		r, err := cl.Do(ctx, "role").Slice()
 		cl.Close()
-		if err == nil && len(role) > 0 && role[0] == "master" {
+		if err == nil && len(r) > 0 && r[0] == role {
 			out = append(out, s)
 		}
 	}
