@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -237,6 +238,31 @@ func (t *tally) counts() (sent, delivered, lost, dups, strays int) {
 		}
 	}
 	return len(t.sent), len(t.delivered), lost, dups, strays
+}
+
+// odd names the ids lost, duplicated or delivered without being sent (at
+// most 20 of each), for a failing test's message.
+func (t *tally) odd() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lost, dups, strays []string
+	for id := range t.sent {
+		switch n := t.delivered[id]; {
+		case n == 0 && len(lost) < 20:
+			lost = append(lost, id)
+		case n > 1 && len(dups) < 20:
+			dups = append(dups, id)
+		}
+	}
+	for id := range t.delivered {
+		if !t.sent[id] && len(strays) < 20 {
+			strays = append(strays, id)
+		}
+	}
+	slices.Sort(lost)
+	slices.Sort(dups)
+	slices.Sort(strays)
+	return fmt.Sprintf("lost %v, duplicated %v, not sent %v", lost, dups, strays)
 }
 
 // waitUntil polls cond until it holds or a generous deadline passes (a

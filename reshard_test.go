@@ -249,7 +249,11 @@ func TestLiveReshard(t *testing.T) {
 		sent, delivered, lost, dups, strays := tl.counts()
 		t.Logf("%s: %d sent, %d delivered, %d lost, %d duplicated, %d delivered but not sent", name, sent, delivered, lost, dups, strays)
 		if lost > 0 || dups > 0 || strays > 0 || sent == 0 {
-			t.Errorf("%s: %d sent, %d lost, %d duplicated, %d delivered but not sent", name, sent, lost, dups, strays)
+			t.Errorf("%s: %d sent, %d lost, %d duplicated, %d delivered but not sent: %s", name, sent, lost, dups, strays, tl.odd())
+			if tl == items {
+				slot, _ := c.Slot(ctx, "t:{items}:first")
+				t.Logf("the list's slot %d now:\n%s", slot, c.DumpSlot(context.Background(), slot))
+			}
 		}
 	}
 	if t.Failed() {

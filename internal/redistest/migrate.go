@@ -282,3 +282,28 @@ func (c *Cluster) Redirects(ctx context.Context) map[string]int64 {
 	}
 	return out
 }
+
+// DumpSlot describes, for a failing test's log, every key of slot on every
+// live master: its type and value (a list's first 100 elements), at most 100
+// keys a node.
+func (c *Cluster) DumpSlot(ctx context.Context, slot int) string {
+	var b strings.Builder
+	for _, s := range c.Masters(ctx) {
+		cl := nodeClient(s)
+		keys, err := cl.ClusterGetKeysInSlot(ctx, slot, 100).Result()
+		fmt.Fprintf(&b, "%s: %d keys %v\n", s.Addr(), len(keys), err)
+		for _, k := range keys {
+			typ := cl.Type(ctx, k).Val()
+			var v any
+			switch typ {
+			case "string":
+				v = cl.Get(ctx, k).Val()
+			case "list":
+				v = cl.LRange(ctx, k, 0, 99).Val()
+			}
+			fmt.Fprintf(&b, "  %s %s %q\n", k, typ, v)
+		}
+		cl.Close()
+	}
+	return b.String()
+}
