@@ -134,15 +134,24 @@ func (p *proc) running() bool {
 }
 
 // interrupt sends SIGINT and returns the exit code, or -1 when the process
-// has not ended a minute later (it is then killed).
+// has not ended a minute later (it is then killed). It sends SIGINT again
+// every half second: a process started with SIGINT ignored (as a shell
+// starts background jobs, and the test binary's children inherit it) drops
+// a SIGINT that comes before it begins to handle the signal.
 func (p *proc) interrupt() int {
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-p.done:
-		return p.code
-	case <-time.After(time.Minute):
-		p.quit()
-		return -1
+	give := time.After(time.Minute)
+	again := time.NewTicker(500 * time.Millisecond)
+	defer again.Stop()
+	for {
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-p.done:
+			return p.code
+		case <-again.C:
+		case <-give:
+			p.quit()
+			return -1
+		}
 	}
 }
 
