@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 )
 
@@ -50,3 +51,17 @@ func (s *Server) KillClients(ctx context.Context) error {
 
 // Running reports whether the server's process is running (not killed).
 func (s *Server) Running() bool { return s.cmd != nil }
+
+// Freeze stops the server's process (SIGSTOP) for d, then lets it go on
+// (SIGCONT): the node answers nothing meanwhile, as a server stalled by a
+// slow disk or a busy host. On a Cluster, a master frozen for longer than
+// the node timeout (1 s) is marked failing by the others, and every node
+// answers CLUSTERDOWN until it is back.
+func (s *Server) Freeze(d time.Duration) {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(d)
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
+}

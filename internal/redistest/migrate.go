@@ -213,6 +213,12 @@ func (c *Cluster) moveKeys(ctx context.Context, sc *redis.Client, slot int, host
 			if strings.HasPrefix(err.Error(), "IOERR") {
 				continue // the target was slow to answer: the key stays, try again
 			}
+			if strings.Contains(err.Error(), "CLUSTERDOWN") {
+				// A node is failing (frozen, say): the key stays (on the target too, "Target instance replied with error: CLUSTERDOWN")
+				// until the cluster is up again.
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
 			return fmt.Errorf("MIGRATE %s: %w", keys[0], err)
 		}
 		if after != nil {
