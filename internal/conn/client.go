@@ -123,7 +123,7 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		opt.PipelinePoolSize = noPipelinePool
 		opt.MaintNotificationsConfig = noMaintNotifications()
 		cc := redis.NewClusterClient(opt)
-		cc.OnNewNode(func(node *redis.Client) { node.AddHook(lostReplyHook{}); node.AddHook(listASKHook{}) })
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(lostReplyHook{}) })
 		c = cc
 	case cfg.SentinelMaster != "":
 		opt, err := redis.ParseFailoverURL(raw)

@@ -1,7 +1,6 @@
 package shardlist
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,13 +13,13 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestExactlyOnceThroughLiveReshard pushes and pops one sharded list as fast
-// as two producers and two blocking consumers can, through chatq's cluster
-// client, while the list's slot moves from master to master one key at a
+// as two producers and two blocking consumers can, through a go-redis
+// ClusterClient with its defaults (as a program using the package has), while the list's slot moves from master to master one key at a
 // time, round after round; in every third round the master that takes no
 // part in the move is frozen for 2.5 s, longer than the node timeout, so
 // that the whole cluster answers CLUSTERDOWN for a while, mid-move. A call
@@ -32,13 +31,15 @@ import (
 // CHATQ_TEST_RESHARD_ROUNDS=N runs N rounds (default 12).
 func TestExactlyOnceThroughLiveReshard(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
-	var errOut bytes.Buffer
-	cl, err := conn.NewClient(&conn.Config{URL: c.URL(), Cluster: true, Timeout: 3 * time.Second},
-		&iostreams.IOStreams{ErrOut: &errOut}, 0)
-	if err != nil {
-		t.Fatal(err)
+	// A program's own go-redis client, with its defaults: the package
+	// must not depend on chatq's (internal/conn).
+	var addrs []string
+	for _, s := range c.Nodes {
+		addrs = append(addrs, s.Addr())
 	}
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	defer cl.Close()
+	var err error
 	lists := New(cl, Options{ShardSize: 4}) // 3 items a shard: many shard keys
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
