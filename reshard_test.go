@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"strconv"
 	"strings"
@@ -38,34 +37,19 @@ func TestLiveReshard(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	chats, jobs, items := newTally(), newTally(), newTally()
-	active := []*tally{chats, jobs}
-	slotKeys := []string{"t:chat:{room}", "t:seen:{jeff}", "t:rsmq:{jobs}"}
+	active := []*tally{chats, jobs, items}
+	slotKeys := []string{"t:chat:{room}", "t:seen:{jeff}", "t:rsmq:{jobs}", "t:{items}:first"}
 
-	// KNOWN ISSUE (issue 27, open): a sharded list can still lose items
-	// while its slot moves (1 run of 7 on Redis 7.0 lost 2 items, with the
-	// ASK fix; docs/reliability.md). Until that is fixed the list's part
-	// runs only with CHATQ_TEST_RESHARD_LISTS=1, so that CI's verdict on
-	// chats and queues is not a coin toss; the list's runs are reported in
-	// docs/compatibility.md.
-	lists := os.Getenv("CHATQ_TEST_RESHARD_LISTS") == "1"
-	if !lists {
-		t.Log("the sharded list's part is off (known issue: items can be lost while its slot moves); CHATQ_TEST_RESHARD_LISTS=1 runs it")
+	// The list has shards of 3 items and starts with a backlog, so that its
+	// scripts read and write shard keys they do not declare (only the
+	// list's five keys are), which move one by one like the others.
+	var backlog strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&backlog, "b%d\n", i)
+		items.send("b" + strconv.Itoa(i))
 	}
-	if lists {
-		active = append(active, items)
-		slotKeys = append(slotKeys, "t:{items}:first")
-		// The list has shards of 3 items and starts with a backlog, so
-		// that its scripts read and write shard keys they do not declare
-		// (only the list's five keys are), which move one by one like the
-		// others.
-		var backlog strings.Builder
-		for i := range 60 {
-			fmt.Fprintf(&backlog, "b%d\n", i)
-			items.send("b" + strconv.Itoa(i))
-		}
-		if r := runStdin(ctx, env, backlog.String(), "list", "rpush", "items", "--shard-size", "4", "-"); r.code != 0 {
-			t.Fatal(r)
-		}
+	if r := runStdin(ctx, env, backlog.String(), "list", "rpush", "items", "--shard-size", "4", "-"); r.code != 0 {
+		t.Fatal(r)
 	}
 	mustRun(t, env, "queue", "create", "jobs")
 	mustRun(t, env, "chat", "create", "--from", "joe", "--to", "jeff", "--id", "room")
@@ -102,26 +86,20 @@ func TestLiveReshard(t *testing.T) {
 		func(i int, r result) { chats.send("m" + strconv.Itoa(i)) })
 	produce("queue", func(i int) []string { return []string{"queue", "push", "jobs", "j" + strconv.Itoa(i)} },
 		func(i int, r result) { jobs.send(strings.TrimSpace(r.stdout)) })
-	// A list's scripts wait out its slot's move (internal/conn declines ASK
+	// A list's scripts wait out its slot's move (pkg/shardlist declines ASK
 	// for them): when its five keys move first, a push waits for the slot's
 	// last key (up to 20 keys, 150 ms apart, in the runs measured): --timeout 10s.
-	if lists {
-		produce("list", func(i int) []string {
-			return []string{"list", "rpush", "items", "i" + strconv.Itoa(i), "--timeout", "10s"}
-		},
-			func(i int, r result) { items.send("i" + strconv.Itoa(i)) })
-	}
+	produce("list", func(i int) []string {
+		return []string{"list", "rpush", "items", "i" + strconv.Itoa(i), "--timeout", "10s"}
+	},
+		func(i int, r result) { items.send("i" + strconv.Itoa(i)) })
 
 	// Two list consumers, each a loop of blocking pops.
 	var popping atomic.Bool
 	popping.Store(true)
 	var consumers sync.WaitGroup
 	var waiting sync.Map // *proc -> true: the pops in progress
-	pops := 0
-	if lists {
-		pops = 2
-	}
-	for range pops {
+	for range 2 {
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
