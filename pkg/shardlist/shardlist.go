@@ -32,11 +32,6 @@ const (
 	// readRestarts is how often a read of several calls starts over when
 	// the list was written between its calls, before it gives up.
 	readRestarts = 5
-	// A list script answered MOVED is sent again to the slot's new owner
-	// at most this often, each time once the client has learnt the owner
-	// (waiting at most movedWait); else the caller gets TRYAGAIN.
-	maxMovedTries = 3
-	movedWait     = time.Second
 	// fallbackSlice is the wait slice when a wait cannot be interrupted
 	// (the server has no CLIENT UNBLOCK, or the user may not run it).
 	fallbackSlice = 80 * time.Millisecond
@@ -294,7 +289,8 @@ func (l *list) midKey() string { return l.keys[2] }
 // many middle shards is counted first (in bounded calls), and the script
 // run again; script errors for impossible state become ErrCorrupt.
 func (l *list) run(ctx context.Context, s luascript.Runner, args ...any) *redis.Cmd {
-	cmd := l.send(ctx, s, args...)
+	declineASK(ctx, l.rdb, l.keys[0])
+	cmd := s.Run(ctx, l.rdb, l.keys, args...)
 	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
 		if err := l.countMid(ctx); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
@@ -304,101 +300,13 @@ func (l *list) run(ctx context.Context, s luascript.Runner, args ...any) *redis.
 			cmd.SetErr(err)
 			return cmd
 		}
-		cmd = l.send(ctx, s, args...)
+		cmd = s.Run(ctx, l.rdb, l.keys, args...)
 	}
 	if msg, ok := scriptError(cmd.Err(), "CORRUPT"); ok {
 		cmd.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, msg))
 	}
 	return cmd
 }
-
-// send runs a list script once with the list's keys. On a Cluster it goes
-// to the master that serves the list's slot by that node's own client, not
-// through the cluster client, so that the node's redirects come back here
-// rather than being followed. A list's scripts declare only its five keys
-// and compute their shard keys; while the slot moves, a node importing it
-// lets a script sent with ASKING read and write any key of the slot, arrived
-// or not, so shards still on the old node look empty there: a push would
-// write a shard that is still to come, a pop would miss items. Redis 7.4 and
-// newer and Valkey 8 may move the five keys before the shards. So ASK is
-// not followed: it is answered as a TRYAGAIN refusal (the node ran nothing)
-// and the call sent again by the caller, as after any TRYAGAIN, until the
-// slot's last key has moved and MOVED names the new owner. MOVED makes the
-// client learn the slot's owner again, and the call goes there (the node ran
-// nothing either). A failure to reach the node, READONLY (a failover) or
-// CLUSTERDOWN also make the client reload the slots, for the next call.
-func (l *list) send(ctx context.Context, s luascript.Runner, args ...any) *redis.Cmd {
-	cc, ok := l.rdb.(*redis.ClusterClient)
-	if !ok {
-		return s.Run(ctx, l.rdb, l.keys, args...)
-	}
-	for try := 0; ; try++ {
-		node, err := cc.MasterForKey(ctx, l.keys[0])
-		if err != nil {
-			cmd := redis.NewCmd(ctx)
-			cmd.SetErr(err)
-			return cmd
-		}
-		cmd := s.Run(ctx, node, l.keys, args...)
-		err = cmd.Err()
-		var re redis.Error
-		code := ""
-		if err != nil && errors.As(err, &re) {
-			code, _, _ = strings.Cut(re.Error(), " ")
-		}
-		switch {
-		case code == "ASK":
-			cmd.SetErr(&slotMoving{l.key, err})
-		case code == "MOVED":
-			cc.ReloadState(ctx)
-			if try < maxMovedTries && l.ownerChanged(ctx, cc, node) {
-				continue
-			}
-			cmd.SetErr(&slotMoving{l.key, err})
-		case err != nil && (re == nil || code == "READONLY" || code == "CLUSTERDOWN") &&
-			!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-			cc.ReloadState(ctx)
-		}
-		return cmd
-	}
-}
-
-// ownerChanged waits, polling, up to movedWait for cc to learn that the
-// list's slot is no longer served by node (after MOVED: ReloadState reloads
-// the slots in the background).
-func (l *list) ownerChanged(ctx context.Context, cc *redis.ClusterClient, node *redis.Client) bool {
-	deadline := time.Now().Add(movedWait)
-	for {
-		if n, err := cc.MasterForKey(ctx, l.keys[0]); err == nil && n != node {
-			return true
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return false
-		}
-		t := time.NewTimer(10 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-	}
-}
-
-// slotMoving is a node's redirect of a list script that send does not
-// follow (ASK), or could not yet (MOVED, before the client learnt the new
-// owner): a TRYAGAIN refusal, since the node ran nothing. It is a
-// redis.Error, so callers that send TRYAGAIN again (go-redis's clients,
-// chatq's commands) do so.
-type slotMoving struct {
-	key string
-	err error
-}
-
-func (e *slotMoving) Error() string {
-	return "TRYAGAIN list " + e.key + " is moving to another cluster node (" + e.err.Error() + ")"
-}
-
-func (*slotMoving) RedisError() {}
 
 // scriptError reports whether err is a script's error reply with the given
 // code, and returns the rest of its message.
