@@ -220,4 +220,3 @@ func (lostReplyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		return &lostReply{err}
 	}
 }
-
