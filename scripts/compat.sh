@@ -80,13 +80,23 @@ def setup_of(pkg, test):
     return "standalone"
 
 def why(lines):
-    """The first line that says why a test failed: a t.Error's, a txtar
-    script's FAIL, or a panic."""
+    """The line that says why a test failed: a txtar script's FAIL, a panic,
+    or a t.Error's. go test's output does not tell t.Log's lines from
+    t.Error's, so of those the first that reads like a failure (fail, lost,
+    want, error...) is taken, else the first."""
+    found = []
     for l in lines:
         t = l.strip()
-        if re.match(r"\S+_test\.go:\d+: ", t) or t.startswith("FAIL: testdata") or t.startswith("panic:"):
-            return ": " + (t if len(t) <= 200 else t[:197] + "...")
-    return ""
+        if t.startswith("FAIL: testdata") or t.startswith("panic:"):
+            found = [t]
+            break
+        if re.match(r"\S+_test\.go:\d+: ", t):
+            found.append(t)
+    failing = [t for t in found if re.search(r"fail|lost|want|got|expected|error|refused|changed|did not|not everything", t, re.I)]
+    if not found:
+        return ""
+    t = (failing or found)[0]
+    return ": " + (t if len(t) <= 200 else t[:197] + "...")
 
 def name(label):
     return label.replace("-", " ", 1)
