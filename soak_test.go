@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -67,7 +68,7 @@ func TestSoak(t *testing.T) {
 	// FAILOVER, which loses nothing.
 	c := redistest.StartClusterWith(t, redistest.ClusterOptions{Masters: 3, Replicas: 1, Proxied: true, NodeTimeout: 5 * time.Second})
 	s := &soak{t: t, env: chatqEnv(t, "CHATQ_URL="+c.URL(), "CHATQ_CLUSTER=true", "CHATQ_PREFIX=s:"),
-		exits: map[string]map[int]int{}, samples: map[string][]string{}, faults: map[string]int{}, dir: t.TempDir(),
+		exits: map[string]map[int]int{}, samples: map[string][]string{}, causes: map[string]map[string]int{}, faults: map[string]int{}, dir: t.TempDir(),
 		chat: newFlow(), queue: newFlow(), list: newFlow()}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -146,8 +147,9 @@ type soak struct {
 	dir string
 
 	mu         sync.Mutex
-	exits      map[string]map[int]int // command -> exit code -> how many
-	samples    map[string][]string    // "command exit N" -> the first stderrs
+	exits      map[string]map[int]int    // command -> exit code -> how many
+	samples    map[string][]string       // "command exit N" -> the first stderrs
+	causes     map[string]map[string]int // "command exit N" -> cause (cause) -> count
 	faults     map[string]int
 	unexpected []string // long-running commands that ended on their own
 	procs      []*supervised
@@ -257,6 +259,22 @@ func (s *soak) exit(kind string, code int, stderr string) {
 	if code != 0 && len(s.samples[key]) < 3 {
 		s.samples[key] = append(s.samples[key], strings.TrimSpace(stderr))
 	}
+	if code != 0 {
+		if s.causes[key] == nil {
+			s.causes[key] = map[string]int{}
+		}
+		s.causes[key][cause(stderr)]++
+	}
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// cause is the first line of a command's stderr with every number as N,
+// so that exits of one cause count together whatever address, port or
+// slot they name.
+func cause(stderr string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+	return digits.ReplaceAllString(line, "N")
 }
 
 // supervised is a long-running command the soak keeps running.
@@ -572,6 +590,7 @@ type soakReport struct {
 	Faults     map[string]int            `json:"faults"`
 	Exits      map[string]map[string]int `json:"exit_codes"`
 	Samples    map[string][]string       `json:"stderr_samples"`
+	Causes     map[string]map[string]int `json:"exit_causes"`
 	Unexpected []string                  `json:"unexpected_exits"`
 }
 
@@ -587,7 +606,7 @@ type patternReport struct {
 }
 
 func (s *soak) report(t *testing.T) {
-	r := soakReport{Patterns: map[string]patternReport{}, Faults: s.faults, Exits: map[string]map[string]int{}, Samples: s.samples, Unexpected: s.unexpected}
+	r := soakReport{Patterns: map[string]patternReport{}, Faults: s.faults, Exits: map[string]map[string]int{}, Samples: s.samples, Causes: s.causes, Unexpected: s.unexpected}
 	for name, f := range map[string]*flow{"chat": s.chat, "queue": s.queue, "list": s.list} {
 		f.mu.Lock()
 		pr := patternReport{Sent: len(f.sent), MaybeSent: len(f.maybe), StallSec: f.stall.Seconds()}
@@ -643,6 +662,12 @@ func (s *soak) report(t *testing.T) {
 	fmt.Fprintf(&b, "\nexit codes:\n")
 	for _, k := range sortedKeys(r.Exits) {
 		fmt.Fprintf(&b, "  %-20s %v\n", k, r.Exits[k])
+	}
+	fmt.Fprintf(&b, "causes of the exits (first line of stderr, numbers as N):\n")
+	for _, k := range sortedKeys(r.Causes) {
+		for _, c := range sortedKeys(r.Causes[k]) {
+			fmt.Fprintf(&b, "  %s: %d × %s\n", k, r.Causes[k][c], c)
+		}
 	}
 	fmt.Fprintf(&b, "stderr of the first exits of each code:\n")
 	for _, k := range sortedKeys(r.Samples) {
