@@ -214,8 +214,10 @@ func (c *Cluster) moveKeys(ctx context.Context, sc *redis.Client, slot int, host
 				continue // the target was slow to answer: the key stays, try again
 			}
 			if strings.Contains(err.Error(), "CLUSTERDOWN") {
-				// A node is failing (frozen, say): the key stays (on the target too, "Target instance replied with error: CLUSTERDOWN")
-				// until the cluster is up again.
+				// A node is failing (frozen, say), here or on the
+				// target ("Target instance replied with error:
+				// CLUSTERDOWN"): the key stays; try again until the
+				// cluster is up.
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}

@@ -37,6 +37,19 @@
 // toward positive ones. Emptied lists keep their endpoint keys (as in the
 // book); the mid key is deleted whenever its count drops to 0.
 //
+// # Redis Cluster and resharding
+//
+// Because shard keys are not declared, a list's scripts must never run on
+// a node that is importing the list's slot (where shards still on the old
+// node look empty). So when rdb is a *redis.ClusterClient, the package adds
+// a hook to its node clients (the master serving the list's slot, checked
+// before each call, and every node the client creates; once each) that
+// answers a node's ASK to one of the list's scripts as a TRYAGAIN refusal
+// instead of following it: nothing ran, and the call is sent again, by
+// go-redis and by the caller, until the slot has moved (MOVED). Every other
+// command is left as it is. While a list's slot moves, its calls therefore
+// fail with TRYAGAIN (after go-redis's own retries); retrying them is safe.
+//
 // # Names
 //
 // A list KEY must be non-empty, valid UTF-8, with no whitespace or control
