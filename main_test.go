@@ -18,6 +18,7 @@ import (
 // chatq's own scripts run through the public chatqtest package, so that what
 // other projects import is the harness chatq itself is tested with.
 func TestMain(m *testing.M) {
+	unignoreInterrupt()
 	testscript.Main(m, chatqtest.Commands())
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,24 +136,42 @@ func (p *proc) running() bool {
 }
 
 // interrupt sends SIGINT and returns the exit code, or -1 when the process
-// has not ended a minute later (it is then killed). It sends SIGINT again
-// every half second: a process started with SIGINT ignored (as a shell
-// starts background jobs, and the test binary's children inherit it) drops
-// a SIGINT that comes before it begins to handle the signal.
+// has not ended a minute later (it is then killed).
 func (p *proc) interrupt() int {
-	give := time.After(time.Minute)
-	again := time.NewTicker(500 * time.Millisecond)
-	defer again.Stop()
-	for {
-		_ = p.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-p.done:
-			return p.code
-		case <-again.C:
-		case <-give:
-			p.quit()
-			return -1
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(time.Minute):
+		p.quit()
+		return -1
+	}
+}
+
+// unignoreInterrupt makes the chatq processes the tests start take SIGINT
+// as a terminal's Ctrl-C would have them: a test binary started with SIGINT
+// ignored (a shell starts its background jobs so) would pass that on to
+// every child, and a child ignores a SIGINT that comes before it begins to
+// handle the signal (as it starts) instead of ending, so that a test that
+// interrupts it waits in vain. Catching SIGINT here, into a channel nobody
+// reads, keeps this process deaf to it as it was, while a child starts with
+// SIGINT's default action. A process that does not ignore SIGINT is left
+// as it is, so that Ctrl-C stops a test run.
+func unignoreInterrupt() {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return // not Linux: nothing known
+	}
+	for line := range strings.Lines(string(status)) {
+		mask, ok := strings.CutPrefix(line, "SigIgn:")
+		if !ok {
+			continue
 		}
+		bits, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+		if err == nil && bits&(1<<(uint(syscall.SIGINT)-1)) != 0 {
+			signal.Notify(make(chan os.Signal, 1), os.Interrupt)
+		}
+		return
 	}
 }
 
