@@ -253,20 +253,8 @@ func (t *tally) reset() {
 func (t *tally) counts() (sent, delivered, lost, dups, strays int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for id := range t.sent {
-		switch n := t.delivered[id]; {
-		case n == 0:
-			lost++
-		case n > 1:
-			dups++
-		}
-	}
-	for id := range t.delivered {
-		if !t.sent[id] {
-			strays++
-		}
-	}
-	return len(t.sent), len(t.delivered), lost, dups, strays
+	l, d, s := t.odds()
+	return len(t.sent), len(t.delivered), len(l), len(d), len(s)
 }
 
 // odd names the ids lost, duplicated or delivered without being sent (at
@@ -274,24 +262,31 @@ func (t *tally) counts() (sent, delivered, lost, dups, strays int) {
 func (t *tally) odd() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var lost, dups, strays []string
+	lost, dups, strays := t.odds()
+	first := func(ids []string) []string { return ids[:min(len(ids), 20)] }
+	return fmt.Sprintf("lost %v, duplicated %v, not sent %v", first(lost), first(dups), first(strays))
+}
+
+// odds returns, sorted, the ids sent but not delivered, delivered more than
+// once, and delivered without being sent. t.mu is held.
+func (t *tally) odds() (lost, dups, strays []string) {
 	for id := range t.sent {
 		switch n := t.delivered[id]; {
-		case n == 0 && len(lost) < 20:
+		case n == 0:
 			lost = append(lost, id)
-		case n > 1 && len(dups) < 20:
+		case n > 1:
 			dups = append(dups, id)
 		}
 	}
 	for id := range t.delivered {
-		if !t.sent[id] && len(strays) < 20 {
+		if !t.sent[id] {
 			strays = append(strays, id)
 		}
 	}
 	slices.Sort(lost)
 	slices.Sort(dups)
 	slices.Sort(strays)
-	return fmt.Sprintf("lost %v, duplicated %v, not sent %v", lost, dups, strays)
+	return lost, dups, strays
 }
 
 // waitUntil polls cond until it holds or a generous deadline passes (a

@@ -37,7 +37,10 @@ func TestLiveReshard(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	chats, jobs, items := newTally(), newTally(), newTally()
-	active := []*tally{chats, jobs, items}
+	patterns := []struct {
+		name string
+		*tally
+	}{{"chat", chats}, {"queue", jobs}, {"list", items}}
 	slotKeys := []string{"t:chat:{room}", "t:seen:{jeff}", "t:rsmq:{jobs}", "t:{items}:first"}
 
 	// The list has shards of 3 items and starts with a backlog, so that its
@@ -127,8 +130,8 @@ func TestLiveReshard(t *testing.T) {
 	// after each key so that the slot stays split for a while.
 	// Traffic first, so that every slot has keys to move.
 	if !waitUntil(time.Minute, func() bool {
-		for _, tl := range active {
-			if sent, _, _, _, _ := tl.counts(); sent < 5 {
+		for _, p := range patterns {
+			if sent, _, _, _, _ := p.counts(); sent < 5 {
 				return false
 			}
 		}
@@ -177,8 +180,8 @@ func TestLiveReshard(t *testing.T) {
 	parse := func() { countDelivered(watch, work, chats, jobs) }
 	all := func() bool {
 		parse()
-		for _, tl := range active {
-			if _, _, lost, _, _ := tl.counts(); lost > 0 {
+		for _, p := range patterns {
+			if _, _, lost, _, _ := p.counts(); lost > 0 {
 				return false
 			}
 		}
@@ -221,14 +224,12 @@ func TestLiveReshard(t *testing.T) {
 	for _, f := range failed {
 		t.Errorf("failed: %s", f)
 	}
-	names := map[*tally]string{chats: "chat", jobs: "queue", items: "list"}
-	for _, tl := range active {
-		name := names[tl]
-		sent, delivered, lost, dups, strays := tl.counts()
-		t.Logf("%s: %d sent, %d delivered, %d lost, %d duplicated, %d delivered but not sent", name, sent, delivered, lost, dups, strays)
+	for _, p := range patterns {
+		sent, delivered, lost, dups, strays := p.counts()
+		t.Logf("%s: %d sent, %d delivered, %d lost, %d duplicated, %d delivered but not sent", p.name, sent, delivered, lost, dups, strays)
 		if lost > 0 || dups > 0 || strays > 0 || sent == 0 {
-			t.Errorf("%s: %d sent, %d lost, %d duplicated, %d delivered but not sent: %s", name, sent, lost, dups, strays, tl.odd())
-			if tl == items {
+			t.Errorf("%s: %d sent, %d lost, %d duplicated, %d delivered but not sent: %s", p.name, sent, lost, dups, strays, p.odd())
+			if p.tally == items {
 				slot, _ := c.Slot(ctx, "t:{items}:first")
 				t.Logf("the list's slot %d now:\n%s", slot, c.DumpSlot(context.Background(), slot))
 			}

@@ -149,7 +149,7 @@ type soak struct {
 	mu         sync.Mutex
 	exits      map[string]map[int]int    // command -> exit code -> how many
 	samples    map[string][]string       // "command exit N" -> the first stderrs
-	causes     map[string]map[string]int // "command exit N" -> cause (cause) -> count
+	causes     map[string]map[string]int // "command exit N" -> cause (see cause) -> count
 	faults     map[string]int
 	unexpected []string // long-running commands that ended on their own
 	procs      []*supervised
@@ -246,8 +246,8 @@ func (f *flow) tick() time.Duration {
 // again. No fault lasts a tenth of it.
 const hungAfter = time.Minute
 
-// exit counts a command's exit code, keeping the stderr of the first three
-// of each code but 0.
+// exit counts a command's exit code and, for each code but 0, the causes
+// (see cause) and the whole stderr of the first three.
 func (s *soak) exit(kind string, code int, stderr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,15 +256,16 @@ func (s *soak) exit(kind string, code int, stderr string) {
 	}
 	s.exits[kind][code]++
 	key := kind + " exit " + strconv.Itoa(code)
-	if code != 0 && len(s.samples[key]) < 3 {
+	if code == 0 {
+		return
+	}
+	if len(s.samples[key]) < 3 {
 		s.samples[key] = append(s.samples[key], strings.TrimSpace(stderr))
 	}
-	if code != 0 {
-		if s.causes[key] == nil {
-			s.causes[key] = map[string]int{}
-		}
-		s.causes[key][cause(stderr)]++
+	if s.causes[key] == nil {
+		s.causes[key] = map[string]int{}
 	}
+	s.causes[key][cause(stderr)]++
 }
 
 var digits = regexp.MustCompile(`[0-9]+`)

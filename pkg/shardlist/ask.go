@@ -26,24 +26,29 @@ import (
 // owner. Queue and chat scripts declare every key they touch: ASK is right
 // for them, and askHook leaves every other command as it is.
 
-// declineASK makes sure, when rdb is a Cluster client, that the node
-// serving key's slot and every node client rdb creates from now on have
-// askHook: the node that answers ASK for a list is the one that served its
-// slot when the move began. Each client gets the hook once.
-func declineASK(ctx context.Context, rdb redis.UniversalClient, key string) {
-	cc, ok := rdb.(*redis.ClusterClient)
-	if !ok {
-		return
-	}
-	if first(&hookedClusters, cc) {
+// hookNewNodes makes every node client rdb creates from now on, when rdb is
+// a Cluster client, get askHook; New calls it, once for each client.
+func hookNewNodes(rdb redis.UniversalClient) {
+	if cc, ok := rdb.(*redis.ClusterClient); ok && first(&hookedClusters, cc) {
 		cc.OnNewNode(func(node *redis.Client) {
 			if first(&hookedNodes, node) {
 				node.AddHook(askHook{})
 			}
 		})
 	}
-	node, err := cc.MasterForKey(ctx, key)
-	if err == nil && first(&hookedNodes, node) {
+}
+
+// declineASK makes sure, when rdb is a Cluster client, that the node
+// serving key's slot has askHook, before a list's script is sent there: the
+// node that answers ASK for a list is the one that served its slot when the
+// move began, and node clients that existed before New saw rdb have no
+// hook from hookNewNodes. Each node client gets the hook once.
+func declineASK(ctx context.Context, rdb redis.UniversalClient, key string) {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return
+	}
+	if node, err := cc.MasterForKey(ctx, key); err == nil && first(&hookedNodes, node) {
 		node.AddHook(askHook{})
 	}
 }

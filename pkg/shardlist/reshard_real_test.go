@@ -19,8 +19,9 @@ import (
 
 // TestExactlyOnceThroughLiveReshard pushes and pops one sharded list as fast
 // as two producers and two blocking consumers can, through a go-redis
-// ClusterClient with its defaults (as a program using the package has), while the list's slot moves from master to master one key at a
-// time, round after round; in every third round the master that takes no
+// ClusterClient with its defaults (as a program using the package has),
+// while the list's slot moves from master to master one key at a time,
+// round after round; in every third round the master that takes no
 // part in the move is frozen for 2.5 s, longer than the node timeout, so
 // that the whole cluster answers CLUSTERDOWN for a while, mid-move. A call
 // that fails is sent again (TRYAGAIN, CLUSTERDOWN: nothing was done), as
@@ -33,14 +34,14 @@ func TestExactlyOnceThroughLiveReshard(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	// A program's own go-redis client, with its defaults: the package
 	// must not depend on chatq's (internal/conn).
-	var addrs []string
-	for _, s := range c.Nodes {
-		addrs = append(addrs, s.Addr())
+	opt, err := redis.ParseClusterURL(c.URL())
+	if err != nil {
+		t.Fatal(err)
 	}
-	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	cl := redis.NewClusterClient(opt)
 	defer cl.Close()
-	var err error
 	lists := New(cl, Options{ShardSize: 4}) // 3 items a shard: many shard keys
+	// Ends the producers and consumers when the test does, a Fatal too.
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	rounds := 12
@@ -73,7 +74,7 @@ func TestExactlyOnceThroughLiveReshard(t *testing.T) {
 		producers.Add(1)
 		go func() {
 			defer producers.Done()
-			for i := 0; producing.Load(); i++ {
+			for i := 0; producing.Load() && ctx.Err() == nil; i++ {
 				id := fmt.Sprintf("p%d-%d", p, i)
 				for ctx.Err() == nil {
 					_, err := lists.RPush(ctx, "items", id)
@@ -98,7 +99,7 @@ func TestExactlyOnceThroughLiveReshard(t *testing.T) {
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
-			for popping.Load() {
+			for popping.Load() && ctx.Err() == nil {
 				item, err := lists.BLPop(ctx, "items", 300*time.Millisecond)
 				switch {
 				case err == nil:

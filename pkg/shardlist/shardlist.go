@@ -225,6 +225,7 @@ func New(rdb redis.UniversalClient, opt Options) *Client {
 		// and Redis ends a blocking wait up to 1000/hz ms (100 ms) late.
 		opt.WaitSlice = max(min(opt.WaitSlice, max(rt-150*time.Millisecond, rt/4)), time.Millisecond)
 	}
+	hookNewNodes(rdb)
 	return &Client{
 		rdb: rdb, prefix: opt.Prefix,
 		size: opt.ShardSize, explicit: explicit, batch: opt.BatchSize, slice: opt.WaitSlice,
