@@ -191,10 +191,10 @@ type Job struct {
 	Error string
 	Stack string
 	// Times; zero when the kind does not record it.
-	Created   time.Time
-	Due       time.Time // when a delayed or retrying job runs
-	Started   time.Time // when it was last taken
-	Finished  time.Time // completed or failed for good
+	Created  time.Time
+	Due      time.Time // when a delayed or retrying job runs
+	Started  time.Time // when it was last taken
+	Finished time.Time // completed or failed for good
 	// Consumer holds a stream entry or a taken job ("" otherwise).
 	Consumer string
 	// Idle is how long an in-flight job has gone without being touched
