@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -146,6 +147,14 @@ JSON: {"retried":N,"missing":[...],"stale":[...],"visible_at":MS}, with
 			opts.Queue, opts.Refs = args[0], args[1:]
 			opts.Select.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if isKindAddress(opts.Queue) {
+				if opts.Delay != 0 || opts.Select.selecting() || len(opts.Refs) == 0 {
+					return cmdutil.WithHint(cmdutil.UsageErrorf("a queue of another kind retries jobs by id, now, without --delay or a selection"),
+						fmt.Sprintf("list them with `chatq queue peek %s --state dead --jq '.[].id'`, or move every dead job back with `chatq queue redrive %s`", opts.Queue, opts.Queue))
+				}
+				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+				return kindRetry(cmd.Context(), target, opts.Refs)
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}

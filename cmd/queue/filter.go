@@ -2,11 +2,13 @@ package queue
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -108,4 +110,17 @@ func toDeadLettered(m delayq.Message) *deadLetteredJSON {
 		return nil
 	}
 	return &deadLetteredJSON{From: m.DeadLetteredFrom, RC: m.DeadLetteredRC, At: m.DeadLetteredAt.UnixMilli()}
+}
+
+// validateKind checks the filters a queue of another kind than RSMQ's
+// takes: its states are chatq's six (the kind says which it has).
+func (ff *filterFlags) validateKind() error {
+	if ff.State != "" && !slices.Contains(queues.States, ff.State) {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --state %q", ff.State),
+			"want one of "+strings.Join(queues.States, ", ")+" (docs/kinds.md maps each kind's own states onto them)")
+	}
+	if ff.MinReceives < 0 {
+		return cmdutil.UsageErrorf("invalid --min-receives %d: must not be negative", ff.MinReceives)
+	}
+	return nil
 }

@@ -44,6 +44,10 @@ there and when it moved (dead_lettered_from, _rc, _at; in JSON
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Ref = args[0], args[1]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if isKindAddress(opts.Queue) {
+				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+				return kindGet(cmd.Context(), target, opts.Ref)
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}

@@ -11,8 +11,10 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/queuekinds"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/spf13/cobra"
 )
 
@@ -72,6 +74,15 @@ func hintOf(err error) string { return cmdtest.Hint(err) }
 // namespace.
 func testClient(b redistest.Backend) func() (*delayq.Client, error) {
 	return func() (*delayq.Client, error) { return delayq.New(b.Client, delayq.Options{Prefix: b.Prefix}), nil }
+}
+
+// testKinds returns a registry constructor for b: every kind, under b's
+// prefix.
+func testKinds(b redistest.Backend) func() (*queues.Registry, error) {
+	return func() (*queues.Registry, error) {
+		q, _ := testClient(b)()
+		return queuekinds.New(q, queues.Env{RDB: b.Client, Prefix: b.Prefix}), nil
+	}
 }
 
 // newQueue creates queue name on b with attributes a and pushes bodies into

@@ -4,18 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
+	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
 	"github.com/spf13/cobra"
 )
 
 type lsOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
-	Client func() (*delayq.Client, error)
-	Long   bool
+	IO    *iostreams.IOStreams
+	JSON  bool
+	Kinds func() (*queues.Registry, error)
+	Long  bool
+	Kind  string
 }
 
 // NewCmdLs returns `chatq queue ls`. runF, when set (tests), replaces the
@@ -52,7 +56,7 @@ without a queue) shows the error in its row; ls then exits 1.`,
   chatq queue ls -l --jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.JSON, opts.Kinds = f.JSON(), kindsClient(f, cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -60,77 +64,113 @@ without a queue) shows the error in its row; ls then exits 1.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Long, "long", "l", false, "show each queue's counts, oldest ready age and dead-letter queue")
+	cmd.Flags().StringVar(&opts.Kind, "kind", "", "list only the queues of one kind: rsmq, bullmq, asynq or stream")
 	return cmdutil.MarkRead(cmd)
 }
 
 type queueName struct {
 	Name string `json:"name"`
+	Kind string `json:"kind"`
 }
 
 // queueLongJSON is one queue of ls -l -o json: the fields of queue stats
-// that matter in a listing, or error.
+// that matter in a listing, or error. The counts of a state the queue's
+// kind does not have are null.
 type queueLongJSON struct {
 	Name              string `json:"name"`
+	Kind              string `json:"kind"`
 	Msgs              *int64 `json:"msgs"`
 	Ready             *int64 `json:"ready"`
 	Delayed           *int64 `json:"delayed"`
 	InFlight          *int64 `json:"inflight"`
+	Retry             *int64 `json:"retry"`
+	Dead              *int64 `json:"dead"`
+	Done              *int64 `json:"done"`
+	Paused            *bool  `json:"paused"`
 	OldestReadyMs     any    `json:"oldest_ready_ms"`
 	DeadLetter        string `json:"dead_letter"`
 	DeadLetterMissing bool   `json:"dead_letter_missing"`
 	SplitExact        bool   `json:"split_exact"`
-	Error             string `json:"error,omitempty"`
+	// Other: the kind's own states and sub-counts (BullMQ's
+	// waiting-children, prioritized), omitted when none.
+	Other    map[string]int64 `json:"other,omitempty"`
+	Version  string           `json:"version,omitempty"`
+	ReadOnly string           `json:"read_only,omitempty"`
+	Error    string           `json:"error,omitempty"`
+}
+
+// listed is one queue found: its kind and address.
+type listed struct {
+	kind    queues.Kind
+	address string
 }
 
 func lsRun(ctx context.Context, opts *lsOptions) error {
-	q, err := opts.Client()
+	reg, err := opts.Kinds()
 	if err != nil {
 		return err
 	}
-	names, err := listQueues(ctx, q)
+	found, err := discover(ctx, reg, opts.Kind)
 	if err != nil {
 		return err
 	}
 	if opts.Long {
-		return lsLong(ctx, opts, q, names)
+		return lsLong(ctx, opts, found)
 	}
 	if opts.JSON {
-		out := make([]queueName, 0, len(names))
-		for _, n := range names {
-			out = append(out, queueName{n})
+		out := make([]queueName, 0, len(found))
+		for _, q := range found {
+			out = append(out, queueName{q.address, q.kind.Name()})
 		}
 		if err := opts.IO.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
 		t := opts.IO.NewTable("NAME").WhenEmpty("no queues")
-		for _, n := range names {
-			t.Row(n)
+		for _, q := range found {
+			t.Row(q.address)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
 	}
-	if len(names) == 0 {
+	if len(found) == 0 {
 		return cmdutil.ErrNothing
 	}
 	return nil
 }
 
-// lsLong prints ls -l: the stats of names, read in pipelines of 20 (StatsEach).
-func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []string) error {
-	rows, err := q.StatsEach(ctx, names)
-	if err != nil {
-		return err
+// lsLong prints ls -l: RSMQ's queues with their stats, read in pipelines
+// of 20 (StatsEach), then every other kind's queues with their counts.
+func lsLong(ctx context.Context, opts *lsOptions, found []listed) error {
+	var names []string
+	var rq *delayq.Client
+	for _, q := range found {
+		if k, ok := q.kind.(*rsmq.Kind); ok {
+			names, rq = append(names, q.address), k.Client()
+		}
+	}
+	var rows []delayq.Stats
+	if len(names) > 0 {
+		var err error
+		if rows, err = rq.StatsEach(ctx, names); err != nil {
+			return err
+		}
 	}
 	failed, inexact := 0, 0
-	out := make([]queueLongJSON, 0, len(rows))
-	t := opts.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "OLDEST_READY", "DEAD_LETTER").WhenEmpty("no queues")
+	out := make([]queueLongJSON, 0, len(found))
+	t := opts.IO.NewTable("NAME", "MESSAGES", "READY", "DELAYED", "INFLIGHT", "RETRY", "DEAD", "DONE", "OLDEST_READY", "PAUSED", "DEAD_LETTER").WhenEmpty("no queues")
 	// A piped table writes its rows at once: with -o json, only the JSON.
-	row := func(cells ...any) {
-		if !opts.JSON {
-			t.Row(cells...)
+	row := func(j queueLongJSON, oldest, dl string) {
+		out = append(out, j)
+		if opts.JSON {
+			return
 		}
+		if j.Error != "" {
+			t.Row(j.Name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "error: "+j.Error)
+			return
+		}
+		t.Row(j.Name, count(j.Msgs), count(j.Ready), count(j.Delayed), count(j.InFlight), count(j.Retry), count(j.Dead), count(j.Done), oldest, yesNo(j.Paused), dl)
 	}
 	for _, r := range rows {
 		if r.Err != nil {
@@ -139,20 +179,18 @@ func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []stri
 			if errors.Is(r.Err, delayq.ErrQueueNotFound) {
 				msg = "not found: the registry names it, but the queue does not exist"
 			}
-			out = append(out, queueLongJSON{Name: r.Name, Error: msg})
-			row(r.Name, "-", "-", "-", "-", "-", "-", "error: "+msg)
+			row(queueLongJSON{Name: r.Name, Kind: "rsmq", Error: msg}, "", "")
 			continue
 		}
 		s := &r
 		if !s.SplitExact {
 			inexact++
 		}
-		j := queueLongJSON{Name: s.Name, Msgs: &s.Messages, Ready: &s.Ready, Delayed: &s.Delayed, InFlight: &s.InFlight,
+		j := queueLongJSON{Name: s.Name, Kind: "rsmq", Msgs: &s.Messages, Ready: &s.Ready, Delayed: &s.Delayed, InFlight: &s.InFlight,
 			DeadLetter: s.DeadLetter, DeadLetterMissing: s.DeadLetterMissing, SplitExact: s.SplitExact}
 		if s.OldestReady != nil {
 			j.OldestReadyMs = s.OldestReadyAge.Milliseconds()
 		}
-		out = append(out, j)
 		dl := "-"
 		if s.DeadLetter != "" {
 			dl = s.DeadLetter
@@ -160,8 +198,28 @@ func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []stri
 				dl += " (missing)"
 			}
 		}
-		row(s.Name, s.Messages, s.Ready, s.Delayed, s.InFlight, oldestReady(s), dl)
+		row(j, oldestReady(s), dl)
 	}
+	for _, q := range found {
+		if _, ok := q.kind.(*rsmq.Kind); ok {
+			continue
+		}
+		j := queueLongJSON{Name: q.address, Kind: q.kind.Name()}
+		c, err := countsOf(ctx, q)
+		if err != nil {
+			failed++
+			j.Error = err.Error()
+			row(j, "", "")
+			continue
+		}
+		j.fill(c)
+		oldest := "-"
+		if c.OldestReady != nil {
+			oldest = roughly(*c.OldestReady)
+		}
+		row(j, oldest, "-")
+	}
+	var err error
 	if opts.JSON {
 		err = opts.IO.WriteJSON(out)
 	} else {
@@ -181,8 +239,45 @@ func lsLong(ctx context.Context, opts *lsOptions, q *delayq.Client, names []stri
 	if failed > 0 {
 		return fmt.Errorf("the counts of %s could not be read (see the rows marked error)", plural(int64(failed), "queue"))
 	}
-	if len(names) == 0 {
+	if len(found) == 0 {
 		return cmdutil.ErrNothing
 	}
 	return nil
+}
+
+// fill sets j's counts from c.
+func (j *queueLongJSON) fill(c *queues.Counts) {
+	total := c.Total()
+	j.Msgs, j.Ready, j.Delayed, j.InFlight, j.Retry, j.Dead, j.Done = &total, c.Ready, c.Delayed, c.Inflight, c.Retry, c.Dead, c.Done
+	j.Paused, j.Other, j.Version, j.ReadOnly, j.SplitExact = c.Paused, c.Other, c.Version, c.ReadOnly, true
+	if c.OldestReady != nil {
+		j.OldestReadyMs = c.OldestReady.Milliseconds()
+	}
+}
+
+// countsOf reads the counts of q.
+func countsOf(ctx context.Context, q listed) (*queues.Counts, error) {
+	qu, err := q.kind.Open(q.address[len(q.kind.Name())+1:])
+	if err != nil {
+		return nil, err
+	}
+	return qu.Counts(ctx)
+}
+
+// count is a count in a table: "-" for a state the kind has not.
+func count(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+func yesNo(b *bool) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b:
+		return "yes"
+	}
+	return "no"
 }

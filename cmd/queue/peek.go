@@ -70,6 +70,13 @@ and when it moved).`,
 			opts.Queue = args[0]
 			opts.Filter.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if isKindAddress(opts.Queue) {
+				if err := opts.Filter.validateKind(); err != nil {
+					return err
+				}
+				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+				return kindPeek(cmd.Context(), target, &opts.Filter, opts.N)
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}

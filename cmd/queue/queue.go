@@ -59,12 +59,22 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	// Backup and restore (export.go, import.go).
 	cmd.AddCommand(NewCmdExport(f, nil), NewCmdImport(f, nil))
 	cmd.AddCommand(NewCmdCheck(f, nil))
+	// The actions of other kinds (actions.go).
+	cmd.AddCommand(NewCmdRm(f), NewCmdPause(f, false), NewCmdPause(f, true), NewCmdRecover(f), NewCmdDeadLetter(f))
 	listQueues := func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
-		q, err := queueClient(f, cmd)()
+		reg, err := kindsClient(f, cmd)()
 		if err != nil {
 			return nil, err
 		}
-		return listQueues(ctx, q)
+		found, err := discover(ctx, reg, "")
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(found))
+		for i, q := range found {
+			out[i] = q.address
+		}
+		return out, nil
 	}
 	queueNames := f.CompleteFirstArg(listQueues)
 	for _, sub := range cmd.Commands() {

@@ -69,6 +69,13 @@ slots, as for dead-letter policies).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.DLQ = args[0]
 			opts.JSON, opts.Client, opts.Cluster = f.JSON(), queueClient(f, cmd), f.Config().Cluster
+			if isKindAddress(opts.DLQ) {
+				if opts.To != "" {
+					return cmdutil.WithHint(cmdutil.UsageErrorf("--to is for RSMQ queues"), "a queue of another kind redrives its dead jobs into itself, as its library does")
+				}
+				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+				return kindRedrive(cmd.Context(), target, opts.N)
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}

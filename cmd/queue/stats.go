@@ -65,6 +65,10 @@ index has it and says so (split_exact false in JSON).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if isKindAddress(opts.Queue) {
+				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+				return kindStats(cmd.Context(), target)
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}

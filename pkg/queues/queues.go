@@ -347,3 +347,17 @@ func (r *Registry) Open(address string) (Queue, error) {
 	}
 	return k.Open(name)
 }
+
+// Mark returns err, also matching kind (one of this package's errors),
+// with err's message: a kind maps its own sentinel errors onto these.
+func Mark(err, kind error) error {
+	if err == nil || errors.Is(err, kind) {
+		return err
+	}
+	return &marked{err: err, kind: kind}
+}
+
+type marked struct{ err, kind error }
+
+func (e *marked) Error() string   { return e.err.Error() }
+func (e *marked) Unwrap() []error { return []error{e.err, e.kind} }

@@ -1,0 +1,85 @@
+package queue
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/queuekinds"
+	"github.com/chatq-dev/chatq/pkg/queues"
+	"github.com/spf13/cobra"
+)
+
+// kindsClient returns the constructor of cmd's registry of queue kinds
+// (internal/queuekinds): RSMQ's through cmd's queue client (--namespace),
+// and every other kind under --prefix.
+func kindsClient(f *cmdutil.Factory, cmd *cobra.Command) func() (*queues.Registry, error) {
+	qc := queueClient(f, cmd)
+	return func() (*queues.Registry, error) {
+		q, err := qc()
+		if err != nil {
+			return nil, err
+		}
+		rdb, err := f.Client()
+		if err != nil {
+			return nil, err
+		}
+		return queuekinds.New(q, queues.Env{RDB: rdb, Prefix: f.Prefix()}), nil
+	}
+}
+
+// discoverPage is the COUNT of each discovery call.
+const discoverPage = 500
+
+// discover returns the queues of every kind in reg (or of kind only),
+// each kind's sorted by address, walking each kind's discovery to the end
+// of a cycle in bounded calls (a name found twice is listed once).
+func discover(ctx context.Context, reg *queues.Registry, kind string) ([]listed, error) {
+	kinds := reg.Kinds()
+	if kind != "" {
+		k, err := reg.Kind(kind)
+		if err != nil {
+			return nil, cmdutil.UsageErr(err)
+		}
+		kinds = []queues.Kind{k}
+	}
+	var out []listed
+	for _, k := range kinds {
+		seen := map[string]bool{}
+		var cursor uint64
+		for {
+			page, next, err := k.Discover(ctx, cursor, discoverPage)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range page {
+				seen[n] = true
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
+		for _, n := range slices.Sorted(maps.Keys(seen)) {
+			out = append(out, listed{kind: k, address: address(k, n)})
+		}
+	}
+	return out, nil
+}
+
+// address is the address of kind k's queue name: RSMQ's plain, others
+// KIND:NAME.
+func address(k queues.Kind, name string) string {
+	if k.Name() == "rsmq" {
+		return name
+	}
+	return k.Name() + ":" + name
+}
+
+// isKindAddress reports whether q addresses a queue of a known kind other
+// than RSMQ's (whose names hold no ':', so that another address is an
+// invalid RSMQ name).
+func isKindAddress(q string) bool {
+	kind, _ := queues.Parse(q)
+	return kind != "rsmq" && slices.Contains(queuekinds.Names, kind)
+}

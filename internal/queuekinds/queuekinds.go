@@ -1,0 +1,22 @@
+// Package queuekinds is where a queue kind is registered: the one list of
+// the kinds that chatq's commands, top, metrics, check, completion and acl
+// reach (pkg/queues). Adding a kind is its package plus one line here.
+package queuekinds
+
+import (
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
+	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
+)
+
+// Names are the kinds' names, in the order listings show them; an address
+// KIND:NAME with another KIND is no queue chatq knows.
+var Names = []string{"rsmq"}
+
+// New returns the registry of every kind on q's server: RSMQ's through q
+// (its namespace), then the other libraries' layouts under env.Prefix.
+func New(q *delayq.Client, env queues.Env) *queues.Registry {
+	return queues.NewRegistry(
+		rsmq.New(q),
+	)
+}
