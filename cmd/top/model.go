@@ -450,7 +450,7 @@ func (m *model) overview() []string {
 	cols := queueColumns(m.width-2, s.Queues)
 	qHead := fmt.Sprintf("QUEUES %d", s.QueuesKnown)
 	if len(s.Queues) < s.QueuesKnown {
-		qHead += fmt.Sprintf(" · the first %d examined (--max-queues)", len(s.Queues))
+		qHead += fmt.Sprintf(" · the %d most urgent shown (--max-queues)", len(s.Queues))
 	}
 	if !s.QueuesComplete {
 		qHead += " · reading the registry"

@@ -190,8 +190,15 @@ func inputTTY(io *iostreams.IOStreams) bool {
 }
 
 func printSnapshot(io *iostreams.IOStreams, json bool, s *Snapshot) error {
+	var err error
 	if json {
-		return io.WriteJSON(s)
+		err = io.WriteJSON(s)
+	} else {
+		err = writeTables(func(header ...string) tableWriter { return io.NewTable(header...) }, io.OutTTY, io.Out, s)
 	}
-	return writeTables(func(header ...string) tableWriter { return io.NewTable(header...) }, io.OutTTY, io.Out, s)
+	if err == nil && len(s.Queues) < s.QueuesKnown {
+		io.Infof("%d of %d queues shown: the most urgent (longest-waiting ready job, then dead jobs or dead letters, then backlog); --max-queues %d shows them all",
+			len(s.Queues), s.QueuesKnown, s.QueuesKnown)
+	}
+	return err
 }

@@ -361,11 +361,18 @@ func writeTables(newTable func(header ...string) tableWriter, tty bool, out io.W
 		{"KIND", "NAME", "VERSION", "MODE", "MEMORY", "CLIENTS", "RTT_MS"},
 		serverRow(s.Server),
 	})
-	queues := [][]any{{"KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S"}}
+	queues := [][]any{{"KIND", "NAME", "READY", "DELAYED", "INFLIGHT", "DEAD", "DLQ", "DLQ_DEPTH", "OLDEST_READY_MS", "PUSH_PER_S", "RECV_PER_S"}}
 	for _, r := range s.Queues {
 		if r.Error != "" {
-			queues = append(queues, []any{"queue", r.Name, "-", "-", "-", "-", "-", "-", "-", r.Error})
+			queues = append(queues, []any{"queue", r.Name, "-", "-", "-", "-", "-", "-", "-", "-", r.Error})
 			continue
+		}
+		oldest, dead := "-", "-"
+		if r.OldestReadyMs != nil {
+			oldest = fmt.Sprint(*r.OldestReadyMs)
+		}
+		if r.Dead != nil {
+			dead = fmt.Sprint(*r.Dead)
 		}
 		dl, depth := "-", "-"
 		if r.DeadLetter != "" {
@@ -374,7 +381,7 @@ func writeTables(newTable func(header ...string) tableWriter, tty bool, out io.W
 				depth = fmt.Sprint(*r.DeadLetterDepth)
 			}
 		}
-		queues = append(queues, []any{"queue", r.Name, r.Ready, r.Delayed, r.InFlight, dl, depth, r.OldestMs(), rateCell(r.PushRate), rateCell(r.RecvRate)})
+		queues = append(queues, []any{"queue", r.Name, r.Ready, r.Delayed, r.InFlight, dead, dl, depth, oldest, rateCell(r.PushRate), rateCell(r.RecvRate)})
 	}
 	lists := [][]any{{"KIND", "NAME", "LENGTH", "SHARDS"}}
 	for _, r := range s.Lists {

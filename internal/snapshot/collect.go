@@ -18,8 +18,10 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	pqueues "github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 )
@@ -90,6 +92,11 @@ type Collector struct {
 	minSample time.Duration
 
 	queues scanSet // from the registry
+	kinds  []*kindSet // the other queue kinds' discovery
+	// lastRows is each queue's row as last read, and sweep where the
+	// next sweep of the queues not shown starts (pick).
+	lastRows   map[string]QueueRow
+	sweepAfter string
 	lists  scanSet // from pkg/shardlist's Lists pages
 	chats  scanSet // from pkg/chat's Chats pages
 
@@ -195,8 +202,13 @@ func New(rdb redis.UniversalClient, opt Options) *Collector {
 	trips := &tripCounter{}
 	rdb.AddHook(trips)
 	keep := opt.Filter.Match
-	return &Collector{minSample: opt.Interval / 2,
-		rdb: rdb, q: delayq.New(rdb, delayq.Options{Namespace: opt.Namespace, Prefix: opt.Prefix, HashTag: opt.Cluster}),
+	q := delayq.New(rdb, delayq.Options{Namespace: opt.Namespace, Prefix: opt.Prefix, HashTag: opt.Cluster})
+	var kinds []*kindSet
+	for _, k := range queuekinds.New(q, pqueues.Env{RDB: rdb, Prefix: opt.Prefix}).Kinds()[1:] {
+		kinds = append(kinds, &kindSet{kind: k, set: scanSet{keep: keep}})
+	}
+	return &Collector{minSample: opt.Interval / 2, kinds: kinds,
+		rdb: rdb, q: q,
 		list:   shardlist.New(rdb, shardlist.Options{Prefix: opt.Prefix}),
 		chat:   chat.New(rdb, chat.Options{Prefix: opt.Prefix}),
 		prefix: opt.Prefix, cluster: opt.Cluster, clock: clock, lim: opt.Limits, trips: trips, dlqs: opt.DeadLetters,
@@ -268,7 +280,9 @@ type ServerInfo struct {
 
 // QueueRow is one queue's numbers.
 type QueueRow struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Kind is the queue's kind: "rsmq", "bullmq", "asynq", "stream".
+	Kind     string `json:"kind"`
 	Messages int64  `json:"messages"`
 	Ready    int64  `json:"ready"`
 	Delayed  int64  `json:"delayed"`
@@ -293,6 +307,14 @@ type QueueRow struct {
 	PushHistory []float64 `json:"-"`
 	RecvHistory []float64 `json:"-"`
 	Error       string    `json:"error,omitempty"`
+	// Retry, Dead and Done count the jobs in those states, Paused says
+	// whether the queue is paused: null for a kind without the state
+	// (RSMQ's: its dead letters are a queue of their own). Delayed and
+	// InFlight are 0 for a kind without them.
+	Retry  *int64 `json:"retry"`
+	Dead   *int64 `json:"dead"`
+	Done   *int64 `json:"done"`
+	Paused *bool  `json:"paused"`
 	// ServerNow is the server's time the numbers were read at.
 	ServerNow time.Time `json:"-"`
 }
@@ -355,6 +377,9 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 		// After a failure (a restart, a failover) the cursors may mean
 		// nothing to the server that answers next: start the scans again.
 		c.queues.reset()
+		for _, ks := range c.kinds {
+			ks.set.reset()
+		}
 		c.lists.reset()
 		c.chats.reset()
 		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
@@ -404,6 +429,11 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 	if err != nil {
 		return fail(err)
 	}
+	n, err = c.discoverKinds(ctx)
+	calls += n
+	if err != nil {
+		return fail(err)
+	}
 	if c.lim.Lists > 0 {
 		n, err = c.discover(ctx, &c.lists, c.list.Lists)
 		calls += n
@@ -424,16 +454,23 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 		}
 	}
 	s.QueuesComplete = c.queues.complete
+	for _, ks := range c.kinds {
+		s.QueuesComplete = s.QueuesComplete && ks.set.complete
+	}
 	s.ListsComplete, s.ChatsComplete = c.lists.complete, c.chats.complete
 	s.ListsRefused, s.ChatsRefused = c.lists.refused, c.chats.refused
 	s.KeysComplete = (c.lim.Lists == 0 || c.lists.complete) && (c.lim.Chats == 0 || c.chats.complete)
 	s.KeysScanned = c.lists.seen() + c.chats.seen()
 
 	// Queues.
-	queues := matching(c.queues.sorted(), filter)
+	all := c.queues.sorted()
+	for _, ks := range c.kinds {
+		all = append(all, ks.set.sorted()...)
+	}
+	c.forgetGone(all)
+	queues := matching(all, filter)
 	s.QueuesKnown = len(queues)
-	queues = queues[:min(len(queues), c.lim.Queues)]
-	rows, n, err := c.queueRows(ctx, queues, s.Time)
+	rows, n, err := c.readQueues(ctx, c.pick(queues), len(queues), s.Time)
 	calls += n
 	if err != nil {
 		return fail(err)
@@ -593,7 +630,7 @@ func (c *Collector) queueRows(ctx context.Context, names []string, now time.Time
 // queueRow is one queue's row from its stats; a failure about the queue
 // (deleted, a key of the wrong type) is kept in the row.
 func queueRow(st delayq.Stats) QueueRow {
-	r := QueueRow{Name: st.Name}
+	r := QueueRow{Name: st.Name, Kind: "rsmq"}
 	switch {
 	case errors.Is(st.Err, delayq.ErrQueueNotFound):
 		r.Error = "deleted"
