@@ -376,7 +376,7 @@ func TestACLReadOnly(t *testing.T) {
 	}
 	// Without SCAN (the line leaves it out) metrics reads the queues, and
 	// says that it cannot find lists and chats.
-	if code, msg := run(ro, "metrics"); code != 0 || !strings.Contains(msg, `chatq_queue_messages{queue="jobs",state="ready"} 1`) ||
+	if code, msg := run(ro, "metrics"); code != 0 || !strings.Contains(msg, `chatq_queue_messages{kind="rsmq",queue="jobs",state="ready"} 1`) ||
 		!strings.Contains(msg, `chatq_discovery_refused{kind="list"} 1`) || !strings.Contains(msg, "refuses SCAN") {
 		t.Errorf("metrics as the read-only user: exit %d: %s", code, msg)
 	} else if i := strings.Index(msg, "refuses SCAN"); strings.Count(strings.SplitN(msg[i:], "\n", 2)[0], "NOPERM") != 1 {

@@ -134,7 +134,7 @@ func TestRun(t *testing.T) {
 		if err := metricsRun(ctx, options(t, b, ios)); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out.String(), "\nchatq_queue_messages{queue=\"jobs\",state=\"ready\"} 1\n") || errOut.Len() != 0 {
+		if !strings.Contains(out.String(), "\nchatq_queue_messages{kind=\"rsmq\",queue=\"jobs\",state=\"ready\"} 1\n") || errOut.Len() != 0 {
 			t.Errorf("text:\n%s\nstderr: %s", out, errOut)
 		}
 

@@ -27,6 +27,7 @@ const (
 	mReceived       = "chatq_queue_messages_received_total"
 	mDeadLettered   = "chatq_queue_messages_dead_lettered_total"
 	mDeadLetter     = "chatq_queue_dead_letter_messages"
+	mPaused         = "chatq_queue_paused"
 	mListItems      = "chatq_list_items"
 	mListShards     = "chatq_list_shards"
 	mChatMessages   = "chatq_chat_stored_messages"
@@ -90,7 +91,8 @@ func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []e
 		readErrors.Samples = append(readErrors.Samples, sample(float64(errs), "kind", k))
 	}
 
-	messages := gauge(mQueueMessages, "Messages of a queue by state: ready (due), delayed (not due, never received), inflight (received, invisible until the visibility timeout ends).")
+	messages := gauge(mQueueMessages, "Messages (jobs, tasks, entries) of a queue by state: ready (could be taken now), delayed (due later), inflight (taken, not finished), and where the queue's kind has them retry, dead and done (docs/kinds.md maps each kind's states).")
+	paused := gauge(mPaused, "1 when the queue is paused (its workers take no new jobs), for the kinds that can pause.")
 	oldest := gauge(mOldestReady, "How long the ready message that has waited longest has been due; 0 when none is ready.")
 	sent := counter(mSent, "Messages pushed to a queue (RSMQ's totalsent; dead-letter moves and redrives into it count).")
 	received := counter(mReceived, "Receives from a queue, redeliveries included (RSMQ's totalrecv).")
@@ -102,12 +104,26 @@ func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []e
 			qErrs++
 			continue
 		}
-		q := r.Name
+		q, k := r.Name, r.Kind
 		messages.Samples = append(messages.Samples,
-			sample(float64(r.Ready), "queue", q, "state", "ready"),
-			sample(float64(r.Delayed), "queue", q, "state", "delayed"),
-			sample(float64(r.InFlight), "queue", q, "state", "inflight"))
-		oldest.Samples = append(oldest.Samples, sample(float64(r.OldestMs())/1000, "queue", q))
+			sample(float64(r.Ready), "kind", k, "queue", q, "state", "ready"),
+			sample(float64(r.Delayed), "kind", k, "queue", q, "state", "delayed"),
+			sample(float64(r.InFlight), "kind", k, "queue", q, "state", "inflight"))
+		for _, st := range []struct {
+			name string
+			n    *int64
+		}{{"retry", r.Retry}, {"dead", r.Dead}, {"done", r.Done}} {
+			if st.n != nil {
+				messages.Samples = append(messages.Samples, sample(float64(*st.n), "kind", k, "queue", q, "state", st.name))
+			}
+		}
+		if r.Paused != nil {
+			paused.Samples = append(paused.Samples, sample(bool01(*r.Paused), "kind", k, "queue", q))
+		}
+		oldest.Samples = append(oldest.Samples, sample(float64(r.OldestMs())/1000, "kind", k, "queue", q))
+		if k != "rsmq" {
+			continue // the counters below are RSMQ's
+		}
 		sent.Samples = append(sent.Samples, sample(float64(r.TotalSent), "queue", q))
 		received.Samples = append(received.Samples, sample(float64(r.TotalRecv), "queue", q))
 		dead.Samples = append(dead.Samples, sample(float64(r.TotalDead), "queue", q))
@@ -139,5 +155,5 @@ func Families(s *snapshot.Snapshot, took time.Duration, lim snapshot.Limits) []e
 		refused.Samples = append(refused.Samples, sample(bool01(s.ChatsRefused != ""), "kind", "chat"))
 	}
 	return append(fams, info, calls, trips, capped, discovered, complete, examined, readErrors, refused,
-		messages, oldest, sent, received, dead, dlq, items, shards, chats)
+		messages, paused, oldest, sent, received, dead, dlq, items, shards, chats)
 }

@@ -91,14 +91,14 @@ type Collector struct {
 	// refresh interval.
 	minSample time.Duration
 
-	queues scanSet // from the registry
+	queues scanSet    // from the registry
 	kinds  []*kindSet // the other queue kinds' discovery
 	// lastRows is each queue's row as last read, and sweep where the
 	// next sweep of the queues not shown starts (pick).
 	lastRows   map[string]QueueRow
 	sweepAfter string
-	lists  scanSet // from pkg/shardlist's Lists pages
-	chats  scanSet // from pkg/chat's Chats pages
+	lists      scanSet // from pkg/shardlist's Lists pages
+	chats      scanSet // from pkg/chat's Chats pages
 
 	// hello is HELLO's reply, asked once when INFO does not name the server.
 	hello map[string]string
