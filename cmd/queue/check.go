@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/spf13/cobra"
 )
 
@@ -16,6 +18,7 @@ type checkOptions struct {
 	IO     *iostreams.IOStreams
 	JSON   bool
 	Client func() (*delayq.Client, error) // built when the run calls it
+	Kinds  func() (*queues.Registry, error)
 
 	Queues []string
 	// Thresholds are the --max-* flags given, in the order of checks.
@@ -57,11 +60,17 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *checkOptions) e
                      waited that long for a consumer)
   --max-inflight N   at most N messages in flight (received, not acked)
   --max-dead N       at most N messages in the queue's dead-letter queue
-                     (0 for a queue without one)
+                     (0 for a queue without one); for a BullMQ, asynq or
+                     stream queue (KIND:NAME), its dead jobs
+
+A queue whose dead-letter queue was deleted fails --max-dead (exit 1): its
+dead letters cannot be counted, and its policy is off (messages received
+too often come back forever).
 
 Exit 0 when every threshold holds, 5 when one is breached, 1 when a queue
 could not be read (missing, a connection error) and none was breached, 2 on
-a usage error. Nothing is printed when all hold (a line on stderr on a
+a usage error. With -o json a check that could not run at all still prints
+{"ok":false,"queues":[],"error":"..."}. Nothing is printed when all hold (a line on stderr on a
 terminal). Text: one line per breach, QUEUE, CHECK, VALUE and LIMIT (a
 table on a terminal). JSON: {"ok":false,"queues":[{"queue":"jobs","ok":false,
 "dead_letter":"","checks":[{"check":"max-ready","value":120,"limit":100,
@@ -71,12 +80,13 @@ Read only: the stats script of each queue, 20 to a round trip, and of the
 dead-letter queues --max-dead reads, each O(log n).`,
 		Example: `  chatq queue check jobs --max-ready 1000 --max-oldest 5m
   chatq queue check jobs emails --max-dead 0 || notify "dead letters"
+  chatq queue check bullmq:mail asynq:default --max-dead 0 --max-oldest 5m
   chatq queue check jobs --max-oldest 10m --jq '.queues[].checks[] | select(.ok | not)'`,
 		Args: cmdutil.MinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queues = args
 			opts.JSON = f.JSON()
-			opts.Client = queueClient(f, cmd)
+			opts.Client, opts.Kinds = queueClient(f, cmd), kindsClient(f, cmd)
 			opts.Thresholds = nil
 			for _, t := range []struct {
 				flag string
@@ -105,6 +115,9 @@ dead-letter queues --max-dead reads, each O(log n).`,
 
 func (o *checkOptions) validate() error {
 	for _, q := range o.Queues {
+		if isKindAddress(q) {
+			continue
+		}
 		if err := delayq.CheckName(q); err != nil {
 			return err
 		}
@@ -156,13 +169,46 @@ func (e *breachError) Error() string {
 func (e *breachError) Breached() bool { return true }
 
 func checkRun(ctx context.Context, o *checkOptions) error {
+	err := o.check(ctx)
+	var hold *holdError
+	if err != nil && o.JSON && !errors.As(err, &hold) {
+		// A check that could not run says so in JSON too: a monitor
+		// parsing stdout never reads nothing.
+		o.IO.WriteJSON(struct {
+			OK     bool          `json:"ok"`
+			Queues []checkResult `json:"queues"`
+			Error  string        `json:"error"`
+		}{false, []checkResult{}, err.Error()})
+	}
+	if errors.As(err, &hold) {
+		return hold.err
+	}
+	return err
+}
+
+// holdError is a check's result once printed.
+type holdError struct{ err error }
+
+func (e *holdError) Error() string { return e.err.Error() }
+
+func (o *checkOptions) check(ctx context.Context) error {
 	q, err := o.Client()
 	if err != nil {
 		return err
 	}
-	stats, err := q.StatsEach(ctx, o.Queues)
-	if err != nil {
-		return err
+	var names, others []string
+	for _, n := range o.Queues {
+		if isKindAddress(n) {
+			others = append(others, n)
+		} else {
+			names = append(names, n)
+		}
+	}
+	var stats []delayq.Stats
+	if len(names) > 0 {
+		if stats, err = q.StatsEach(ctx, names); err != nil {
+			return err
+		}
 	}
 	dead, err := deadLetterDepths(ctx, q, stats, o.Thresholds)
 	if err != nil {
@@ -171,16 +217,42 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	var results []checkResult
 	var breaches []string
 	var failed error
+	fail := func(r *checkResult, err error) {
+		r.OK, r.Error = false, err.Error()
+		if failed == nil {
+			failed = err
+		} else {
+			o.IO.Infof("error: %v", err)
+		}
+	}
+	for _, name := range others {
+		r := checkResult{Queue: name, OK: true, Checks: []checkJSON{}}
+		c, err := o.kindCounts(ctx, name)
+		if err != nil {
+			fail(&r, err)
+			results = append(results, r)
+			continue
+		}
+		for _, t := range o.Thresholds {
+			v, err := kindValue(name, t.Check, c)
+			if err != nil {
+				fail(&r, err)
+				continue
+			}
+			ok := v <= t.Max
+			r.Checks = append(r.Checks, checkJSON{t.Check, v, t.Max, ok})
+			if !ok {
+				r.OK = false
+				breaches = append(breaches, fmt.Sprintf("%s %s %s > %s", name, t.Check, show(t.Check, v), show(t.Check, t.Max)))
+			}
+		}
+		results = append(results, r)
+	}
 	for i := range stats {
 		s := &stats[i]
 		r := checkResult{Queue: s.Name, OK: true, DeadLetter: s.DeadLetter, Checks: []checkJSON{}}
 		if s.Err != nil {
-			r.OK, r.Error = false, s.Err.Error()
-			if failed == nil {
-				failed = queueErr(s.Err)
-			} else {
-				o.IO.Infof("error: %v", s.Err)
-			}
+			fail(&r, queueErr(s.Err))
 			results = append(results, r)
 			continue
 		}
@@ -199,6 +271,13 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 			}
 		}
 		o.warn(s)
+		if s.DeadLetterMissing && o.checks("max-dead") {
+			// Its policy is off: messages received too often come back
+			// forever, and nothing can count its dead letters. That is no
+			// pass.
+			fail(&r, cmdutil.WithHint(fmt.Errorf("queue %s: its dead-letter queue %s does not exist, so --max-dead cannot be checked (and the policy is off)", s.Name, s.DeadLetter),
+				fmt.Sprintf("create it with `chatq queue create %s`, or drop the policy with `chatq queue set %s --max-receives 0 --dead-letter ''`", s.DeadLetter, s.Name)))
+		}
 		results = append(results, r)
 	}
 	if err := o.print(results); err != nil {
@@ -209,9 +288,9 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 		if failed != nil {
 			o.IO.Infof("error: %v", failed)
 		}
-		return &breachError{breaches}
+		return &holdError{&breachError{breaches}}
 	case failed != nil:
-		return failed
+		return &holdError{failed}
 	}
 	infoTTY(o.IO, o.JSON, "all thresholds hold (%s)", plural(int64(len(results)), "queue"))
 	return nil
@@ -264,8 +343,6 @@ func (o *checkOptions) warn(s *delayq.Stats) {
 		switch {
 		case t.Check == "max-inflight" && !s.SplitExact:
 			o.IO.Infof("warning: inflight of %s may be off: an rsmq client received from it (`chatq queue stats %s` rebuilds the index)", s.Name, s.Name)
-		case t.Check == "max-dead" && s.DeadLetterMissing:
-			o.IO.Infof("warning: %s's dead-letter queue %s does not exist: counted as 0", s.Name, s.DeadLetter)
 		}
 	}
 }
@@ -305,4 +382,51 @@ func (o *checkOptions) print(results []checkResult) error {
 		return nil
 	}
 	return t.Flush()
+}
+
+// checks reports whether the threshold flag is given.
+func (o *checkOptions) checks(flag string) bool {
+	for _, t := range o.Thresholds {
+		if t.Check == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// kindCounts reads the counts of another kind's queue.
+func (o *checkOptions) kindCounts(ctx context.Context, address string) (*queues.Counts, error) {
+	reg, err := o.Kinds()
+	if err != nil {
+		return nil, err
+	}
+	q, err := reg.Open(address)
+	if err != nil {
+		return nil, kindErr(err, address)
+	}
+	c, err := q.Counts(ctx)
+	return c, kindErr(err, address)
+}
+
+// kindValue is what check reads of another kind's counts: --max-dead is
+// its dead jobs (a kind without a dead state cannot be checked so).
+func kindValue(address, check string, c *queues.Counts) (int64, error) {
+	var n *int64
+	switch check {
+	case "max-ready":
+		n = c.Ready
+	case "max-inflight":
+		n = c.Inflight
+	case "max-dead":
+		n = c.Dead
+	case "max-oldest":
+		if c.OldestReady == nil {
+			return 0, nil
+		}
+		return c.OldestReady.Milliseconds(), nil
+	}
+	if n == nil {
+		return 0, fmt.Errorf("queue %s: its kind has no state for --%s", address, check)
+	}
+	return *n, nil
 }

@@ -26,7 +26,7 @@ func TestCheckFlags(t *testing.T) {
 		{args: []string{"jobs", "--max-oldest", "-1s"}, wantErr: "invalid --max-oldest -1s: not negative"},
 		{args: []string{"jobs", "--max-oldest", "soon"}, wantErr: "invalid argument"},
 	}
-	checkFlags(t, NewCmdCheck, func(o *checkOptions) { o.IO, o.Client = nil, nil }, tests)
+	checkFlags(t, NewCmdCheck, func(o *checkOptions) { o.IO, o.Client, o.Kinds = nil, nil, nil }, tests)
 }
 
 func TestCheckRun(t *testing.T) {
