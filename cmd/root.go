@@ -45,6 +45,8 @@ Exit codes:
        succeeded but whose output --jq or --template could not filter
   5    a health check found a threshold breached (queue check); 1 stays
        "could not find out"
+  6    a drain (queue work --until-empty or --max-jobs) ran jobs that
+       failed or timed out: they were not acked and come back
   130  interrupted: Ctrl-C or SIGTERM cut a command short; chat watch,
        queue work, metrics --listen and dev run until stopped, so for them
        it is the normal end: they stop cleanly and exit 0`

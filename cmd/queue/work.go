@@ -96,11 +96,17 @@ On SIGINT or SIGTERM work stops taking messages, waits for the running
 commands (renewing their leases; they get no signal from chatq, and a
 terminal's Ctrl-C does not reach their process group) and exits 0.
 
-For cron: --until-empty exits 0 once no message is ready and its own
-commands are done (it does not wait for delayed messages, or for failed
-ones to come back); --max-jobs N exits 0 after N messages, their commands
-done. A failed command does not change the exit code: its message comes
-back, and the outcome says so.`,
+For cron: --until-empty ends once no message is ready and its own commands
+are done (it does not wait for delayed messages, or for failed ones to come
+back); --max-jobs N ends after N messages, their commands done. A drain
+ends with a summary on stderr (with -o json, a last line {"summary":{...}}):
+jobs run, acked, failed, timed out, lease lost, and left in flight (not
+acked: they come back when their visibility timeout ends). It exits 0 when
+every job was acked, 6 when one failed or timed out, so that cron sees it.
+
+A message that keeps failing comes back forever unless the queue has a
+dead-letter policy: work warns once when a message it ran was received 10
+times or more in a queue without one.`,
 		Example: `  chatq queue work jobs -- ./handle-job.sh
   chatq queue work emails --concurrency 4 --vt 1m --job-timeout 10m -o json -- python3 send.py
   chatq queue work jobs -- sh -c 'echo "$CHATQ_MESSAGE_ID: $(cat)"'
@@ -229,7 +235,20 @@ func workRun(ctx context.Context, opts *workOptions) error {
 	if opts.JSON {
 		stdout = stderr
 	}
+	var tally workSummary
+	noPolicy := false
+	if st, err := q.StatsEach(ctx, []string{opts.Queue}); err == nil && st[0].Err == nil {
+		noPolicy = st[0].MaxReceives == 0
+	}
+	var warnedLoop sync.Once
 	wo.Report = func(o delayq.Outcome) {
+		tally.add(o)
+		if noPolicy && !o.Acked && o.Message.RC >= loopWarnRC {
+			warnedLoop.Do(func() {
+				ios.Infof("warning: message %s of %s has been received %d times and keeps failing; the queue has no dead-letter policy, so it comes back forever", o.Message.ID, opts.Queue, o.Message.RC)
+				ios.Infof("hint: chatq queue create %s-dead && chatq queue set %s --max-receives %d --dead-letter %s-dead", opts.Queue, opts.Queue, loopWarnRC, opts.Queue)
+			})
+		}
 		out := workOutcomeJSON{ID: o.Message.ID, RC: o.Message.RC, Acked: o.Acked,
 			DurationMs: o.Duration.Milliseconds(), Receipt: o.Message.Receipt, Renewals: o.Renewals}
 		var ee *exec.ExitError
@@ -345,7 +364,74 @@ func workRun(ctx context.Context, opts *workOptions) error {
 	if ctx.Err() != nil {
 		ios.Infof("stopped: no running commands left")
 	}
+	if !opts.UntilEmpty && opts.MaxJobs == nil {
+		return nil
+	}
+	// A drain's caller (cron) learns what happened.
+	mu.Lock()
+	defer mu.Unlock()
+	if opts.JSON {
+		_ = iostreams.WriteJSONLine(ios.Out, struct {
+			Summary workSummary `json:"summary"`
+		}{tally})
+	}
+	ios.Infof("%s", tally.String())
+	if tally.Failed+tally.TimedOut+tally.LeaseLost > 0 {
+		return &drainError{tally, opts.Queue}
+	}
 	return nil
+}
+
+// loopWarnRC is the receive count past which work warns that a failing
+// message in a queue without a dead-letter policy comes back forever.
+const loopWarnRC = 10
+
+// workSummary counts a drain's outcomes.
+type workSummary struct {
+	Jobs      int `json:"jobs"`
+	Acked     int `json:"acked"`
+	Failed    int `json:"failed"`
+	TimedOut  int `json:"timed_out"`
+	LeaseLost int `json:"lease_lost"`
+	// LeftInFlight are the jobs not acked: received, they come back when
+	// their visibility timeout ends.
+	LeftInFlight int `json:"left_inflight"`
+}
+
+func (s *workSummary) add(o delayq.Outcome) {
+	s.Jobs++
+	switch {
+	case o.Acked:
+		s.Acked++
+		return
+	case errors.Is(o.Err, errJobTimeout):
+		s.TimedOut++
+	case errors.Is(o.Err, delayq.ErrLeaseLost):
+		s.LeaseLost++
+	default:
+		s.Failed++ // CMD failed, or its ack did
+	}
+	s.LeftInFlight++
+}
+
+func (s workSummary) String() string {
+	return fmt.Sprintf("drained %s: %d acked, %d failed, %d timed out, %d lease lost; %d left in flight (they come back after their visibility timeout)",
+		plural(int64(s.Jobs), "job"), s.Acked, s.Failed, s.TimedOut, s.LeaseLost, s.LeftInFlight)
+}
+
+// drainError is a drain whose jobs did not all succeed: exit 6.
+type drainError struct {
+	s     workSummary
+	queue string
+}
+
+func (e *drainError) Error() string {
+	return fmt.Sprintf("%d of %s not acked (%d failed, %d timed out, %d lease lost)",
+		e.s.LeftInFlight, plural(int64(e.s.Jobs), "job"), e.s.Failed, e.s.TimedOut, e.s.LeaseLost)
+}
+func (e *drainError) JobsFailed() bool { return true }
+func (e *drainError) Hint() string {
+	return fmt.Sprintf("see the outcomes above; `chatq queue peek %s --state inflight` shows them until they come back", e.queue)
 }
 
 // handlerConnEnv is the connection settings a handler needs to run chatq

@@ -23,6 +23,10 @@ const (
 	// exitBreached: a health check (queue check) found a threshold
 	// breached; its error has a Breached() bool method.
 	exitBreached = 5
+	// exitJobsFailed: a drain (queue work --until-empty or --max-jobs) ran
+	// jobs that failed or timed out; its error has a JobsFailed() bool
+	// method.
+	exitJobsFailed = 6
 )
 
 // ErrNothing is returned by a command that succeeded with nothing to return
@@ -166,6 +170,8 @@ func ExitCode(err error, exitStatus bool) int {
 		return ExitMaybeApplied
 	case breached(err):
 		return exitBreached
+	case jobsFailed(err):
+		return exitJobsFailed
 	default:
 		return ExitError
 	}
@@ -176,6 +182,12 @@ func ExitCode(err error, exitStatus bool) int {
 func breached(err error) bool {
 	var b interface{ Breached() bool }
 	return errors.As(err, &b) && b.Breached()
+}
+
+// jobsFailed reports whether err says that a drain's jobs failed.
+func jobsFailed(err error) bool {
+	var j interface{ JobsFailed() bool }
+	return errors.As(err, &j) && j.JobsFailed()
 }
 
 // refusedError is a destructive command that was not confirmed: off a
