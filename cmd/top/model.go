@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
 )
 
 // model is the live view: the last snapshot, what is selected, the filter
@@ -41,11 +42,12 @@ type model struct {
 
 	// The open queue's actions: retry or delete the selected message,
 	// redrive the queue (a dead-letter queue), each asked on screen first.
-	acts       *delayq.Client // the package code the queue commands call (nil: no actions)
-	msgSel     string         // the selected message's id
-	ask        *action        // asked, waiting for y
-	acting     bool           // an action (or the read before asking) runs
-	outcome    string         // what the last action did, or why not
+	acts       *delayq.Client   // the package code the queue commands call (nil: no actions)
+	kinds      *queues.Registry // the other kinds' queues, for their actions
+	msgSel     string           // the selected message's id
+	ask        *action          // asked, waiting for y
+	acting     bool             // an action (or the read before asking) runs
+	outcome    string           // what the last action did, or why not
 	outcomeBad bool
 }
 
@@ -195,6 +197,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.open != "" && m.acts != nil && !m.acting && m.msgSel != "" {
 			kind := map[string]string{"r": "retry", "d": "delete"}[k.String()]
 			m.acting, m.outcome = true, ""
+			if isKind(m.open) {
+				return m.prepareKind(kind, m.open, m.msgSel)
+			}
 			return m.prepare(kind, m.open, m.msgSel)
 		}
 	case "R":
@@ -202,6 +207,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			m.outcome = ""
 			m.ask = &action{kind: "redrive", queue: m.open, question: fmt.Sprintf(
 				"redrive %s: move its messages back to the queues they were dead-lettered from? y/N", m.open)}
+			if isKind(m.open) {
+				m.ask.question = fmt.Sprintf("redrive %s: run its dead jobs again? y/N", m.open)
+			}
 		}
 	case "home", "g":
 		m.move(-1 << 30)
@@ -288,6 +296,9 @@ func (m *model) prepare(kind, q, id string) tea.Cmd {
 // act makes the change a asked for, through the same package calls as
 // chatq queue retry, ack and redrive, and says what it did.
 func (m *model) act(a *action) tea.Cmd {
+	if isKind(a.queue) {
+		return m.actKind(a)
+	}
 	ctx, acts := m.ctx, m.acts
 	return func() tea.Msg {
 		id, _, _ := strings.Cut(a.ref, ".")

@@ -15,7 +15,9 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -172,6 +174,7 @@ func topRun(ctx context.Context, opts *topOptions) error {
 	// The queue view's actions call what chatq queue retry, ack and
 	// redrive call, on the same namespace.
 	m.acts = delayq.New(c, delayq.Options{Namespace: opts.Namespace, Prefix: opts.Prefix, HashTag: opts.Cluster})
+	m.kinds = queuekinds.New(m.acts, queues.Env{RDB: c, Prefix: opts.Prefix})
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(opts.IO.In), tea.WithOutput(opts.IO.Out)}
 	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))

@@ -496,7 +496,14 @@ func (c *Collector) Snapshot(ctx context.Context, filter, peekQueue string, peek
 	}
 	s.Chats = ci
 
-	if peekQueue != "" && peekN > 0 {
+	if ks := c.kindOf(peekQueue); ks != nil && peekN > 0 {
+		rows, err := c.kindPeek(ctx, ks, peekQueue, min(peekN, MaxPeek))
+		calls++
+		if err != nil {
+			return fail(err)
+		}
+		s.PeekQueue, s.Peek = peekQueue, rows
+	} else if peekQueue != "" && peekN > 0 {
 		ps, err := c.q.Peek(ctx, peekQueue, delayq.PeekOptions{N: min(peekN, MaxPeek)})
 		calls++
 		if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {

@@ -204,3 +204,28 @@ func (c *Collector) forgetGone(known []string) {
 		}
 	}
 }
+
+// kindPeek reads the first n jobs of another kind's queue, in the order
+// of its states (ready first), for the queue view.
+func (c *Collector) kindPeek(ctx context.Context, ks *kindSet, address string, n int) ([]PeekRow, error) {
+	_, name := queues.Parse(address)
+	q, err := ks.kind.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	var rows []PeekRow
+	err = q.Scan(ctx, queues.ScanOptions{Max: n, Page: n}, func(page []queues.Job) error {
+		for _, j := range page {
+			body := j.Data
+			if j.Name != "" {
+				body = j.Name + " " + body
+			}
+			rows = append(rows, PeekRow{ID: j.ID, State: j.State, VisibleAt: j.Due, RC: j.Attempts, Body: body})
+		}
+		return nil
+	})
+	if errors.Is(err, queues.ErrQueueNotFound) {
+		err = nil
+	}
+	return rows, err
+}
