@@ -11,8 +11,10 @@ import (
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -28,6 +30,9 @@ type aclOptions struct {
 	Prefix     string
 	Cluster    bool
 	DB         int // the database chatq selects (aclDB)
+	// Kind, when set, is another queue kind's (bullmq, asynq, stream):
+	// the line grants what chatq's queue commands need on its queues.
+	Kind string
 }
 
 // newCmdACL returns `chatq acl`. runF, when set (tests), replaces the run
@@ -60,10 +65,16 @@ covered: they write under prefixes of their own, and need no production
 user. Shell completion of list keys and chat ids, and the discovery of
 sharded lists and chats by metrics and top, need SCAN, which the line leaves out
 (SCAN lists every key name on the server, whatever the key patterns):
-without it metrics and top read the queues only, and say so.`,
+without it metrics and top read the queues only, and say so.
+
+--kind bullmq, asynq or stream prints instead the line for chatq's queue
+commands on that library's queues, from what the kind says it touches
+(docs/kinds.md); the kinds that find their queues by SCAN (BullMQ's, the
+streams) include it.`,
 		Example: `  chatq --prefix app: acl --user app | redis-cli
   chatq --prefix app: acl --user dashboard --read-only
-  chatq --prefix app: --cluster acl --user app -o json`,
+  chatq --prefix app: --cluster acl --user app -o json
+  chatq acl --user ops --kind bullmq | redis-cli   # chatq's queue commands on BullMQ's queues`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := f.Config()
@@ -84,6 +95,7 @@ without it metrics and top read the queues only, and say so.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "grant only what the commands that read need")
+	cmd.Flags().StringVar(&opts.Kind, "kind", "", "instead, the line for the queues of another kind: "+strings.Join(queuekinds.Names[1:], ", "))
 	cmd.Flags().StringSliceVar(&opts.Namespaces, "namespace", nil, "RSMQ namespaces of the queues, comma-separated (env CHATQ_NAMESPACE, default rsmq)")
 	return cmdutil.MarkRead(cmd) // prints a line; needs no server
 }
@@ -110,8 +122,16 @@ func (o *aclOptions) validate() error {
 func aclRun(opts *aclOptions) error {
 	// The line grants the patterns under --prefix; the JSON shows them
 	// without it, as docs/security.md does.
-	args := aclArgs(opts.User, selectNeeds(needs(opts.Prefix), opts.ReadOnly), opts.Prefix, opts.Namespaces, opts.Cluster, opts.DB != 0)
-	res := aclResult{User: opts.User, ReadOnly: opts.ReadOnly, Line: strings.Join(quoteAll(args), " "), Needs: selectNeeds(needs(""), opts.ReadOnly)}
+	all, shown := needs(opts.Prefix), needs("")
+	if opts.Kind != "" {
+		var err error
+		if all, err = kindNeeds(opts.Kind, opts.Prefix); err != nil {
+			return err
+		}
+		shown, _ = kindNeeds(opts.Kind, "")
+	}
+	args := aclArgs(opts.User, selectNeeds(all, opts.ReadOnly), opts.Prefix, opts.Namespaces, opts.Cluster, opts.DB != 0)
+	res := aclResult{User: opts.User, ReadOnly: opts.ReadOnly, Line: strings.Join(quoteAll(args), " "), Needs: selectNeeds(shown, opts.ReadOnly)}
 	if opts.JSON {
 		return opts.IO.WriteJSON(res)
 	}
@@ -409,4 +429,31 @@ func quoteAll(args []string) []string {
 		out[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(a) + `"`
 	}
 	return out
+}
+
+// kindNeeds lists what chatq's queue commands need on the queues of
+// another kind, from the kind's own Access table (pkg/queues).
+func kindNeeds(kind, prefix string) ([]need, error) {
+	reg := queuekinds.New(delayq.New(nil, delayq.Options{}), queues.Env{Prefix: prefix})
+	k, err := reg.Kind(kind)
+	if err != nil || kind == "rsmq" {
+		return nil, cmdutil.WithHint(cmdutil.UsageErrorf("invalid --kind %q", kind),
+			"give one of "+strings.Join(queuekinds.Names[1:], ", ")+"; without --kind the line covers RSMQ's queues, sharded lists and chats")
+	}
+	al, ok := k.(queues.AccessLister)
+	if !ok {
+		return nil, fmt.Errorf("chatq acl: the %s kind does not say what it needs", kind)
+	}
+	out := []need{{"ping", false, nil, nil, nil}}
+	for _, a := range al.Access() {
+		n := need{Command: "queue " + a.Op + " (" + kind + ")", Write: a.Write, Keys: a.Keys}
+		for _, c := range a.Commands {
+			if !slices.Contains(scriptNeeds, c) {
+				n.Redis = appendNew(n.Redis, c)
+			}
+		}
+		slices.Sort(n.Redis)
+		out = append(out, n)
+	}
+	return out, nil
 }
