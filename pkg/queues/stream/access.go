@@ -21,7 +21,7 @@ var access = []struct {
 }{
 	{"Discover", false, "scan xinfo|groups"},
 	{"Counts", false, scriptCommands + " type xinfo|groups xrange xrevrange xlen time"},
-	{"Scan", false, scriptCommands + " type xinfo|groups xrange xpending"},
+	{"Scan", false, scriptCommands + " type xinfo|groups xrange xpending time"},
 	{"Get", false, scriptCommands + " type xinfo|groups xrange xpending time"},
 	{"Recover", true, scriptCommands + " type xinfo|groups xautoclaim xclaim xpending xrange"},
 	{"Remove", true, scriptCommands + " type xinfo|groups xpending xrange xack xdel"},

@@ -24,4 +24,5 @@ for _, p in ipairs(redis.call('XPENDING', stream, name, start, '+', count)) do
     out[#out + 1] = {p[1], p[2], p[3], p[4], found, fields}
   end
 end
-return {'ok', last, out}
+local t = redis.call('TIME')
+return {'ok', last, out, t[1], t[2]}

@@ -172,7 +172,7 @@ func (q *Queue) scanInflight(ctx context.Context, opt queues.ScanOptions, emit e
 		if st != "ok" {
 			return q.errNoQueue()
 		}
-		last, page := str(v[0]), list(v[1])
+		last, page, now := str(v[0]), list(v[1]), serverTime(v[2], v[3])
 		if last == "" {
 			return nil
 		}
@@ -181,7 +181,7 @@ func (q *Queue) scanInflight(ctx context.Context, opt queues.ScanOptions, emit e
 		for _, x := range page {
 			p := list(x)
 			e := entry{ID: str(p[0]), Fields: strs(p[5])}
-			j := pendingJob(e, str(p[1]), num(p[2]), num(p[3]), num(p[4]) == 1)
+			j := pendingJob(e, str(p[1]), num(p[2]), num(p[3]), num(p[4]) == 1, now)
 			if j.Attempts >= opt.MinAttempts && matches(opt.Grep, e.ID, e.Fields) {
 				jobs = append(jobs, j)
 			}
@@ -192,14 +192,15 @@ func (q *Queue) scanInflight(ctx context.Context, opt queues.ScanOptions, emit e
 	}
 }
 
-// pendingJob is an entry of the PEL; one deleted from the stream while
-// pending has no data, which Extra says.
-func pendingJob(e entry, consumer string, idleMS, count int64, found bool) queues.Job {
+// pendingJob is an entry of the PEL, read at the server's time now: its
+// idle time is since its last delivery (or claim), which is Started. One
+// deleted from the stream while pending has no data, which Extra says.
+func pendingJob(e entry, consumer string, idleMS, count int64, found bool, now time.Time) queues.Job {
 	idle := time.Duration(idleMS) * time.Millisecond
 	j := queues.Job{
 		ID: e.ID, State: queues.Inflight, KindState: kindPending,
 		Data: dataJSON(e.Fields), Attempts: count, Created: idTime(e.ID),
-		Consumer: consumer, Idle: idle,
+		Started: now.Add(-idle), Consumer: consumer, Idle: idle,
 	}
 	if !found {
 		j.Data = ""
@@ -318,7 +319,7 @@ func (q *Queue) Get(ctx context.Context, id string) (*queues.Job, error) {
 	ldi, found, fields, pending := str(v[0]), num(v[1]) == 1, strs(v[2]), num(v[3]) == 1
 	switch {
 	case pending:
-		j := pendingJob(entry{ID: id, Fields: fields}, str(v[4]), num(v[5]), num(v[6]), found)
+		j := pendingJob(entry{ID: id, Fields: fields}, str(v[4]), num(v[5]), num(v[6]), found, serverTime(v[7], v[8]))
 		return &j, nil
 	case found && compareIDs(id, ldi) > 0:
 		j := readyJob(entry{ID: id, Fields: fields})

@@ -249,6 +249,9 @@ func TestScanAndGet(t *testing.T) {
 		if i < 2 {
 			want = 2
 		}
+		if j.Started.Before(j.Created) || j.Started.After(j.Created.Add(time.Minute)) {
+			t.Errorf("inflight %s: started %v, created %v", j.ID, j.Started, j.Created)
+		}
 		if j.Consumer != "c2" || j.Attempts != want || j.KindState != "pending" || j.State != queues.Inflight {
 			t.Errorf("inflight %s: consumer %q attempts %d, want c2 and %d", j.ID, j.Consumer, j.Attempts, want)
 		}
