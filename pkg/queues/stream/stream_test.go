@@ -412,7 +412,7 @@ func TestRemove(t *testing.T) {
 	ids := f.fill("s", 10)
 	f.group("s", "g")
 	f.group("s", "other")
-	f.read("s", "g", "c", 4)    // 0-3 pending in g
+	f.read("s", "g", "c", 4)     // 0-3 pending in g
 	f.read("s", "other", "o", 6) // 0-5 pending in other
 	f.ack("s", "other", []redis.XMessage{{ID: ids[0]}, {ID: ids[1]}})
 	q := f.open("s", "g")
