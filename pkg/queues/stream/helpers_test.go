@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -196,4 +197,23 @@ func n(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// sortedIDs sorts entry ids as the server orders them (by number: 5-10
+// after 5-9).
+func sortedIDs(s []string) []string {
+	s = slices.Clone(s)
+	key := func(id string) (ms, seq uint64) {
+		fmt.Sscanf(id, "%d-%d", &ms, &seq)
+		return ms, seq
+	}
+	slices.SortFunc(s, func(a, b string) int {
+		am, as := key(a)
+		bm, bs := key(b)
+		if c := cmp.Compare(am, bm); c != 0 {
+			return c
+		}
+		return cmp.Compare(as, bs)
+	})
+	return s
 }

@@ -351,14 +351,20 @@ func TestClaim(t *testing.T) {
 	if err != nil || !slices.Equal(res.Done, ids[:2]) || res.Skipped[ids[25]] == "" {
 		t.Fatalf("claim by id: %+v %v", res, err)
 	}
-	// The rest, at most 7, then the others.
+	// At most 7, then the others. (The two just claimed may be idle 30ms
+	// again by then on a slow machine, and claimed again: no harm.)
+	claimed := slices.Clone(res.Done)
 	res, err = q.Recover(f.ctx, queues.RecoverOptions{Consumer: "rescuer", IdleFor: 30 * time.Millisecond, Max: 7})
-	if err != nil || !slices.Equal(res.Done, ids[2:9]) {
+	if err != nil || len(res.Done) != 7 {
 		t.Fatalf("claim max 7: %+v %v", res, err)
 	}
+	claimed = append(claimed, res.Done...)
 	res, err = q.Recover(f.ctx, queues.RecoverOptions{Consumer: "rescuer", IdleFor: 30 * time.Millisecond})
-	if err != nil || !slices.Equal(res.Done, ids[9:20]) {
-		t.Fatalf("claim the rest: %+v %v", res, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claimed = slices.Compact(sortedIDs(append(claimed, res.Done...))); !slices.Equal(claimed, ids[:20]) {
+		t.Fatalf("claimed %v, want %v", claimed, ids[:20])
 	}
 	for _, m := range stuck {
 		p := f.pendingOf("s", "g", m.ID)
@@ -517,7 +523,7 @@ func TestDeadLetterAndRedrive(t *testing.T) {
 	if !slices.Equal(first[:10], wantHead) || first[10] != "_dead_at" || !slices.Equal(first[12:], []any{"n", "3", "_origin_id", "mine"}) {
 		t.Errorf("dead entry fields %v", first)
 	}
-	dead := f.scan(q, queues.ScanOptions{State: queues.Dead})
+	dead := f.scan(q, queues.ScanOptions{State: queues.Dead, Page: 2})
 	if len(dead) != 5 || dead[1].Data != `{"n":"3","_origin_id":"mine"}` || dead[1].Attempts != 3 || dead[1].Extra["origin_id"] != all[3] ||
 		dead[1].Consumer != "worker" || dead[1].Finished.IsZero() {
 		t.Fatalf("dead jobs %+v", dead)
