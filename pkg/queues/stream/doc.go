@@ -44,7 +44,8 @@
 // # Round trips and atomicity
 //
 // Every script is one call on the stream's slot, does bounded work (at
-// most 100 entries) and re-checks each entry before it writes; the
+// most 100 entries, and XINFO GROUPS: as many rows as the stream has
+// groups) and re-checks each entry before it writes; the
 // scripts that write check the user's ACL permissions first (Redis 7),
 // so that a refusal changes nothing.
 //
