@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/redistest"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
@@ -188,4 +189,17 @@ func TestAccessRefusals(t *testing.T) {
 			// Recover's run claims by XAUTOCLAIM; XCLAIM is for ids.
 			return op == "Recover" && cmd == "xclaim"
 		})
+}
+
+// A refused write says so in the server's words (NOPERM), which chatq's
+// commands map to a permission error.
+func TestRefusalIsPermissionError(t *testing.T) {
+	f, run := accessFixture(t)
+	b := redistest.Backend{Name: "redis", Client: f.rdb, Prefix: f.prefix}
+	for op, cmd := range map[string]string{"Remove": "xdel", "DeadLetter": "xadd", "Redrive": "xdel", "Recover": "xautoclaim"} {
+		user := redistest.ACLUser(t, b, "chatqtest-perm-"+cmd, "~*", "&*", "+@all", "-"+cmd)
+		if err := run[op](user); !conn.PermissionDenied(err) {
+			t.Errorf("%s without %s: %v, want a permission error", op, cmd, err)
+		}
+	}
 }

@@ -21,8 +21,6 @@ func (q *Queue) scriptStatus(st string, v []any) error {
 		return errReadOnly("before 7.0")
 	case "nostream", "nogroup":
 		return q.errNoQueue()
-	case "denied":
-		return fmt.Errorf("stream %s: the server's ACL refuses a command this write needs: nothing was changed", q.Address())
 	case "wrongtype":
 		return fmt.Errorf("%w: the dead-letter key holds a %s, not a stream", names.ErrInvalid, str(v[0]))
 	}

@@ -22,7 +22,7 @@ if not group_info(stream, name) then
   return {'nogroup'}
 end
 if not allowed({'XADD', dead, '*', 'f', 'v'}, {'XACK', stream, name, '0-0'}) then
-  return {'denied'}
+  return redis.error_reply("NOPERM this user may not dead-letter from " .. stream .. " to " .. dead .. " (XADD, XACK): nothing written")
 end
 
 local t = redis.call('TIME')

@@ -24,7 +24,7 @@ if not group_info(stream, name) then
   return {'nogroup'}
 end
 if not allowed({'XADD', stream, '*', 'f', 'v'}, {'XDEL', dead, '0-0'}) then
-  return {'denied'}
+  return redis.error_reply("NOPERM this user may not redrive from " .. dead .. " to " .. stream .. " (XADD, XDEL): nothing written")
 end
 
 -- The markers deadletter.lua puts in front of an entry's own fields.

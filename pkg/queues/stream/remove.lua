@@ -21,7 +21,7 @@ if not found then
   return {'nogroup'}
 end
 if not allowed({'XACK', stream, name, '0-0'}, {'XDEL', stream, '0-0'}) then
-  return {'denied'}
+  return redis.error_reply("NOPERM this user may not remove entries of " .. stream .. " (XACK, XDEL): nothing written")
 end
 
 -- needed_elsewhere names another group that still needs entry id.

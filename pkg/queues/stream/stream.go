@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -181,9 +180,8 @@ func (q *Queue) notFound(err error) error {
 	if err == nil {
 		return nil
 	}
-	s := err.Error()
-	if strings.HasPrefix(s, "NOGROUP") || strings.Contains(s, "no such key") {
-		return fmt.Errorf("%w: %s (stream %q, group %q)", queues.ErrQueueNotFound, q.Address(), q.key, q.group)
+	if s := err.Error(); strings.HasPrefix(s, "NOGROUP") || strings.Contains(s, "no such key") {
+		return q.errNoQueue()
 	}
 	return err
 }
@@ -197,5 +195,3 @@ func (q *Queue) errNoQueue() error {
 func errReadOnly(version string) error {
 	return fmt.Errorf("%w: Redis %s; chatq writes stream groups on Redis 7.0 and later (tested: 7.0.15)", queues.ErrReadOnly, version)
 }
-
-var errCrossSlot = errors.New("not in the stream's cluster slot")
