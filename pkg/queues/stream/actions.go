@@ -60,6 +60,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 	if err := checkIDs(opt.IDs); err != nil {
 		return nil, err
 	}
+	opt.IDs = unique(opt.IDs)
 	idle := max(opt.IdleFor.Milliseconds(), 1)
 	res := &queues.Result{Done: []string{}}
 	left := func() int {
@@ -129,6 +130,7 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 	if err := checkIDs(ids); err != nil {
 		return nil, err
 	}
+	ids = unique(ids)
 	res := &queues.Result{Done: []string{}}
 	forced := "0"
 	if force {

@@ -289,9 +289,9 @@ func splitMarkers(fields []string) (own []string, origin map[string]string, ok b
 // the group holds it pending, the group's last-delivered-id) and XRANGE
 // of the default dead-letter stream, in one pipeline. Pending is
 // inflight; after the last-delivered-id ready; at or before it, and not
-// pending, the group read and acknowledged it: State done, KindState
-// "acked" (the entry stays in the stream for other groups or until
-// trimmed). An id found only in the dead-letter stream is dead.
+// pending, the group read and acknowledged it (or XGROUP SETID skipped
+// it): State done, KindState "acked" (the entry stays in the stream for
+// other groups or until trimmed). An id found only in the dead-letter stream is dead.
 func (q *Queue) Get(ctx context.Context, id string) (*queues.Job, error) {
 	if err := checkIDs([]string{id}); err != nil {
 		return nil, err

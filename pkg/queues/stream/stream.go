@@ -174,6 +174,20 @@ func checkIDs(ids []string) error {
 	return nil
 }
 
+// unique returns ids without repeats, in their order: an id given twice
+// is acted on once.
+func unique(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // notFound maps the server's replies for a missing stream or group to
 // ErrQueueNotFound.
 func (q *Queue) notFound(err error) error {

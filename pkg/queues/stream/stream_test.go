@@ -441,8 +441,8 @@ func TestRemove(t *testing.T) {
 		t.Errorf("stream length %d, want 9", n)
 	}
 	// Forced: the in-flight entry is acked and deleted.
-	res, err = q.Remove(f.ctx, []string{ids[2], ids[7]}, true)
-	if err != nil || !slices.Equal(res.Done, []string{ids[2], ids[7]}) {
+	res, err = q.Remove(f.ctx, []string{ids[2], ids[7], ids[2]}, true) // an id twice: once
+	if err != nil || !slices.Equal(res.Done, []string{ids[2], ids[7]}) || len(res.Skipped) != 0 {
 		t.Fatalf("remove forced: %+v %v", res, err)
 	}
 	if f.pendingOf("s", "g", ids[2]) != nil {
