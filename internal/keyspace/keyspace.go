@@ -127,9 +127,23 @@ const (
 // returned at least once; a change of the cluster's masters between calls
 // may skip or repeat keys.
 func ScanPage(ctx context.Context, c redis.UniversalClient, cursor uint64, match string, count int64) ([]string, uint64, error) {
+	return ScanTypePage(ctx, c, cursor, match, count, "")
+}
+
+// ScanTypePage is ScanPage of the keys of one type (SCAN's TYPE option,
+// Redis 6.0 and later), "" for every type: the server filters, so a page
+// holds only keys of that type while each call still examines about count
+// keys.
+func ScanTypePage(ctx context.Context, c redis.UniversalClient, cursor uint64, match string, count int64, keyType string) ([]string, uint64, error) {
+	scan := func(n redis.UniversalClient, cursor uint64) *redis.ScanCmd {
+		if keyType == "" {
+			return n.Scan(ctx, cursor, match, count)
+		}
+		return n.ScanType(ctx, cursor, match, count, keyType)
+	}
 	cc, ok := c.(*redis.ClusterClient)
 	if !ok {
-		return c.Scan(ctx, cursor, match, count).Result()
+		return scan(c, cursor).Result()
 	}
 	nodes, err := masters(ctx, cc)
 	if err != nil {
@@ -139,7 +153,7 @@ func ScanPage(ctx context.Context, c redis.UniversalClient, cursor uint64, match
 	if i >= len(nodes) {
 		return nil, 0, nil // fewer masters than when the listing began
 	}
-	keys, next, err := nodes[i].Scan(ctx, cursor&nodeMask, match, count).Result()
+	keys, next, err := scan(nodes[i], cursor&nodeMask).Result()
 	switch {
 	case err != nil:
 		return nil, 0, err

@@ -77,3 +77,42 @@ func TestScanPageCluster(t *testing.T) {
 		t.Errorf("found %d keys, want %d", len(got), len(want))
 	}
 }
+
+// ScanTypePage finds only the keys of the type asked for, page by page.
+func TestScanTypePage(t *testing.T) {
+	c := redistest.StartServer(t).Client()
+	ctx := context.Background()
+	var want []string
+	for i := range 30 {
+		k := fmt.Sprintf("t:{k%d}", i)
+		var err error
+		if i%3 == 0 {
+			err = c.XAdd(ctx, &redis.XAddArgs{Stream: k, Values: []string{"f", "v"}}).Err()
+			want = append(want, k)
+		} else {
+			err = c.Set(ctx, k, "v", 0).Err()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(want)
+	var got []string
+	for cursor, calls := uint64(0), 0; ; calls++ {
+		if calls > 1000 {
+			t.Fatal("the listing does not end")
+		}
+		keys, next, err := keyspace.ScanTypePage(ctx, c, cursor, "t:*", 4, "stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, keys...)
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	slices.Sort(got)
+	if got = slices.Compact(got); !slices.Equal(got, want) {
+		t.Errorf("found %v, want the %d streams %v", got, len(want), want)
+	}
+}

@@ -1,0 +1,4 @@
+package stream
+
+// Slot is slot, for the tests that compare it with CLUSTER KEYSLOT.
+var Slot = slot

@@ -1,0 +1,44 @@
+package stream
+
+import (
+	_ "embed"
+
+	"github.com/chatq-dev/chatq/internal/luascript"
+)
+
+// The scripts, each with group.lua's helpers in front; those that write
+// also with luascript.Permitted's check, made before their first write.
+var (
+	//go:embed group.lua
+	groupLua string
+	//go:embed counts.lua
+	countsLua string
+	//go:embed get.lua
+	getLua string
+	//go:embed pending.lua
+	pendingLua string
+	//go:embed claim.lua
+	claimLua string
+	//go:embed remove.lua
+	removeLua string
+	//go:embed deadletter.lua
+	deadLetterLua string
+	//go:embed redrive.lua
+	redriveLua string
+
+	countsScript     = reader(&countsLua)
+	getScript        = reader(&getLua)
+	pendingScript    = reader(&pendingLua)
+	claimScript      = writer(&claimLua)
+	removeScript     = writer(&removeLua)
+	deadLetterScript = writer(&deadLetterLua)
+	redriveScript    = writer(&redriveLua)
+)
+
+func reader(src *string) *luascript.Script {
+	return luascript.Build(func() string { return groupLua + *src })
+}
+
+func writer(src *string) *luascript.Script {
+	return luascript.Build(func() string { return luascript.Permitted + groupLua + *src })
+}
