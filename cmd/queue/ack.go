@@ -62,7 +62,7 @@ are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.`,
 
 // validate checks the queue name; Ack checks the ids and receipts before
 // any call.
-func (o *ackOptions) validate() error { return delayq.CheckName(o.Queue) }
+func (o *ackOptions) validate() error { return checkName(o.Queue) }
 
 type queueAckJSON struct {
 	Acked   int      `json:"acked"`
@@ -192,7 +192,7 @@ func (o *retryOptions) validate() error {
 	if err := o.Select.validate(); err != nil {
 		return err
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 type queueRetryJSON struct {

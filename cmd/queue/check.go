@@ -118,7 +118,7 @@ func (o *checkOptions) validate() error {
 		if isKindAddress(q) {
 			continue
 		}
-		if err := delayq.CheckName(q); err != nil {
+		if err := checkName(q); err != nil {
 			return err
 		}
 	}

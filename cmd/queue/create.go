@@ -73,7 +73,7 @@ func (o *createOptions) validate() error {
 	if err := checkMaxSizeFlag(o.MaxSize); err != nil {
 		return err
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 func createRun(ctx context.Context, opts *createOptions) error {
@@ -170,7 +170,7 @@ func (o *setOptions) validate() error {
 	if o.MaxReceives != nil && *o.MaxReceives < 0 {
 		return cmdutil.UsageErrorf("max receives %d: must not be negative: invalid value", *o.MaxReceives)
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 func setRun(ctx context.Context, opts *setOptions) error {

@@ -69,7 +69,7 @@ Declining the question exits 2; nothing was changed.`,
 	return cmdutil.MarkWrite(cmd, "chatq queue ls")
 }
 
-func (o *deleteOptions) validate() error { return delayq.CheckName(o.Queue) }
+func (o *deleteOptions) validate() error { return checkName(o.Queue) }
 
 type queueDeleteJSON struct {
 	Deleted string `json:"deleted"`

@@ -102,7 +102,7 @@ func (o *exportOptions) validate() error {
 	if err := o.Filter.validate(); err != nil {
 		return err
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 // exportFormat names the format of the first line; import refuses another.

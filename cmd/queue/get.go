@@ -61,7 +61,7 @@ there and when it moved (dead_lettered_from, _rc, _at; in JSON
 }
 
 // validate checks the queue name; Get checks the id before any call.
-func (o *getOptions) validate() error { return delayq.CheckName(o.Queue) }
+func (o *getOptions) validate() error { return checkName(o.Queue) }
 
 func getRun(ctx context.Context, opts *getOptions) error {
 	q, err := opts.Client()

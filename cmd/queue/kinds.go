@@ -2,11 +2,14 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"maps"
 	"slices"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/queuekinds"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/spf13/cobra"
 )
@@ -82,4 +85,20 @@ func address(k queues.Kind, name string) string {
 func isKindAddress(q string) bool {
 	kind, _ := queues.Parse(q)
 	return kind != "rsmq" && slices.Contains(queuekinds.Names, kind)
+}
+
+// checkName checks an RSMQ queue name (delayq.CheckName), saying what a
+// name with ':' is when it is not one: another kind's address, which only
+// the commands that reach every kind take, or an unknown kind.
+func checkName(q string) error {
+	err := delayq.CheckName(q)
+	if err == nil || !strings.Contains(q, ":") {
+		return err
+	}
+	if isKindAddress(q) {
+		return cmdutil.WithHint(cmdutil.UsageErrorf("%s is a queue of another kind: this command is for RSMQ queues only", q),
+			"its library's producers and workers write it; chatq reads it, and retry, rm, redrive, pause, resume and recover act on it (docs/kinds.md)")
+	}
+	kind, _ := queues.Parse(q)
+	return cmdutil.WithHint(err, fmt.Sprintf("%q is no queue kind chatq knows: a queue is NAME (RSMQ's) or KIND:NAME with KIND one of %s", kind, strings.Join(queuekinds.Names[1:], ", ")))
 }

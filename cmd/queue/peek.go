@@ -111,7 +111,7 @@ func (o *peekOptions) validate() error {
 	if err := o.Filter.validate(); err != nil {
 		return err
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 func peekRun(ctx context.Context, opts *peekOptions) error {

@@ -100,7 +100,7 @@ func (o *pollOptions) validate() error {
 	if o.Wait < 0 {
 		return cmdutil.UsageErrorf("invalid --wait %s: must not be negative", o.Wait)
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 // messageJSON is RSMQ's received message: fr and sent in Unix ms; plus,

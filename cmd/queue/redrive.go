@@ -109,11 +109,11 @@ func (o *redriveOptions) validate() error {
 	if o.N < 0 {
 		return cmdutil.UsageErrorf("invalid -n %d: must be at least 1 (or 0 for all)", o.N)
 	}
-	if err := delayq.CheckName(o.DLQ); err != nil {
+	if err := checkName(o.DLQ); err != nil {
 		return err
 	}
 	if o.To != "" {
-		if err := delayq.CheckName(o.To); err != nil {
+		if err := checkName(o.To); err != nil {
 			return err
 		}
 		if o.To == o.DLQ {

@@ -82,7 +82,7 @@ index has it and says so (split_exact false in JSON).`,
 	return cmdutil.MarkRead(cmd)
 }
 
-func (o *statsOptions) validate() error { return delayq.CheckName(o.Queue) }
+func (o *statsOptions) validate() error { return checkName(o.Queue) }
 
 // queueStatsJSON has RSMQ's getQueueAttributes fields (vt and delay in
 // seconds, created and modified in Unix seconds) and chatq's.

@@ -209,7 +209,7 @@ func (o *workOptions) validate() error {
 		return cmdutil.WithHint(cmdutil.UsageErrorf("invalid --max-jobs %d: must be at least 1", *o.MaxJobs),
 			"leave it out for no limit; --until-empty stops when nothing is ready")
 	}
-	return delayq.CheckName(o.Queue)
+	return checkName(o.Queue)
 }
 
 func workRun(ctx context.Context, opts *workOptions) error {
