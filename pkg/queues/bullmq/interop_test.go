@@ -380,8 +380,8 @@ func interop(t *testing.T, dir string) {
 				t.Errorf("scan %s: %v, want %v", c.state, got, c.want)
 			}
 		}
-		if got := ids(queues.ScanOptions{}); len(got) != 13 {
-			t.Errorf("scan of every state: %d jobs %v, want 13", len(got), got)
+		if got := ids(queues.ScanOptions{}); len(got) != 14 {
+			t.Errorf("scan of every state: %d jobs %v, want 14", len(got), got)
 		}
 		if got := ids(queues.ScanOptions{Grep: "haystack-needle"}); !slices.Equal(got, []string{f.IDs.Wait[1]}) {
 			t.Errorf("grep: %v, want %s", got, f.IDs.Wait[1])
@@ -411,15 +411,21 @@ func interop(t *testing.T, dir string) {
 	})
 
 	t.Run("retry", func(t *testing.T) {
-		res, err := q.Retry(ctx, []string{f.IDs.Failed[0], f.IDs.Completed[0], "no-such-job"})
+		res, err := q.Retry(ctx, []string{f.IDs.Failed[0], f.IDs.Failed[3], f.IDs.Completed[0], "no-such-job"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(res.Done, []string{f.IDs.Failed[0]}) || len(res.Skipped) != 2 {
+		if !slices.Equal(res.Done, []string{f.IDs.Failed[0], f.IDs.Failed[3]}) || len(res.Skipped) != 2 {
 			t.Errorf("retry: %+v", res)
 		}
 		if s := l.state(f.IDs.Failed[0]); s != "waiting" {
 			t.Errorf("BullMQ says the retried job is %s", s)
+		}
+		// 5.x's Job.retry pushes a job with a priority to wait; 6.x's
+		// puts it back among the prioritized.
+		want := map[string]string{"bullmq5": "waiting", "bullmq6": "prioritized"}[dir]
+		if s := l.state(f.IDs.Failed[3]); s != want {
+			t.Errorf("BullMQ says the retried job with a priority is %s, want %s", s, want)
 		}
 		sameCounts(t, q, l)
 	})
@@ -429,10 +435,10 @@ func interop(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sorted(res.Done...); !slices.Equal(got, sorted(f.IDs.Failed[1:]...)) {
-			t.Errorf("redrive moved %v, want %v", got, f.IDs.Failed[1:])
+		if got := sorted(res.Done...); !slices.Equal(got, sorted(f.IDs.Failed[1:3]...)) {
+			t.Errorf("redrive moved %v, want %v", got, f.IDs.Failed[1:3])
 		}
-		for id, s := range l.states(f.IDs.Failed...) {
+		for id, s := range l.states(f.IDs.Failed[:3]...) {
 			if s == nil || *s != "waiting" {
 				t.Errorf("BullMQ says redriven %s is %v", id, s)
 			}

@@ -39,6 +39,8 @@ async function fill(queue) {
   // Failed and completed: a worker of our own fails the jobs named "fail".
   const failing = [], completing = [];
   for (let i = 0; i < 3; i++) failing.push((await queue.add('fail', { kind: 'fail', n: i }, { attempts: 1 })).id);
+  // One with a priority: a 6.x retry puts it back among the prioritized.
+  failing.push((await queue.add('fail', { kind: 'fail', n: 3 }, { attempts: 1, priority: 3 })).id);
   for (let i = 0; i < 2; i++) completing.push((await queue.add('ok', { kind: 'ok', n: i })).id);
   const worker = new Worker(name, async (job) => {
     if (job.name === 'fail') throw new Error('boom ' + job.data.n);
@@ -46,7 +48,7 @@ async function fill(queue) {
   }, { connection: conn(), prefix });
   await until('failed and completed', async () => {
     const c = await queue.getJobCounts('failed', 'completed');
-    return c.failed === 3 && c.completed === 2;
+    return c.failed === 4 && c.completed === 2;
   });
   await worker.close();
   ids.failed = failing;
