@@ -33,7 +33,7 @@ var versions = []string{"bullmq5", "bullmq6"}
 // lib runs BullMQ's own Queue and Worker (interop.js) of one version on
 // one queue.
 type lib struct {
-	t                        *testing.T
+	t                       *testing.T
 	dir, url, prefix, queue string
 }
 
