@@ -1,7 +1,6 @@
 package bullmq
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,7 +175,7 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 	} else if page > 1000 {
 		page = 1000
 	}
-	grep := []byte(opt.Grep)
+	grep := opt.Grep // byte for byte: Go strings compare bytes
 	passed := 0
 	now := time.Now()
 	for _, src := range srcs {
@@ -219,15 +218,14 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 }
 
 // keep reports whether j passes opt's filters.
-func keep(j *queues.Job, opt queues.ScanOptions, grep []byte, now time.Time) bool {
+func keep(j *queues.Job, opt queues.ScanOptions, grep string, now time.Time) bool {
 	if opt.MinAttempts > 0 && j.Attempts < opt.MinAttempts {
 		return false
 	}
 	if opt.InflightFor > 0 && (j.State != queues.Inflight || j.Started.IsZero() || now.Sub(j.Started) < opt.InflightFor) {
 		return false
 	}
-	if len(grep) > 0 && !strings.Contains(j.ID, opt.Grep) && !strings.Contains(j.Name, opt.Grep) &&
-		!bytes.Contains([]byte(j.Data), grep) {
+	if grep != "" && !strings.Contains(j.ID, grep) && !strings.Contains(j.Name, grep) && !strings.Contains(j.Data, grep) {
 		return false
 	}
 	return true
