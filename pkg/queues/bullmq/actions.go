@@ -282,7 +282,7 @@ func (k *Kind) Access() []queues.Access {
 		{Op: "get", Commands: []string{"hmget", "zscore", "lpos", "exists", "llen"}, Keys: append(stateKeys, q+"*")},
 		{Op: "retry", Write: true, Commands: with("hget", "exists", "zrem", "hdel", "hmget", "hexists", "llen", "incr",
 			"zadd", "lpush", "rpush", "sadd", "hset", "xadd"), Keys: []string{q + "*"}},
-		{Op: "remove", Write: true, Commands: with("hget", "exists", "zscore", "lpos", "llen", "srem", "scard", "zrem",
+		{Op: "remove", Write: true, Commands: with("hget", "exists", "zscore", "lpos", "llen", "srem", "scard", "zrem", "hexists",
 			"rpush", "hmget", "zadd", "xadd", "lrem", "get", "del", "hset"), Keys: []string{q + "*"}},
 		{Op: "redrive", Write: true, Commands: with("hget", "hexists", "hmget", "llen", "zrangebyscore", "hdel", "exists",
 			"zrem", "sadd", "hset", "xadd", "lpush", "zadd"), Keys: []string{q + "*"}},
