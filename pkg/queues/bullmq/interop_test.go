@@ -478,6 +478,43 @@ func interop(t *testing.T, dir string) {
 		sameCounts(t, q, l)
 	})
 
+	t.Run("retry and redrive while paused", func(t *testing.T) {
+		// On a queue of its own, so that the worker failing its jobs
+		// takes no other.
+		pl := &lib{t: t, dir: dir, url: srv.URL(), prefix: "bull", queue: "held"}
+		var failed struct{ IDs []string }
+		pl.run(&failed, "fail", "3")
+		var v struct{ Paused bool }
+		pl.run(&v, "pause")
+		pq, err := kind.Open("held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pq.(*bullmq.Queue).Retry(ctx, failed.IDs[:1])
+		if err != nil || len(res.Done) != 1 {
+			t.Fatalf("retry: %+v, %v", res, err)
+		}
+		res, err = pq.(*bullmq.Queue).Redrive(ctx, 0)
+		if err != nil || len(res.Done) != 2 {
+			t.Fatalf("redrive: %+v, %v", res, err)
+		}
+		// 5.x keeps a paused queue's jobs in its paused list, 6.x in wait.
+		c := pl.counts()
+		want := map[string][2]int64{"bullmq5": {0, 3}, "bullmq6": {3, 0}}[dir]
+		if c.Counts["waiting"] != want[0] || c.Counts["paused"] != want[1] || !c.Paused {
+			t.Errorf("BullMQ counts %v (paused %v) after retry and redrive, want waiting %d, paused %d", c.Counts, c.Paused, want[0], want[1])
+		}
+		sameCounts(t, pq, pl)
+		if err := pq.(*bullmq.Queue).Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := pl.work(failed.IDs...)
+		if len(got) != 3 {
+			t.Errorf("BullMQ's worker processed %v, want %v", got, failed.IDs)
+		}
+		sameCounts(t, pq, pl)
+	})
+
 	t.Run("remove", func(t *testing.T) {
 		gone := []string{f.IDs.Delayed[0], f.IDs.Wait[0], f.IDs.Prioritized[0], f.IDs.Completed[1]}
 		res, err := q.Remove(ctx, append(slices.Clone(gone), "no-such-job"), false)

@@ -14,6 +14,7 @@
 //   state ID...       {"states": {id: getJob(id)?.getState() or null}}
 //   pause | resume    the library's Queue.pause() / resume()
 //   add NAME          Queue.add(NAME, {kind: NAME}); prints {"id"}
+//   fail N            N jobs added and failed by a Worker; prints {"ids"}
 //   work ID...        a Worker completes jobs until every ID was processed
 //                     (30 s at most); prints {"processed": [ids]}
 'use strict';
@@ -72,6 +73,15 @@ async function fill(queue) {
   out({ version: await queue.getVersion(), counts: await queue.getJobCounts(), ids });
 }
 
+async function failJobs(queue, n) {
+  const ids = [];
+  for (let i = 0; i < n; i++) ids.push((await queue.add('fail', { kind: 'fail', n: i }, { attempts: 1 })).id);
+  const worker = new Worker(name, async () => { throw new Error('boom'); }, { connection: conn(), prefix });
+  await until('failed', async () => (await queue.getJobCounts('failed')).failed >= n);
+  await worker.close();
+  return ids;
+}
+
 async function hold(queue, lockMs) {
   const worker = new Worker(name, async (job) => {
     out({ active: job.id });
@@ -116,6 +126,7 @@ async function main() {
     case 'pause': await queue.pause(); out({ paused: await queue.isPaused() }); break;
     case 'resume': await queue.resume(); out({ paused: await queue.isPaused() }); break;
     case 'work': await work(queue, args); break;
+    case 'fail': out({ ids: await failJobs(queue, Number(args[0])) }); break;
     case 'add': out({ id: (await queue.add(args[0], { kind: args[0] })).id }); break;
     default: throw new Error('unknown command ' + cmd);
   }
