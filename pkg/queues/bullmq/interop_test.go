@@ -584,6 +584,49 @@ func interop(t *testing.T, dir string) {
 		sameCounts(t, q, l)
 	})
 
+	t.Run("recover past the stall limit", func(t *testing.T) {
+		// With the workers' maxStalledCount at 0, chatq marks the job as
+		// BullMQ's check does, and BullMQ's worker fails it when it takes
+		// it, without running it.
+		var added struct{ ID string }
+		l.run(&added, "add", "stalls")
+		id, worker := l.hold("1000")
+		if id != added.ID {
+			t.Fatalf("the worker took %s, want %s", id, added.ID)
+		}
+		if err := worker.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for rdb.Exists(ctx, "bull:mail:"+id+":lock").Val() == 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the dead worker's lock did not expire")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		strict := bullmq.New(queues.Env{RDB: rdb})
+		strict.MaxStalledCount = 0
+		sq, err := strict.Open("mail")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sq.(*bullmq.Queue).Recover(ctx, queues.RecoverOptions{IDs: []string{id, f.IDs.Completed[0]}})
+		if err != nil || !slices.Equal(res.Done, []string{id}) || res.Skipped[f.IDs.Completed[0]] == "" {
+			t.Fatalf("recover: %+v, %v", res, err)
+		}
+		if got := l.work(id); slices.Contains(got, id) {
+			t.Errorf("BullMQ's worker ran the job stalled past the limit")
+		}
+		j, err := q.Get(ctx, id)
+		if err != nil || j.State != queues.Dead || !strings.Contains(j.Error, "stalled more than allowable limit") {
+			t.Errorf("the job stalled past the limit: %+v, %v", j, err)
+		}
+		if s := l.state(id); s != "failed" {
+			t.Errorf("BullMQ says it is %s", s)
+		}
+		sameCounts(t, q, l)
+	})
+
 	t.Run("remove force", func(t *testing.T) {
 		var added struct{ ID string }
 		l.run(&added, "add", "held")

@@ -15,8 +15,10 @@
 //   pause | resume    the library's Queue.pause() / resume()
 //   add NAME          Queue.add(NAME, {kind: NAME}); prints {"id"}
 //   fail N            N jobs added and failed by a Worker; prints {"ids"}
-//   work ID...        a Worker completes jobs until every ID was processed
-//                     (30 s at most); prints {"processed": [ids]}
+//   work ID...        a Worker completes jobs until every ID is completed
+//                     or failed and no job is ready or active (30 s at
+//                     most); prints {"processed": [ids its processor ran
+//                     for]}
 'use strict';
 const { Queue, Worker, FlowProducer } = require('bullmq');
 const IORedis = require('ioredis');
@@ -101,14 +103,23 @@ async function states(queue, ids) {
 }
 
 async function work(queue, ids) {
-  const want = new Set(ids), processed = [];
+  const processed = [];
   const worker = new Worker(name, async (job) => {
     processed.push(job.id);
-    want.delete(job.id);
     return { worked: true };
   }, { connection: conn(), prefix });
+  const finished = async () => {
+    for (const id of ids) {
+      const job = await queue.getJob(id);
+      const state = job && await job.getState();
+      if (state !== 'completed' && state !== 'failed') return false;
+    }
+    // and nothing else ready is left for the next command's worker
+    const c = await queue.getJobCounts('waiting', 'prioritized', 'active');
+    return c.waiting + c.prioritized + c.active === 0;
+  };
   try {
-    await until('jobs ' + [...want].join(','), async () => want.size === 0, 30000);
+    await until('jobs ' + ids.join(',') + ' to finish', finished, 30000);
   } finally {
     await worker.close();
   }
