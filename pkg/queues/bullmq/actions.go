@@ -244,7 +244,11 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			done[id] = true
 		}
 		for _, id := range opt.IDs {
-			if !done[id] {
+			switch {
+			case done[id]:
+			case full():
+				res.Skip(id, "past --max")
+			default:
 				res.Skip(id, "not a stalled active job (not active, or its lock is held)")
 			}
 		}

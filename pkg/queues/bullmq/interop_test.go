@@ -535,6 +535,16 @@ func interop(t *testing.T, dir string) {
 			}
 		}
 		sameCounts(t, q, l)
+		// The flow's only child removed: its parent no longer waits for
+		// children, as BullMQ's remove leaves it.
+		res, err = q.Remove(ctx, []string{f.IDs.Child}, false)
+		if err != nil || !slices.Equal(res.Done, []string{f.IDs.Child}) {
+			t.Fatalf("remove of the child: %+v, %v", res, err)
+		}
+		if s := l.state(f.IDs.Parent); s != "waiting" {
+			t.Errorf("BullMQ says the parent of the removed child is %s, want waiting", s)
+		}
+		sameCounts(t, q, l)
 	})
 
 	t.Run("recover", func(t *testing.T) {
