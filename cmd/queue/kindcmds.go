@@ -118,7 +118,7 @@ func kindStats(ctx context.Context, t *kindTarget) error {
 	tb.Row("paused", yesNo(c.Paused))
 	tb.Row("oldest_ready", oldest)
 	for _, k := range sortedKeys(c.Other) {
-		tb.Row(k, c.Other[k])
+		tb.Row("other."+k, c.Other[k])
 	}
 	if c.Version != "" {
 		tb.Row("version", c.Version)

@@ -6,19 +6,21 @@ package queuekinds
 import (
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
+	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 )
 
 // Names are the kinds' names, in the order listings show them; an address
 // KIND:NAME with another KIND is no queue chatq knows.
-var Names = []string{"rsmq", "stream"}
+var Names = []string{"rsmq", "bullmq", "stream"}
 
 // New returns the registry of every kind on q's server: RSMQ's through q
 // (its namespace), then the other libraries' layouts under env.Prefix.
 func New(q *delayq.Client, env queues.Env) *queues.Registry {
 	return queues.NewRegistry(
 		rsmq.New(q),
+		bullmq.New(env),
 		stream.New(env),
 	)
 }
