@@ -3,9 +3,9 @@ package queue
 import (
 	"context"
 	"fmt"
-	"strings"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/queuekinds"
