@@ -143,9 +143,9 @@ func TestQueueLsLongTerminal(t *testing.T) {
 		}
 		code, out, _ := runQueue(t, b, true, "", "queue", "ls", "-l")
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-		if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME           MESSAGES  READY  DELAYED  INFLIGHT  OLDEST_READY  DEAD_LETTER") ||
-			!strings.HasPrefix(lines[1], "a-longer-name  1         1      0        0         ") || !strings.HasSuffix(lines[1], " days    dead") ||
-			!strings.HasPrefix(lines[2], "dead           0         0      0        0         -             -") {
+		if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME           MESSAGES  READY  DELAYED  INFLIGHT  RETRY  DEAD  DONE  OLDEST_READY  PAUSED  DEAD_LETTER") ||
+			!strings.HasPrefix(lines[1], "a-longer-name  1         1      0        0         -      -     -     ") || !strings.HasSuffix(lines[1], " days    -       dead") ||
+			!strings.HasPrefix(lines[2], "dead           0         0      0        0         -      -     -     -             -       -") {
 			t.Fatalf("ls -l on a terminal: %d\n%s", code, out)
 		}
 	})

@@ -542,8 +542,13 @@ func (c *Collector) scanRegistry(ctx context.Context) (int, error) {
 // SCAN of the prefix's keys (node by node on a cluster), at most
 // Limits.ScanCalls of them.
 func (c *Collector) discover(ctx context.Context, set *scanSet, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
+	return c.discoverN(ctx, set, c.lim.ScanCalls, page)
+}
+
+// discoverN is discover with at most limit calls.
+func (c *Collector) discoverN(ctx context.Context, set *scanSet, limit int, page func(context.Context, uint64, string, int64) ([]string, uint64, error)) (int, error) {
 	calls := 0
-	for calls < c.lim.ScanCalls {
+	for calls < limit {
 		found, next, err := page(ctx, set.cursor, "", c.lim.ScanCount)
 		calls++
 		if conn.PermissionDenied(err) || conn.UnknownCommand(err) {

@@ -18,11 +18,12 @@ type kindSet struct {
 }
 
 // discoverKinds takes the next steps of every other kind's discovery, at
-// most Limits.ScanCalls each.
+// most Limits.RegistryCalls each (the queues' discovery budget, as for
+// RSMQ's registry).
 func (c *Collector) discoverKinds(ctx context.Context) (int, error) {
 	calls := 0
 	for _, ks := range c.kinds {
-		n, err := c.discover(ctx, &ks.set, func(ctx context.Context, cursor uint64, _ string, count int64) ([]string, uint64, error) {
+		n, err := c.discoverN(ctx, &ks.set, c.lim.RegistryCalls, func(ctx context.Context, cursor uint64, _ string, count int64) ([]string, uint64, error) {
 			names, next, err := ks.kind.Discover(ctx, cursor, count)
 			for i, n := range names {
 				names[i] = ks.kind.Name() + ":" + n
