@@ -622,3 +622,52 @@ func TestAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverRecheck: the write script re-checks each task; one whose msg
+// changed since it was read, or whose lease was extended, is left.
+func TestRecoverRecheck(t *testing.T) {
+	f := newFixture(t, "q")
+	now := time.Now().Unix()
+	f.add(stateActive, "a", &message{Type: "x", Retry: 3}, now-60)
+	f.add(stateActive, "b", &message{Type: "x", Retry: 3}, now-60)
+	msgA := f.c.HGet(f.ctx, f.q.taskPrefix()+"a", "msg").Val()
+	msgB := f.c.HGet(f.ctx, f.q.taskPrefix()+"b", "msg").Val()
+	// b's worker comes back and extends its lease after chatq read it.
+	f.must(f.c.ZAdd(f.ctx, f.q.key("lease"), redis.Z{Score: float64(now + 30), Member: "b"}).Err())
+	before := f.contents()
+	day := time.Now().UTC().Format("2006-01-02")
+	keys := []string{f.q.key(stateActive), f.q.key("lease"), f.q.key(stateRetry), f.q.key(stateArchived),
+		f.q.key("processed:" + day), f.q.key("failed:" + day), f.q.key("processed"), f.q.key("failed")}
+	args := []any{f.q.taskPrefix(), now - 30, now, now + 100, now - 1000, maxArchiveSize, listReach, batch, "9223372036854775807",
+		"a", msgA + "stale", "new", "retry", "b", msgB, "new", "retry"}
+	v, err := recoverScript.Run(f.ctx, f.c, keys, args...).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(v) != "[changed leased]" {
+		t.Fatalf("codes %v", v)
+	}
+	if f.contents() != before {
+		t.Fatal("a task left changed the data")
+	}
+}
+
+// TestUndecodable: a task whose msg is not a TaskMessage is listed with
+// why, not hidden, and Scan goes on.
+func TestUndecodable(t *testing.T) {
+	f := newFixture(t, "q")
+	f.add(statePending, "good", &message{Type: "x"}, 0)
+	f.add(statePending, "bad", &message{Type: "x"}, 0)
+	f.must(f.c.HSet(f.ctx, f.q.taskPrefix()+"bad", "msg", "\x0a\x05a").Err())
+	var got []queues.Job
+	if err := f.q.Scan(f.ctx, queues.ScanOptions{}, func(p []queues.Job) error { got = append(got, p...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "good" || got[1].ID != "bad" || got[1].Extra["msg_error"] == nil || got[1].State != queues.Ready {
+		t.Fatalf("%+v", got)
+	}
+	j, err := f.q.Get(f.ctx, "bad")
+	if err != nil || j.Extra["msg_error"] == nil {
+		t.Fatalf("%+v %v", j, err)
+	}
+}

@@ -34,7 +34,7 @@
 // (one pipeline: SISMEMBER, and EXISTS of a layout chatq does not know),
 // then run one script per 100 tasks (Remove reads the server's TIME
 // first); Recover per 100 tasks reads TIME, runs one read script and one
-// write script; Pause and Resume are three round trips. Each write script
+// write script; Pause is three round trips, Resume two. Each write script
 // reads and checks every task's state before it writes that task, and
 // checks key types and the user's ACL before its first write, so a task
 // whose state changed is left and reported, and a refusal writes nothing.

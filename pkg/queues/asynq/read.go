@@ -153,7 +153,9 @@ func fieldsAt(id string, a []any) taskFields {
 func (q *Queue) job(f taskFields, now time.Time) (*queues.Job, error) {
 	m, err := decodeMessage([]byte(f.msg))
 	if err != nil {
-		return nil, fmt.Errorf("task %s: %w", f.id, err)
+		// Shown, not hidden: an operator looks for such a task.
+		return &queues.Job{ID: f.id, State: chatqState[f.state], KindState: f.state,
+			Extra: map[string]any{"msg_error": err.Error()}}, nil
 	}
 	j := &queues.Job{
 		ID: f.id, State: chatqState[f.state], KindState: f.state, Name: m.Type,
@@ -304,13 +306,13 @@ func (q *Queue) scanState(ctx context.Context, state string, page int, opt queue
 			if f.msg == "" {
 				continue // the task went between the range and its hash
 			}
-			j, err := q.job(f, now)
-			if err != nil {
-				return err
-			}
 			if f.state != state {
 				// Listed in the state's key, but its hash has moved on.
 				continue
+			}
+			j, err := q.job(f, now)
+			if err != nil {
+				return err
 			}
 			if !keep(j, opt) {
 				continue

@@ -219,7 +219,7 @@ func (q *Queue) Redrive(ctx context.Context, max int) (*queues.Result, error) {
 	return res, nil
 }
 
-// Pause pauses the queue as asynq's Inspector.PauseQueue does (SETNX of
+// Pause pauses the queue as asynq's Inspector.PauseQueue does (SET NX of
 // asynq:{q}:paused to the time, in Unix seconds); pausing a paused queue
 // changes nothing.
 func (q *Queue) Pause(ctx context.Context) error {
@@ -330,6 +330,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			wargs = append(wargs, id, msg, rewritten, to)
 			order = append(order, id)
 		}
+		progress := len(res.Done) + len(res.Skipped) + skipped
 		if len(order) > 0 {
 			day := now.UTC().Format("2006-01-02")
 			keys := []string{q.key(stateActive), q.key("lease"), q.key(stateRetry), q.key(stateArchived),
@@ -345,6 +346,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			for i, c := range codes {
 				if c == "retry" || c == "archive" {
 					res.Done = append(res.Done, order[i])
+					delete(res.Skipped, order[i])
 				} else {
 					res.Skip(order[i], why(c))
 					if c != "changed" && c != "leased" {
@@ -355,6 +357,9 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 		}
 		if looked, _ := strconv.Atoi(a[0]); opt.IDs == nil && looked < n {
 			break
+		}
+		if opt.IDs == nil && len(order) > 0 && len(res.Done)+len(res.Skipped)+skipped == progress {
+			break // every task changed under it: the next batch would read them again
 		}
 	}
 	return res, nil
