@@ -639,7 +639,7 @@ func TestRecoverRecheck(t *testing.T) {
 	keys := []string{f.q.key(stateActive), f.q.key("lease"), f.q.key(stateRetry), f.q.key(stateArchived),
 		f.q.key("processed:" + day), f.q.key("failed:" + day), f.q.key("processed"), f.q.key("failed")}
 	args := []any{f.q.taskPrefix(), now - 30, now, now + 100, now - 1000, maxArchiveSize, listReach, batch, "9223372036854775807",
-		"a", msgA + "stale", "new", "retry", "b", msgB, "new", "retry"}
+		searchBudget, "a", msgA + "stale", "new", "retry", "b", msgB, "new", "retry"}
 	v, err := recoverScript.Run(f.ctx, f.c, keys, args...).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -669,5 +669,52 @@ func TestUndecodable(t *testing.T) {
 	j, err := f.q.Get(f.ctx, "bad")
 	if err != nil || j.Extra["msg_error"] == nil {
 		t.Fatalf("%+v %v", j, err)
+	}
+}
+
+// TestSearchBudget: tasks far into long lists take several scripts (each
+// compares at most searchBudget entries); all of them are done.
+func TestSearchBudget(t *testing.T) {
+	f := newFixture(t, "q")
+	now := time.Now().Unix()
+	p := f.c.Pipeline()
+	var pending, active []any
+	var leases []redis.Z
+	var rmIDs, expired []string
+	for i := range 3000 {
+		id := fmt.Sprintf("p%04d", i)
+		pending = append(pending, id)
+		p.HSet(f.ctx, f.q.taskPrefix()+id, "msg", encode(&message{Type: "x", ID: id, Queue: "q"}), "state", "pending")
+		aid := fmt.Sprintf("a%04d", i)
+		active = append(active, aid)
+		p.HSet(f.ctx, f.q.taskPrefix()+aid, "msg", encode(&message{Type: "x", ID: aid, Queue: "q", Retry: 1}), "state", "active")
+		score := now + 30
+		// 900 and more from the tail (LPUSH puts the first at the tail).
+		if i >= 900 && i < 930 {
+			rmIDs = append(rmIDs, id)
+			expired = append(expired, aid)
+			score = now - 60
+		}
+		leases = append(leases, redis.Z{Score: float64(score), Member: aid})
+	}
+	p.LPush(f.ctx, f.q.key(statePending), pending...)
+	p.LPush(f.ctx, f.q.key(stateActive), active...)
+	p.ZAdd(f.ctx, f.q.key("lease"), leases...)
+	_, err := p.Exec(f.ctx)
+	f.must(err)
+	res, err := f.q.Remove(f.ctx, rmIDs, false)
+	if err != nil || len(res.Done) != 30 || len(res.Skipped) != 0 {
+		t.Fatalf("remove: %d done, skipped %v, %v", len(res.Done), res.Skipped, err)
+	}
+	if n := f.c.LLen(f.ctx, f.q.key(statePending)).Val(); n != 2970 {
+		t.Fatalf("pending %d", n)
+	}
+	res, err = f.q.Recover(f.ctx, queues.RecoverOptions{})
+	if err != nil || len(res.Done) != 30 || len(res.Skipped) != 0 {
+		t.Fatalf("recover: %d done, skipped %v, %v", len(res.Done), res.Skipped, err)
+	}
+	slices.Sort(res.Done)
+	if !slices.Equal(res.Done, expired) || f.c.LLen(f.ctx, f.q.key(stateActive)).Val() != 2970 {
+		t.Fatalf("recovered %q", res.Done)
 	}
 }

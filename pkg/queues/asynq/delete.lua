@@ -13,23 +13,25 @@ local scheduled, retry, archived, completed = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- ARGV[1] the queue key prefix (<prefix>asynq:{q}:), ARGV[2] the task key
 -- prefix, ARGV[3] "1" to force, ARGV[4] the lease cutoff (Unix s), ARGV[5]
 -- how far from a list's ends a task is looked for, ARGV[6] chatq's key
--- prefix (in front of a unique_key field's key), ARGV[7...] the ids (at
--- most 100).
+-- prefix (in front of a unique_key field's key), ARGV[7] how many list
+-- entries this call may compare in all, ARGV[8...] the ids (at most 100).
 -- Returns one code per id: "ok"; "missing"; "nostate"; "notinset"; "deep"
--- (too far from both ends of its list); "leased" (active, forced, and its
+-- (too far from both ends of its list); "later" (this call's search budget
+-- is spent: left for another call); "leased" (active, forced, and its
 -- lease is live); "active" (not forced); or "state:<s>" for a state asynq
 -- 0.26 does not have.
 local e = check({{pending, "list"}, {active, "list"}, {lease, "zset"}, {groups, "set"}, {scheduled, "zset"},
     {retry, "zset"}, {archived, "zset"}, {completed, "zset"}},
   {{"LREM", pending, "1", "x"}, {"LREM", active, "1", "x"}, {"ZREM", lease, "x"}, {"ZREM", scheduled, "x"},
    {"ZREM", retry, "x"}, {"ZREM", archived, "x"}, {"ZREM", completed, "x"}, {"SREM", groups, "x"},
-   {"DEL", ARGV[2] .. ARGV[7]}})
+   {"DEL", ARGV[2] .. ARGV[8]}})
 if e then
   return e
 end
 local limit = tonumber(ARGV[5])
+search_budget = tonumber(ARGV[7])
 local out = {}
-for i = 7, #ARGV do
+for i = 8, #ARGV do
   local id = ARGV[i]
   local key = ARGV[2] .. id
   local f = redis.call("HMGET", key, "state", "group", "unique_key")
@@ -43,20 +45,27 @@ for i = 7, #ARGV do
     end
   elseif state == "active" then
     local score = redis.call("ZSCORE", lease, id)
-    local at = listend(active, id, limit)
+    local at
     if ARGV[3] ~= "1" then
       code = "active"
     elseif not score or tonumber(score) > tonumber(ARGV[4]) then
       code = "leased"
-    elseif not at then
-      code = "deep"
     else
+      at = listend(active, id, limit)
+    end
+    if at == nil and code == "ok" then
+      code = "later"
+    elseif at == false then
+      code = "deep"
+    elseif at then
       redis.call("LREM", active, at, id)
       redis.call("ZREM", lease, id)
     end
   elseif state == "pending" then
     local at = listend(pending, id, limit)
-    if not at then
+    if at == nil then
+      code = "later"
+    elseif not at then
       code = "deep"
     else
       redis.call("LREM", pending, at, id)

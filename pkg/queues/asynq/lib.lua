@@ -26,15 +26,33 @@ local function check(types, cmds)
   return nil
 end
 
+-- searched counts the list entries this call's listend compared (and its
+-- LREM will), kept within search_budget, which the script sets.
+local search_budget, searched = 0, 0
+
 -- listend returns 1 when id is within limit entries of list's head, -1
--- when within limit of its tail, nil otherwise: LREM with that count then
--- stops where it finds id, so that removing it does bounded work.
+-- when within limit of its tail, false when it is in neither stretch:
+-- LREM with that count then stops where it finds id, so that removing it
+-- does bounded work. It returns nil, looking at nothing, when this call's
+-- budget cannot cover both stretches (the caller leaves the task for
+-- another call).
 local function listend(list, id, limit)
-  if redis.call("LPOS", list, id, "MAXLEN", limit) then
+  local n = redis.call("LLEN", list)
+  limit = math.min(limit, n)
+  if searched + 4 * limit > search_budget then
+    return nil
+  end
+  local i = redis.call("LPOS", list, id, "MAXLEN", limit)
+  if i then
+    searched = searched + 2 * (i + 1)
     return 1
   end
-  if redis.call("LPOS", list, id, "RANK", -1, "MAXLEN", limit) then
+  searched = searched + limit
+  i = redis.call("LPOS", list, id, "RANK", -1, "MAXLEN", limit)
+  if i then
+    searched = searched + 2 * (n - i)
     return -1
   end
-  return nil
+  searched = searched + limit
+  return false
 end

@@ -14,15 +14,17 @@ local processed_day, failed_day, processed, failed = KEYS[5], KEYS[6], KEYS[7], 
 -- archived entries older than this go (Unix s: 90 days ago), ARGV[6] the
 -- archive's size limit (10000), ARGV[7] how far from active's ends a task
 -- is looked for, ARGV[8] the most archived entries trimmed, ARGV[9] the
--- largest int64 (asynq's counters start over there), then per task four:
+-- largest int64 (asynq's counters start over there), ARGV[10] how many
+-- list entries this call may compare in all, then per task four:
 -- id, msg as read, msg rewritten, "retry" or "archive".
 -- Returns one code per task: "retry", "archive" (done), "changed" (no
 -- longer active or its msg changed), "leased" (its lease was extended),
--- "deep" (too far from both ends of active).
+-- "deep" (too far from both ends of active), "later" (this call's search
+-- budget is spent: left for another call).
 local e = check({{active, "list"}, {lease, "zset"}, {retry, "zset"}, {archived, "zset"}, {processed_day, "string"},
     {failed_day, "string"}, {processed, "string"}, {failed, "string"}},
   {{"LREM", active, "1", "x"}, {"ZREM", lease, "x"}, {"ZADD", retry, "0", "x"}, {"ZADD", archived, "0", "x"},
-   {"HSET", ARGV[1] .. ARGV[10], "msg", "x"}, {"INCR", processed_day}, {"INCR", failed_day}, {"INCR", processed},
+   {"HSET", ARGV[1] .. ARGV[11], "msg", "x"}, {"INCR", processed_day}, {"INCR", failed_day}, {"INCR", processed},
    {"INCR", failed}, {"EXPIREAT", processed_day, "0"}, {"DEL", ARGV[1] .. "x"}})
 if e then
   return e
@@ -32,8 +34,9 @@ local function count(day)
     redis.call("EXPIREAT", day, ARGV[4])
   end
 end
+search_budget = tonumber(ARGV[10])
 local out = {}
-for i = 10, #ARGV, 4 do
+for i = 11, #ARGV, 4 do
   local id, was, now, to = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local key = ARGV[1] .. id
   local f = redis.call("HMGET", key, "state", "msg")
@@ -46,7 +49,9 @@ for i = 10, #ARGV, 4 do
     code = "leased"
   else
     at = listend(active, id, tonumber(ARGV[7]))
-    if not at then
+    if at == nil then
+      code = "later"
+    elseif not at then
       code = "deep"
     end
   end

@@ -47,6 +47,10 @@ const batch = 100
 // list would walk it.
 const listReach = 1000
 
+// searchBudget is how many list entries one script may compare looking
+// for tasks (LPOS, then LREM): tasks past it wait for the next call.
+const searchBudget = 20000
+
 // Asynq's own limits on the archive (rdb.maxArchiveSize,
 // archivedExpirationInDays), which its Archive trims to.
 const (
@@ -126,13 +130,19 @@ func (q *Queue) eachBatch(ctx context.Context, ids []string, fn func([]string) (
 		if len(codes) != len(part) {
 			return res, fmt.Errorf("%w: %d codes for %d ids", errReply, len(codes), len(part))
 		}
+		var later []string
 		for i, c := range codes {
-			if c == "ok" {
+			if c == "later" {
+				// The script's first task always gets an answer, so this
+				// ends.
+				later = append(later, part[i])
+			} else if c == "ok" {
 				res.Done = append(res.Done, part[i])
 			} else {
 				res.Skip(part[i], why(c))
 			}
 		}
+		ids = append(later, ids...)
 	}
 	return res, nil
 }
@@ -168,7 +178,7 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 		if err != nil {
 			return nil, err
 		}
-		args := []any{q.base, q.taskPrefix(), f, now.Add(-leaseGrace).Unix(), listReach, q.k.prefix}
+		args := []any{q.base, q.taskPrefix(), f, now.Add(-leaseGrace).Unix(), listReach, q.k.prefix, searchBudget}
 		for _, id := range part {
 			args = append(args, id)
 		}
@@ -297,7 +307,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			}
 		}
 		wargs := []any{q.taskPrefix(), cutoff, now.Unix(), now.Add(statsTTL).Unix(),
-			now.AddDate(0, 0, -archiveDays).Unix(), maxArchiveSize, listReach, batch, strconv.FormatInt(math.MaxInt64, 10)}
+			now.AddDate(0, 0, -archiveDays).Unix(), maxArchiveSize, listReach, batch, strconv.FormatInt(math.MaxInt64, 10), searchBudget}
 		var order []string
 		for i := 1; i < len(a); i += 4 {
 			id, msg, state := a[i], a[i+2], a[i+3]
@@ -331,6 +341,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			order = append(order, id)
 		}
 		progress := len(res.Done) + len(res.Skipped) + skipped
+		deferred := false
 		if len(order) > 0 {
 			day := now.UTC().Format("2006-01-02")
 			keys := []string{q.key(stateActive), q.key("lease"), q.key(stateRetry), q.key(stateArchived),
@@ -343,8 +354,13 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			if err != nil || len(codes) != len(order) {
 				return res, fmt.Errorf("%w: recover: %v", errReply, v)
 			}
+			var later []string
 			for i, c := range codes {
-				if c == "retry" || c == "archive" {
+				if c == "later" {
+					// Still expired where it was: the next batch reads it
+					// again (or, by id, takes it again).
+					later = append(later, order[i])
+				} else if c == "retry" || c == "archive" {
 					res.Done = append(res.Done, order[i])
 					delete(res.Skipped, order[i])
 				} else {
@@ -354,8 +370,12 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 					}
 				}
 			}
+			if opt.IDs != nil {
+				ids = append(later, ids...)
+			}
+			deferred = len(later) > 0
 		}
-		if looked, _ := strconv.Atoi(a[0]); opt.IDs == nil && looked < n {
+		if looked, _ := strconv.Atoi(a[0]); opt.IDs == nil && looked < n && !deferred {
 			break
 		}
 		if opt.IDs == nil && len(order) > 0 && len(res.Done)+len(res.Skipped)+skipped == progress {
