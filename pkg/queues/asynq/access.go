@@ -21,11 +21,11 @@ var access = []struct {
 	{"Scan", false, "hmget lrange llen sismember zcard zrange zscore"},
 	{"Get", false, "exists hmget sismember zscore"},
 	{"Retry", true, "exists hget hset lpush sismember type zrem zscore"},
-	{"Remove", true, "del exists get hmget lpos lrem sismember srem time type zcard zrem zscore"},
+	{"Remove", true, "del exists get hmget llen lpos lrem sismember srem time type zcard zrem zscore"},
 	{"Redrive", true, "exists hget hset lpush sismember type zrange zrem zscore"},
 	{"Pause", true, "exists set sismember time"},
 	{"Resume", true, "del exists sismember"},
-	{"Recover", true, "del exists expireat get hmget hset incr lpos lrem set sismember time type zadd zcard zrange zrangebyscore zrem zscore"},
+	{"Recover", true, "del exists expireat get hmget hset incr llen lpos lrem set sismember time type zadd zcard zrange zrem zscore"},
 }
 
 // Access lists what each operation asks of the server, for chatq acl:
