@@ -39,5 +39,6 @@
 // checks key types and the user's ACL before its first write, so a task
 // whose state changed is left and reported, and a refusal writes nothing.
 // A task in a list is moved only within 1000 entries of either end of it
-// (LPOS with MAXLEN, then LREM with a count), so no call walks a long list.
+// (LPOS with MAXLEN, then LREM with a count), and one script compares at
+// most 20000 list entries in all, so no call walks a long list.
 package asynq
