@@ -13,10 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Known is the asynq releases whose layout chatq writes: 0.23 (task
-// groups) to 0.26 have the same keys and hash fields; 0.24.1, 0.25.1 and
-// 0.26.0 are the ones tested.
-const Known = "asynq 0.23-0.26 (tested: 0.24.1, 0.25.1, 0.26.0)"
+// Known is the asynq releases whose layout chatq writes: 0.22 (the lease
+// set) to 0.26 have the same keys and hash fields (0.23 added task groups),
+// and testdata/interop/asynq runs asynq's own code of each of the five.
+const Known = "asynq 0.22-0.26 (tested: 0.22.1, 0.23.0, 0.24.1, 0.25.1, 0.26.0)"
 
 // Kind is asynq's layout: the queues named in the set asynq:queues.
 type Kind struct {
@@ -155,9 +155,10 @@ const leaseGrace = 30 * time.Second
 // takes back (asynq.ErrLeaseExpired).
 const errLeaseExpired = "asynq: task lease expired"
 
-// exists reports whether asynq:queues names the queue, and refuses a
-// layout chatq does not know (the deadlines set of asynq 0.21 and before,
-// which 0.22 replaced by the lease set): a write's first call.
+// checkWritable is a write's first call: the queue must be one
+// asynq:queues names (as asynq's Inspector requires), in a layout chatq
+// knows (not with the deadlines set of asynq 0.21 and before, which 0.22
+// replaced by the lease set).
 func (q *Queue) checkWritable(ctx context.Context) error {
 	var member *redis.BoolCmd
 	var old *redis.IntCmd
@@ -183,5 +184,5 @@ func readOnly(what, why string) error {
 	return fmt.Errorf("%s: %w: %s; chatq writes the layout of %s", what, queues.ErrReadOnly, why, Known)
 }
 
-// errAsync wraps a reply a script gave that this package does not know.
+// errReply wraps a reply a script gave that this package does not know.
 var errReply = errors.New("asynq: unexpected script reply")

@@ -142,7 +142,8 @@ type taskFields struct {
 	score                                       string // "" when none
 }
 
-// fieldsAt reads a task's fields from a script's reply at i (6 values).
+// fieldsAt reads a task's fields from the six values of a script's reply
+// that follow its id.
 func fieldsAt(id string, a []any) taskFields {
 	s := func(i int) string { x, _ := a[i].(string); return x }
 	return taskFields{id: id, msg: s(0), state: s(1), pendingSince: s(2), result: s(3), group: s(4), score: s(5)}
@@ -160,9 +161,6 @@ func (q *Queue) job(f taskFields, now time.Time) (*queues.Job, error) {
 	j := &queues.Job{
 		ID: f.id, State: chatqState[f.state], KindState: f.state, Name: m.Type,
 		Attempts: m.Retried, Error: m.ErrorMsg, Extra: map[string]any{"queue": m.Queue, "max_retry": m.Retry},
-	}
-	if f.state == "" {
-		j.KindState = ""
 	}
 	if utf8.Valid(m.Payload) {
 		j.Data = string(m.Payload)

@@ -91,7 +91,7 @@ func why(code string) string {
 	return "in state " + strconv.Quote(code) + ", which asynq 0.26 does not have: " + queues.ErrReadOnly.Error()
 }
 
-// strings returns a script's reply as strings.
+// replyStrings returns a script's reply as strings.
 func replyStrings(v any) ([]string, error) {
 	a, ok := v.([]any)
 	if !ok {
