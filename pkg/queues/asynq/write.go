@@ -73,7 +73,9 @@ func why(code string) string {
 	case "deep":
 		return fmt.Sprintf("more than %d tasks from both ends of its list: removing it would walk the list", listReach)
 	case "active":
-		return "in flight: its worker may still finish it (force removes it once its lease has expired)"
+		return "in flight: its worker may still finish it (a forced rm removes it once its lease has expired)"
+	case "running":
+		return "in flight: asynq runs it already"
 	case "leased":
 		return "in flight with a live lease: its worker is still running it (asynq's CancelProcessing stops it)"
 	case "changed":
@@ -159,7 +161,13 @@ func (q *Queue) Retry(ctx context.Context, ids []string) (*queues.Result, error)
 		if err != nil {
 			return nil, err
 		}
-		return replyStrings(v)
+		codes, err := replyStrings(v)
+		for i, c := range codes {
+			if c == stateActive {
+				codes[i] = "running"
+			}
+		}
+		return codes, err
 	})
 }
 
