@@ -6,6 +6,7 @@ require (
 	github.com/chatq-dev/chatq v0.0.0
 	github.com/hibiken/asynq v0.26.0
 	github.com/redis/go-redis/v9 v9.23.0
+	google.golang.org/protobuf v1.36.10
 )
 
 require (
@@ -16,7 +17,6 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
 )
 
 // The chatq in this repository, so that the test proves what is here.

@@ -23,6 +23,7 @@ import (
 	chatqasynq "github.com/chatq-dev/chatq/pkg/queues/asynq"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // childEnv, when set (to "addr db"), makes the test binary an asynq
@@ -480,12 +481,17 @@ func TestInterop(t *testing.T) {
 }
 
 // testRecover: an asynq server killed hard leaves its tasks active; once
-// their lease expired, chatq's Recover moves them as asynq's recoverer
-// does, and another asynq server runs the one retried.
+// their lease expired, chatq's Recover moves two of them as asynq's
+// recoverer does, and asynq's own recoverer (in a new server) moves their
+// twins: the twins' messages are the same bytes but for id and time, and
+// the new server runs the task chatq retried.
 func testRecover(t *testing.T, e *env) {
 	const q = "r"
 	retried := e.enqueue("ok", []byte(`{"r":1}`), asynq.Queue(q), asynq.MaxRetry(3), asynq.Timeout(time.Hour))
 	spent := e.enqueue("ok", []byte(`{"r":2}`), asynq.Queue(q), asynq.MaxRetry(0))
+	twinRetried := e.enqueue("ok", []byte(`{"r":1}`), asynq.Queue(q), asynq.MaxRetry(3), asynq.Timeout(time.Hour))
+	twinSpent := e.enqueue("ok", []byte(`{"r":2}`), asynq.Queue(q), asynq.MaxRetry(0))
+	all := []string{retried, spent, twinRetried, twinSpent}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+e.opt.Addr+" "+strconv.Itoa(e.opt.DB))
 	out, err := cmd.StdoutPipe()
@@ -500,14 +506,16 @@ func testRecover(t *testing.T, e *env) {
 	started := map[string]bool{}
 	lines := bufio.NewScanner(out)
 	deadline := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
-	for len(started) < 2 && lines.Scan() {
+	for len(started) < len(all) && lines.Scan() {
 		if id, ok := strings.CutPrefix(lines.Text(), "started "); ok {
 			started[id] = true
 		}
 	}
 	deadline.Stop()
-	if !started[retried] || !started[spent] {
-		t.Fatalf("the child server started %v", started)
+	for _, id := range all {
+		if !started[id] {
+			t.Fatalf("the child server started %v, not %s", started, id)
+		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -523,15 +531,19 @@ func testRecover(t *testing.T, e *env) {
 		t.Fatalf("recover before the leases expired: %+v %v", res, err)
 	}
 	past := float64(time.Now().Add(-time.Minute).Unix())
-	if err := e.rdb.ZAddXX(e.ctx, "asynq:{r}:lease", redis.Z{Score: past, Member: retried}, redis.Z{Score: past, Member: spent}).Err(); err != nil {
+	var zs []redis.Z
+	for _, id := range all {
+		zs = append(zs, redis.Z{Score: past, Member: id})
+	}
+	if err := e.rdb.ZAddXX(e.ctx, "asynq:{r}:lease", zs...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c, err := q2.Counts(e.ctx)
-	if err != nil || c.Other["lease_expired"] != 2 {
+	if err != nil || c.Other["lease_expired"] != 4 {
 		t.Fatalf("counts %+v %v", c, err)
 	}
 	e.compareCounts(q)
-	res, err := q2.Recover(e.ctx, queues.RecoverOptions{})
+	res, err := q2.Recover(e.ctx, queues.RecoverOptions{IDs: []string{retried, spent}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,33 +553,57 @@ func testRecover(t *testing.T, e *env) {
 	if !slices.Equal(res.Done, want) {
 		t.Fatalf("recovered %q skipped %v", res.Done, res.Skipped)
 	}
-	for id, w := range map[string]struct {
-		state   string
-		retried int
-	}{retried: {"retry", 1}, spent: {"archived", 0}} {
+	check := func(id, state string, retried int) *asynq.TaskInfo {
+		t.Helper()
 		ti, err := e.insp.GetTaskInfo(q, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ti.State.String() != w.state || ti.Retried != w.retried || ti.LastErr != "asynq: task lease expired" ||
+		if ti.State.String() != state || ti.Retried != retried || ti.LastErr != "asynq: task lease expired" ||
 			time.Since(ti.LastFailedAt) > time.Minute {
 			t.Fatalf("%s for asynq: state %s retried %d error %q failed at %v", id, ti.State, ti.Retried, ti.LastErr, ti.LastFailedAt)
 		}
-		if id == retried && (ti.Timeout != time.Hour || string(ti.Payload) != `{"r":1}` || ti.MaxRetry != 3) {
-			t.Fatalf("the rewritten message lost fields: %+v", ti)
-		}
+		return ti
+	}
+	// What chatq wrote, kept before a server runs the retried task.
+	mine := map[string]string{}
+	for id, ti := range map[string]*asynq.TaskInfo{retried: check(retried, "retry", 1), spent: check(spent, "archived", 0)} {
+		mine[id] = strings.Replace(e.rdb.HGet(e.ctx, "asynq:{r}:t:"+id, "msg").Val(), lastFailed(ti.LastFailedAt), "<failed at>", 1)
 	}
 	i := e.info(q)
-	if i.Active != 0 || i.Failed != 2 || i.Processed != 2 {
+	if i.Active != 2 || i.Failed != 2 || i.Processed != 2 {
 		t.Fatalf("asynq's queue after recover: active %d processed %d failed %d", i.Active, i.Processed, i.Failed)
 	}
 	e.compareCounts(q)
 	e.compareListings(q)
 
+	// A new asynq server: its recoverer takes the twins back at once (its
+	// retry delay is an hour, so the twin stays in retry), and it runs the
+	// task chatq made due.
 	rec := &recorder{runs: map[string]int{}}
 	startServer(t, e.opt, rec, q)
-	eventually(t, "a new asynq server ran the recovered task", func() bool { return rec.count(retried) == 1 })
-	if e.state(q, retried) != "gone" || rec.count(spent) != 0 {
-		t.Fatalf("after the run: %s is %s, the archived one ran %d times", retried, e.state(q, retried), rec.count(spent))
+	eventually(t, "asynq's recoverer took the twins back", func() bool {
+		return e.state(q, twinRetried) == "retry" && e.state(q, twinSpent) == "archived"
+	})
+	twins := map[string]*asynq.TaskInfo{twinRetried: check(twinRetried, "retry", 1), twinSpent: check(twinSpent, "archived", 0)}
+	for id, twin := range map[string]string{retried: twinRetried, spent: twinSpent} {
+		theirs := e.rdb.HGet(e.ctx, "asynq:{r}:t:"+twin, "msg").Val()
+		theirs = strings.Replace(theirs, lastFailed(twins[twin].LastFailedAt), "<failed at>", 1)
+		if got := strings.Replace(mine[id], id, twin, 1); got != theirs {
+			t.Fatalf("chatq wrote %s's message as\n%q\nasynq its twin's as\n%q", id, got, theirs)
+		}
 	}
+	eventually(t, "a new asynq server ran the recovered task", func() bool { return rec.count(retried) == 1 })
+	if e.state(q, retried) != "gone" || rec.count(spent) != 0 || rec.count(twinRetried) != 0 {
+		t.Fatalf("after the run: %s is %s; the archived one ran %d times, the twin in retry %d", retried,
+			e.state(q, retried), rec.count(spent), rec.count(twinRetried))
+	}
+	if i := e.info(q); i.Failed != 4 || i.Processed != 5 {
+		t.Fatalf("asynq's counters: processed %d failed %d", i.Processed, i.Failed)
+	}
+}
+
+// lastFailed is the encoded last_failed_at field (11, varint) of t.
+func lastFailed(t time.Time) string {
+	return string(protowire.AppendVarint(protowire.AppendTag(nil, 11, protowire.VarintType), uint64(t.Unix())))
 }
