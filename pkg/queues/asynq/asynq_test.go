@@ -316,6 +316,7 @@ func TestCountsScanGet(t *testing.T) {
 		want int
 	}{
 		{queues.ScanOptions{Grep: "ann"}, 1},
+		{queues.ScanOptions{Grep: "\xff\x00"}, 1}, // p2's binary payload, as stored
 		{queues.ScanOptions{Grep: "sms"}, 1},
 		{queues.ScanOptions{Grep: "r1"}, 1},
 		{queues.ScanOptions{State: queues.Ready}, 3},

@@ -1,7 +1,6 @@
 package asynq
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/base64"
@@ -15,6 +14,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/names"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 var (
@@ -312,7 +312,7 @@ func (q *Queue) scanState(ctx context.Context, state string, page int, opt queue
 			if err != nil {
 				return err
 			}
-			if !keep(j, opt) {
+			if !keep(j, opt, f.msg) {
 				continue
 			}
 			jobs = append(jobs, *j)
@@ -332,8 +332,10 @@ func (q *Queue) scanState(ctx context.Context, state string, page int, opt queue
 	}
 }
 
-// keep reports whether j passes opt's filters.
-func keep(j *queues.Job, opt queues.ScanOptions) bool {
+// keep reports whether j passes opt's filters. Grep looks in the id, the
+// type and the payload as stored (msg holds it byte for byte, so a binary
+// payload is searched as it is, not as its base64).
+func keep(j *queues.Job, opt queues.ScanOptions, msg string) bool {
 	if opt.MinAttempts > 0 && j.Attempts < opt.MinAttempts {
 		return false
 	}
@@ -341,8 +343,24 @@ func keep(j *queues.Job, opt queues.ScanOptions) bool {
 		return false
 	}
 	if opt.Grep != "" && !strings.Contains(j.ID, opt.Grep) && !strings.Contains(j.Name, opt.Grep) &&
-		!bytes.Contains([]byte(j.Data), []byte(opt.Grep)) {
+		!strings.Contains(j.Data, opt.Grep) && !strings.Contains(payload(msg), opt.Grep) {
 		return false
 	}
 	return true
+}
+
+// payload is the payload field of an encoded message ("" when none).
+func payload(msg string) string {
+	fields, err := splitFields([]byte(msg))
+	if err != nil {
+		return ""
+	}
+	for _, f := range fields {
+		if f.num == fieldPayload {
+			_, _, n := protowire.ConsumeTag(f.raw)
+			v, _ := protowire.ConsumeBytes(f.raw[n:])
+			return string(v)
+		}
+	}
+	return ""
 }
