@@ -6,6 +6,7 @@ package queuekinds
 import (
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
+	"github.com/chatq-dev/chatq/pkg/queues/asynq"
 	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
@@ -13,7 +14,7 @@ import (
 
 // Names are the kinds' names, in the order listings show them; an address
 // KIND:NAME with another KIND is no queue chatq knows.
-var Names = []string{"rsmq", "bullmq", "stream"}
+var Names = []string{"rsmq", "bullmq", "asynq", "stream"}
 
 // New returns the registry of every kind on q's server: RSMQ's through q
 // (its namespace), then the other libraries' layouts under env.Prefix.
@@ -21,6 +22,7 @@ func New(q *delayq.Client, env queues.Env) *queues.Registry {
 	return queues.NewRegistry(
 		rsmq.New(q),
 		bullmq.New(env),
+		asynq.New(env),
 		stream.New(env),
 	)
 }
