@@ -141,7 +141,9 @@ JSON: {"retried":N,"missing":[...],"stale":[...],"visible_at":MS}, with
   chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv --delay 10m
   chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m   # inside queue work
   chatq queue peek jobs --state inflight -n 1000 --jq '.[].receipt' | xargs chatq queue retry jobs
-  chatq queue peek jobs --inflight-for 30m && chatq queue retry jobs --inflight-for 30m`,
+  chatq queue peek jobs --inflight-for 30m && chatq queue retry jobs --inflight-for 30m
+  chatq queue retry bullmq:mail 42 43     # another kind: failed → wait, as Job.retry
+  chatq queue retry asynq:default TASK_ID # archived, retry or scheduled → pending, as RunTask`,
 		Args: cmdutil.MinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Refs = args[0], args[1:]

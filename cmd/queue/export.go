@@ -69,7 +69,8 @@ stop the queue's consumers and producers first.`,
   chatq queue export jobs -f jobs.jsonl && chatq queue import jobs-copy -f jobs.jsonl
   chatq queue export jobs --jq 'select(.state == "ready") | .message'
   chatq queue export jobs --grep '"customer":"c42"' -f c42.jsonl
-  chatq queue export jobs-dead --jq 'select(.dead_lettered.from == "payments") | .id'`,
+  chatq queue export jobs-dead --jq 'select(.dead_lettered.from == "payments") | .id'
+  chatq queue export bullmq:mail --state dead -f failed.jsonl   # another kind: its jobs, read-only`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]

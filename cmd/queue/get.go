@@ -39,7 +39,9 @@ there and when it moved (dead_lettered_from, _rc, _at; in JSON
 "dead_lettered":{"from","rc","at"}); redrive sends it back there.`,
 		Example: `  chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2
   chatq queue get jobs hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .message
-  chatq queue get jobs-dead hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .dead_lettered`,
+  chatq queue get jobs-dead hodb3yo4luDdAvOIizGxHU1g9i27CHH2 --jq .dead_lettered
+  chatq queue get bullmq:mail 42 --jq .error          # another kind: by its own id
+  chatq queue get asynq:default 2f6c9a1e-6b1e-4c1e-9f1e-1b2c3d4e5f60`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Ref = args[0], args[1]

@@ -28,9 +28,14 @@ func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) 
 	opts := &lsOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "ls [-l]",
-		Short: "List the namespace's queues (RSMQ listQueues); -l with their counts",
-		Long: `List the namespace's queues (RSMQ listQueues). No queues prints nothing ([]
-with -o json; "no queues" on stderr on a terminal) and exits 0, or 3 with -e.
+		Short: "List the queues of every kind (RSMQ's, BullMQ's, asynq's, stream groups); -l with their counts",
+		Long: `List the namespace's RSMQ queues (RSMQ listQueues), then the queues of the
+other kinds on the server, each by the address every queue command takes:
+bullmq:[PREFIX:]QUEUE, asynq:QUEUE, stream:KEY/GROUP (docs/kinds.md).
+--kind K lists one kind's. Discovery is bounded calls: SSCAN of RSMQ's and
+asynq's registries, SCAN (COUNT 500) for BullMQ's meta keys and streams.
+No queues prints nothing ([] with -o json; "no queues" on stderr on a
+terminal) and exits 0, or 3 with -e.
 
 With -l (long), each queue's row has what an operator looks at first:
 
@@ -40,8 +45,15 @@ With -l (long), each queue's row has what an operator looks at first:
   INFLIGHT      received and invisible until the visibility timeout ends
   OLDEST_READY  how long the ready message that has waited longest has been
                 due ("-" when none is ready); see queue stats
+  RETRY         failed, to run again later (asynq's retry)
+  DEAD          failed for good (BullMQ's failed, asynq's archived, a
+                stream group's dead letters)
+  DONE          finished and kept (BullMQ's and asynq's completed)
+  PAUSED        yes when its workers take no new jobs
   DEAD_LETTER   its dead-letter queue, "(missing)" after it when that queue
                 does not exist
+
+A state the queue's kind does not have shows "-" (null in JSON).
 
 The counts come from the stats script (O(log n) each, at one instant of
 server time per queue), 20 queues a round trip (a pipeline runs back to back in the server); the registry is read with
@@ -53,7 +65,9 @@ without a queue) shows the error in its row; ls then exits 1.`,
 		Example: `  chatq queue ls
   chatq queue ls --namespace myapp -o json
   chatq queue ls -l
-  chatq queue ls -l --jq '.[] | select(.oldest_ready_ms > 60000) | .name'`,
+  chatq queue ls -l --jq '.[] | select(.oldest_ready_ms > 60000) | .name'
+  chatq queue ls -l --kind bullmq
+  chatq queue ls -l --jq '.[] | select(.dead > 0) | .name'   # queues of any kind with dead jobs`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON, opts.Kinds = f.JSON(), kindsClient(f, cmd)

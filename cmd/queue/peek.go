@@ -64,7 +64,10 @@ and when it moved).`,
   chatq queue peek jobs --state ready --older-than 1h -n 1000 --jq '.[].id'
   chatq queue peek jobs --grep '"order":4711' -n 1
   chatq queue peek jobs --grep 'order.?47[0-9]{2}' --regexp -o json
-  chatq queue peek jobs --inflight-for 10m --min-receives 3`,
+  chatq queue peek jobs --inflight-for 10m --min-receives 3
+  chatq queue peek bullmq:mail --state dead --grep '"user":7'
+  chatq queue peek asynq:default --state retry -n 20 -o json
+  chatq queue peek stream:orders/billing --inflight-for 10m   # entries idle 10 minutes`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]

@@ -29,13 +29,22 @@ moves such messages back.
 
 Keys (with the global --prefix in front): <ns>:QUEUES, <ns>:<queue> and
 <ns>:<queue>:Q, where <ns> is --namespace (env CHATQ_NAMESPACE, default
-rsmq), RSMQ's "ns" option.`
+rsmq), RSMQ's "ns" option.
+
+The queues other libraries keep on the same server are reached by the same
+commands as KIND:NAME, as 'queue ls' lists them: BullMQ (bullmq:mail),
+asynq (asynq:default) and Redis Streams consumer groups
+(stream:orders/billing). ls, stats, peek, get, export, retry, redrive,
+check, rm, pause, resume, recover and dead-letter take them; their states
+map onto ready, delayed, inflight, retry, dead and done (docs/kinds.md).`
 
 // NewCmd returns the `chatq queue` group; each command declares in its
 // constructor whether it writes.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := cmdutil.NewGroupCmd("queue", "Delayed queue with visibility timeouts, stored in RSMQ's layout", queueLong)
-	cmd.Example = `  chatq queue create jobs --vt 30s
+	cmd.Example = `  chatq queue ls -l          # every queue of every kind
+  chatq queue peek bullmq:mail --state dead
+  chatq queue create jobs --vt 30s
   chatq queue push jobs --delay 10s 'resize image 42'
   chatq queue poll jobs --wait 30s -o json
   chatq queue work jobs --concurrency 4 -- ./handle.sh`

@@ -64,7 +64,10 @@ several). Not available on Redis Cluster (the two queues are in different
 slots, as for dead-letter policies).`,
 		Example: `  chatq queue redrive jobs-dead
   chatq queue redrive jobs-dead --to jobs -n 100
-  chatq queue redrive jobs-dead -o json`,
+  chatq queue redrive jobs-dead -o json
+  chatq queue redrive bullmq:mail            # every failed job back to wait, as BullMQ's retryJobs
+  chatq queue redrive asynq:default -n 100   # 100 archived tasks back to pending
+  chatq queue redrive stream:orders/billing  # the group's dead letters back onto the stream`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.DLQ = args[0]

@@ -60,7 +60,9 @@ index has it and says so (split_exact false in JSON).`,
 		Example: `  chatq queue stats jobs
   chatq queue stats jobs --jq .ready
   chatq queue stats jobs --jq '.oldest_ready_ms / 1000'   # seconds the oldest ready message has waited
-  chatq queue stats jobs --no-reindex -o json   # never writes`,
+  chatq queue stats jobs --no-reindex -o json   # never writes
+  chatq queue stats bullmq:mail                  # another kind: its counts by chatq's states
+  chatq queue stats stream:orders/billing -o json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]
