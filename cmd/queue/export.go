@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -172,22 +173,12 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 	if err != nil {
 		return queueErr(err)
 	}
-	out := opts.IO.Out
-	var tmp *os.File
-	if opts.File != "" && opts.File != "-" {
-		tmp, err = os.CreateTemp(filepath.Dir(opts.File), "."+filepath.Base(opts.File)+".*.tmp")
-		if err != nil {
-			return fmt.Errorf("export to %s: %w", opts.File, err)
-		}
-		defer func() {
-			if tmp != nil {
-				tmp.Close()
-				os.Remove(tmp.Name())
-			}
-		}()
-		out = tmp
+	file, err := createExport(opts.IO.Out, opts.File)
+	if err != nil {
+		return err
 	}
-	w := iostreams.BufferLines(out, 256<<10)
+	defer file.abandon()
+	w := iostreams.BufferLines(file.out, 256<<10)
 	head := exportHeader{Format: exportFormat, Version: 1, ExportedAt: st.Now.UnixMilli(), Queue: exportQueue{
 		Name: opts.Queue, VT: int64(st.VT.Seconds()), Delay: int64(st.Delay.Seconds()), MaxSize: st.MaxSize,
 		MaxReceives: st.MaxReceives, DeadLetter: st.DeadLetter, Created: st.Created.Unix(), Modified: st.Modified.Unix(),
@@ -226,17 +217,8 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if tmp != nil {
-		if err := tmp.Sync(); err != nil {
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), opts.File); err != nil {
-			return fmt.Errorf("export to %s: %w", opts.File, err)
-		}
-		tmp = nil
+	if err := file.commit(); err != nil {
+		return err
 	}
 	// Pushes and receives during the export show in the counters.
 	changed := false
@@ -259,4 +241,51 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 		infoTTY(opts.IO, opts.JSON, "exported %s of queue %s to %s", plural(int64(n), "message"), opts.Queue, opts.File)
 	}
 	return nil
+}
+
+// exportFile is where an export goes: stdout, or FILE written whole
+// (a temporary file beside it, synced, then renamed into place), so that
+// an export stopped midway never leaves a partial FILE.
+type exportFile struct {
+	out  io.Writer
+	tmp  *os.File
+	path string
+}
+
+// createExport opens the export's output: stdout when path is "" or "-".
+func createExport(stdout io.Writer, path string) (*exportFile, error) {
+	if path == "" || path == "-" {
+		return &exportFile{out: stdout}, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("export to %s: %w", path, err)
+	}
+	return &exportFile{out: tmp, tmp: tmp, path: path}, nil
+}
+
+// commit puts the file in place once everything is written.
+func (f *exportFile) commit() error {
+	if f.tmp == nil {
+		return nil
+	}
+	if err := f.tmp.Sync(); err != nil {
+		return err
+	}
+	if err := f.tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.tmp.Name(), f.path); err != nil {
+		return fmt.Errorf("export to %s: %w", f.path, err)
+	}
+	f.tmp = nil
+	return nil
+}
+
+// abandon removes the temporary file of an export that did not commit.
+func (f *exportFile) abandon() {
+	if f.tmp != nil {
+		f.tmp.Close()
+		os.Remove(f.tmp.Name())
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -70,24 +68,6 @@ func capability[T any](q queues.Queue, what string) (T, error) {
 	return a, nil
 }
 
-// countsJSON is stats -o json of a queue of another kind.
-type countsJSON struct {
-	Name     string           `json:"name"`
-	Kind     string           `json:"kind"`
-	Msgs     int64            `json:"msgs"`
-	Ready    *int64           `json:"ready"`
-	Delayed  *int64           `json:"delayed"`
-	InFlight *int64           `json:"inflight"`
-	Retry    *int64           `json:"retry"`
-	Dead     *int64           `json:"dead"`
-	Done     *int64           `json:"done"`
-	Paused   *bool            `json:"paused"`
-	Oldest   any              `json:"oldest_ready_ms"`
-	Other    map[string]int64 `json:"other,omitempty"`
-	Version  string           `json:"version,omitempty"`
-	ReadOnly string           `json:"read_only,omitempty"`
-}
-
 // kindStats prints the counts of the target's queue.
 func kindStats(ctx context.Context, t *kindTarget) error {
 	q, err := t.open()
@@ -98,20 +78,21 @@ func kindStats(ctx context.Context, t *kindTarget) error {
 	if err != nil {
 		return kindErr(err, t.Address)
 	}
+	// The row queue ls -l prints for it, with the same fields.
 	kind, _ := queues.Parse(t.Address)
-	j := countsJSON{Name: t.Address, Kind: kind, Msgs: c.Total(), Ready: c.Ready, Delayed: c.Delayed, InFlight: c.Inflight,
-		Retry: c.Retry, Dead: c.Dead, Done: c.Done, Paused: c.Paused, Other: c.Other, Version: c.Version, ReadOnly: c.ReadOnly}
-	oldest := "-"
-	if c.OldestReady != nil {
-		j.Oldest, oldest = c.OldestReady.Milliseconds(), roughly(*c.OldestReady)
-	}
+	j := queueLongJSON{Name: t.Address, Kind: kind}
+	j.fill(c)
 	if t.JSON {
 		return t.IO.WriteJSON(j)
+	}
+	oldest := "-"
+	if c.OldestReady != nil {
+		oldest = roughly(*c.OldestReady)
 	}
 	tb := t.IO.NewTable("FIELD", "VALUE")
 	tb.Row("name", t.Address)
 	tb.Row("kind", kind)
-	tb.Row("msgs", j.Msgs)
+	tb.Row("msgs", *j.Msgs)
 	for _, s := range queues.States {
 		tb.Row(s, count(c.Of(s)))
 	}
@@ -419,22 +400,12 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 // is read-only: there is no import for other kinds (their library writes
 // its jobs).
 func kindExportRun(ctx context.Context, t *kindTarget, opts *exportOptions) error {
-	out := t.IO.Out
-	var tmp *os.File
-	if opts.File != "" && opts.File != "-" {
-		var err error
-		if tmp, err = os.CreateTemp(filepath.Dir(opts.File), "."+filepath.Base(opts.File)+".*.tmp"); err != nil {
-			return fmt.Errorf("export to %s: %w", opts.File, err)
-		}
-		defer func() {
-			if tmp != nil {
-				tmp.Close()
-				os.Remove(tmp.Name())
-			}
-		}()
-		out = tmp
+	file, err := createExport(t.IO.Out, opts.File)
+	if err != nil {
+		return err
 	}
-	w := iostreams.BufferLines(out, 256<<10)
+	defer file.abandon()
+	w := iostreams.BufferLines(file.out, 256<<10)
 	n, err := kindExport(ctx, t, &opts.Filter, func(v any) error { return iostreams.WriteJSONLine(w, v) })
 	if err != nil {
 		return err
@@ -442,14 +413,8 @@ func kindExportRun(ctx context.Context, t *kindTarget, opts *exportOptions) erro
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), opts.File); err != nil {
-			return err
-		}
-		tmp = nil
+	if err := file.commit(); err != nil {
+		return err
 	}
 	infoTTY(t.IO, false, "exported %s of %s", plural(int64(n), "job"), t.Address)
 	return nil
