@@ -275,7 +275,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 func (k *Kind) Access() []queues.Access {
 	p := k.env.Prefix
 	q := p + "*:"
-	scripts := []string{"evalsha", "eval", "script"}
+	scripts := []string{"evalsha", "eval", "script|load"}
 	with := func(cmds ...string) []string { return append(append([]string{}, scripts...), cmds...) }
 	stateKeys := []string{q + "meta", q + "wait", q + "paused", q + "active", q + "prioritized", q + "delayed",
 		q + "failed", q + "completed", q + "waiting-children"}
