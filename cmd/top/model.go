@@ -507,7 +507,7 @@ func (m *model) overview() []string {
 			switch {
 			case i == sel:
 				lines = append(lines, m.st.selected.Render(fit("> "+text, m.width)))
-			case r.Error != "" || r.DeadLetterDepth != nil && *r.DeadLetterDepth > 0:
+			case r.Error != "" || r.DeadLetterDepth != nil && *r.DeadLetterDepth > 0 || r.Dead != nil && *r.Dead > 0:
 				lines = append(lines, "  "+m.st.bad.Render(text))
 			default:
 				lines = append(lines, "  "+text)
@@ -588,7 +588,11 @@ func (m *model) queueView() []string {
 			sel = m.selectedMessage()
 		}
 		for i, p := range s.Peek {
-			text := row(cols, []string{p.ID, p.State, relative(p.VisibleAt, q.ServerNow), count(p.RC), oneLine(p.Body)})
+			due := "-" // another kind's job that records no due time
+			if !p.VisibleAt.IsZero() {
+				due = relative(p.VisibleAt, q.ServerNow)
+			}
+			text := row(cols, []string{p.ID, p.State, due, count(p.RC), oneLine(p.Body)})
 			if i == sel {
 				lines = append(lines, m.st.selected.Render(fit("> "+text, m.width)))
 			} else {

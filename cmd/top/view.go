@@ -168,6 +168,10 @@ func count(n int64) string { return fmt.Sprint(n) }
 // the name rather than the depth.
 func dlq(r QueueRow, width int) string {
 	if r.DeadLetter == "" {
+		// Another kind's dead jobs are in the queue itself.
+		if r.Dead != nil {
+			return fmt.Sprintf("%d dead", *r.Dead)
+		}
 		return "-"
 	}
 	depth := "?"

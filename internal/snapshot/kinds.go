@@ -172,7 +172,9 @@ func (c *Collector) readQueues(ctx context.Context, names []string, known int, n
 	}
 	for _, n := range names {
 		if ks := c.kindOf(n); ks != nil {
-			rows = append(rows, c.kindRow(ctx, ks, n))
+			r := c.kindRow(ctx, ks, n)
+			r.ServerNow = now // the kinds' counts carry no server time: the client's clock
+			rows = append(rows, r)
 			calls++
 		}
 	}
