@@ -37,6 +37,7 @@ func runTree(ctx context.Context, args []string, io *iostreams.IOStreams, getenv
 	tree func(f *cmdutil.Factory, args []string) *cobra.Command) int {
 	f := &cmdutil.Factory{IO: io, Getenv: getenv}
 	root := tree(f, args)
+	strictCompletion(root)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)

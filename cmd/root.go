@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/cmd/bench"
@@ -205,4 +206,33 @@ func newRootCmdFor(f *cmdutil.Factory, args []string) *cobra.Command {
 	// found), and cobra would build its four subcommands.
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
+}
+
+// strictCompletion makes `chatq completion SHELL` refuse a shell it has no
+// script for (cobra prints the group's help and exits 0, so that
+// `chatq completion tcsh > file` would write help into the file), and
+// gives the group an example.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
+		}
+		c.Example = `  chatq completion bash > /etc/bash_completion.d/chatq
+  chatq completion zsh > "${fpath[1]}/_chatq"
+  chatq completion fish > ~/.config/fish/completions/chatq.fish
+  chatq completion powershell | Out-String | Invoke-Expression`
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cmdutil.WithHint(cmdutil.UsageErrorf("no completion script for %q", args[0]),
+					"chatq has scripts for "+strings.Join(shells, ", "))
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	}
 }
