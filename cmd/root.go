@@ -16,6 +16,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const rootLong = `chatq operates three messaging patterns stored in Redis:
@@ -116,7 +117,7 @@ func newRootOnly(f *cmdutil.Factory) *cobra.Command {
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
+	root.SetFlagErrorFunc(flagError)
 
 	pf := root.PersistentFlags()
 	pf.StringP("url", "u", conn.DefaultURL, "Redis URL: redis://, rediss:// (TLS) or unix://; with --cluster a seed (env CHATQ_URL)")
@@ -235,4 +236,65 @@ func strictCompletion(root *cobra.Command) {
 		}
 		c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	}
+}
+
+// flagError makes a flag's parse error a usage error (exit 2) with a hint
+// for the likely mistakes: a misspelt flag (the nearest one is named), a
+// password flag (chatq takes none, so that it never sits in a shell's
+// history), a duration without its unit, a count that is not a number.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: --password"), strings.HasPrefix(msg, "unknown flag: --pass"):
+		return cmdutil.WithHint(cmdutil.UsageErr(err),
+			"chatq takes no password flag (it would stay in your shell's history): set CHATQ_PASSWORD or REDISCLI_AUTH, put it in the URL, or use --askpass")
+	case strings.HasPrefix(msg, "unknown flag: --"):
+		name := strings.TrimPrefix(msg, "unknown flag: --")
+		if near := nearestFlag(cmd, name); near != "" {
+			return cmdutil.WithHint(cmdutil.UsageErr(err), "did you mean --"+near+"?")
+		}
+	case strings.Contains(msg, "time: missing unit in duration"):
+		return cmdutil.WithHint(cmdutil.UsageErr(err), "give a unit, e.g. 5s, 500ms, 10m or 2h")
+	case strings.Contains(msg, "strconv.Parse"):
+		// pflag's words for a number that is not one.
+		if i := strings.Index(msg, ": strconv.Parse"); i > 0 {
+			return cmdutil.UsageErrorf("%s: want a whole number", msg[:i])
+		}
+	}
+	return cmdutil.UsageErr(err)
+}
+
+// nearestFlag returns the flag of cmd (its own and the global ones) whose
+// name is closest to name, within two edits, or "".
+func nearestFlag(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3
+	visit := func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -87,6 +87,11 @@ func popRun(ctx context.Context, o *popOptions) error {
 	if err != nil && !errors.Is(err, shardlist.ErrEmpty) {
 		return listError(c, o.Key, err)
 	}
+	if len(items) == 0 && o.IO.ErrTTY && !o.JSON {
+		// As queue poll and chat pending say on a terminal: an empty
+		// result is not a silent one.
+		o.IO.Infof("no items: list %s is empty", o.Key)
+	}
 	return popResult(err)
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -183,6 +184,12 @@ func LoadConfig(flags *pflag.FlagSet, getenv func(string) string) (*Config, erro
 	}
 	if err := c.validateConnection(); err != nil {
 		return nil, err
+	}
+	if i := strings.IndexFunc(c.Prefix, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		// Keys with spaces or control characters are a typo, or a shell
+		// quoting slip, that no redis-cli user can type back.
+		return nil, withHint(usageErrorf("invalid --prefix %q: no whitespace or control characters", c.Prefix),
+			"use letters, digits and separators such as ':' or '-', e.g. --prefix app:")
 	}
 	if strings.ContainsAny(c.Prefix, "{}") {
 		// A brace in the prefix would become the hash tag of every key,
@@ -400,6 +407,8 @@ func (c *Config) Describe(flags *pflag.FlagSet, getenv func(string) string) []Co
 		case k == "user" && c.User == "":
 			if u, _, _ := urlCredentials(c.URL); u != "" {
 				values[k], src = u, "url"
+			} else {
+				values[k] = "default" // the server's user when none is named
 			}
 		}
 		e := ConfigEntry{Key: k, Value: values[k], Source: src}
