@@ -325,7 +325,7 @@ func serve(ctx context.Context, o *metricsOptions, rdb redis.UniversalClient) er
 	if err := exp.Check(ctx); err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/metrics"
+	url := "http://" + openable(o.Listen, ln.Addr().(*net.TCPAddr)) + "/metrics"
 	if o.JSON {
 		if err := o.IO.WriteJSON(struct {
 			URL string `json:"url"`
@@ -337,11 +337,26 @@ func serve(ctx context.Context, o *metricsOptions, rdb redis.UniversalClient) er
 	}
 	o.IO.Infof("serving metrics on %s; Ctrl-C to stop", url)
 	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		o.IO.Infof("warning: %s is reachable from other machines: the metrics name queues, lists and chats", ln.Addr())
+		o.IO.Infof("warning: %s is reachable from other machines: the metrics name queues, lists and chats", openable(o.Listen, ln.Addr().(*net.TCPAddr)))
 	}
 	if err := exp.Serve(ctx, ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	o.IO.Infof("stopped")
 	return nil
+}
+
+// openable is the listener's address as a person would open it: Go
+// reports a listener on every interface as [::] whatever was asked, so
+// --listen :9464 and 0.0.0.0:9464 print 0.0.0.0:9464 (an explicit [::]
+// stays).
+func openable(asked string, a *net.TCPAddr) string {
+	if !a.IP.IsUnspecified() {
+		return a.String()
+	}
+	host, _, _ := net.SplitHostPort(asked)
+	if host == "::" {
+		return a.String()
+	}
+	return net.JoinHostPort("0.0.0.0", strconv.Itoa(a.Port))
 }

@@ -234,3 +234,22 @@ func TestServe(t *testing.T) {
 		t.Errorf("stderr: %s", errOut)
 	}
 }
+
+// A listener on every interface prints an address a person can open
+// (Go reports it as [::]); others print as they are.
+func TestOpenable(t *testing.T) {
+	for _, tc := range []struct {
+		asked string
+		addr  *net.TCPAddr
+		want  string
+	}{
+		{"0.0.0.0:9464", &net.TCPAddr{IP: net.IPv6unspecified, Port: 9464}, "0.0.0.0:9464"},
+		{":9464", &net.TCPAddr{IP: net.IPv4zero, Port: 9464}, "0.0.0.0:9464"},
+		{"[::]:9464", &net.TCPAddr{IP: net.IPv6unspecified, Port: 9464}, "[::]:9464"},
+		{"127.0.0.1:0", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 41234}, "127.0.0.1:41234"},
+	} {
+		if got := openable(tc.asked, tc.addr); got != tc.want {
+			t.Errorf("openable(%q, %v) = %q, want %q", tc.asked, tc.addr, got, tc.want)
+		}
+	}
+}
