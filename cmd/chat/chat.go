@@ -84,9 +84,14 @@ func readMessage(ios *iostreams.IOStreams, arg string) (string, error) {
 		return arg, nil
 	}
 	ios.NoteStdin("the message")
-	b, err := io.ReadAll(ios.In)
+	// One byte past the limit is enough to refuse it: a huge stdin is
+	// neither read whole nor sent.
+	b, err := io.ReadAll(io.LimitReader(ios.In, chat.MaxMessageBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("reading the message from stdin: %w", err)
+	}
+	if len(b) > chat.MaxMessageBytes {
+		return "", chatError(fmt.Errorf("the message on stdin is over %d bytes: %w", chat.MaxMessageBytes, chat.ErrMessageTooLong), "", "")
 	}
 	return string(b), nil
 }
@@ -94,6 +99,8 @@ func readMessage(ios *iostreams.IOStreams, arg string) (string, error) {
 // chatError adds the exit code and a hint to the errors of pkg/chat.
 func chatError(err error, chatID, user string) error {
 	switch {
+	case errors.Is(err, chat.ErrMessageTooLong):
+		return cmdutil.WithHint(cmdutil.UsageErr(err), fmt.Sprintf("a chat message holds at most %d KiB (each member reads it): send a larger payload by reference, a URL or a key", chat.MaxMessageBytes>>10))
 	case errors.Is(err, chat.ErrInvalidMessage):
 		return cmdutil.WithHint(cmdutil.UsageErr(err), "messages are stored as JSON text: send binary data base64-encoded")
 	case errors.Is(err, chat.ErrChatNotFound):

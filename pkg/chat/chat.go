@@ -22,6 +22,9 @@ var (
 	// ErrInvalidMessage is returned for a message that is not valid UTF-8,
 	// which JSON could not carry byte for byte.
 	ErrInvalidMessage = errors.New("message is not valid UTF-8")
+	// ErrMessageTooLong is returned, before any Redis call, for a message
+	// over MaxMessageBytes.
+	ErrMessageTooLong = errors.New("message too long")
 	// ErrInvalid is matched (errors.Is) by the errors for an invalid chat
 	// id, user name (see Names) or listing pattern, returned before any
 	// Redis call. It is the same value as delayq.ErrInvalid and

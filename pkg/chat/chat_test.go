@@ -159,7 +159,7 @@ func TestBookScenario(t *testing.T) {
 }
 
 func TestStoredMessagesAreExact(t *testing.T) {
-	big := strings.Repeat("ü/\"\n😀<&>", 1<<20/16)
+	big := strings.Repeat("ü/\"\n😀<&>", chat.MaxMessageBytes/16) // 48 KiB, under the limit
 	bodies := []string{"", "héllo 😀", "line 1\nline 2\r\n\ttab", `"quoted" \back\slash/ <b>&amp;`, "\u2028\u2029\x00\x7f", big}
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()

@@ -16,10 +16,20 @@ type Message struct {
 	Message string  `json:"message"`
 }
 
+// MaxMessageBytes is the longest message a chat takes: 64 KiB, as RSMQ's
+// queue bodies. A chat keeps each message until every member has seen it
+// and hands up to a page of them to each pending call, so one message of
+// megabytes would make every member's next read that big; a larger
+// payload goes by reference (a URL, a key).
+const MaxMessageBytes = 64 << 10
+
 // messageTail encodes the part of a stored message after the id and ts:
 // `,"sender":"…","message":"…"}`. The send script puts `{"id":N,"ts":T`
 // in front of it.
 func messageTail(sender, message string) (string, error) {
+	if len(message) > MaxMessageBytes {
+		return "", fmt.Errorf("message of %d bytes, over %d: %w", len(message), MaxMessageBytes, ErrMessageTooLong)
+	}
 	if !utf8.ValidString(message) {
 		return "", ErrInvalidMessage
 	}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -100,4 +101,15 @@ func FuzzMessageRoundTrip(f *testing.F) {
 			t.Fatalf("sender %q came back %q", sender, m.Sender)
 		}
 	})
+}
+
+// A message over MaxMessageBytes is refused before any Redis call; one of
+// exactly MaxMessageBytes is taken.
+func TestMessageTooLong(t *testing.T) {
+	if _, err := messageTail("joe", strings.Repeat("a", MaxMessageBytes+1)); !errors.Is(err, ErrMessageTooLong) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if _, err := messageTail("joe", strings.Repeat("a", MaxMessageBytes)); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
 }
