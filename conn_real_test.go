@@ -123,6 +123,11 @@ func TestACLScripts(t *testing.T) {
 		if base == "list_contract.txtar" {
 			continue
 		}
+		// The other queue kinds' keys and commands are granted by
+		// `chatq acl --kind K`, not by the line this user is made from.
+		if strings.HasPrefix(base, "queue_kinds_") {
+			continue
+		}
 		for _, p := range []string{"chat_", "queue_", "list_"} {
 			if strings.HasPrefix(base, p) {
 				pick = append(pick, f)

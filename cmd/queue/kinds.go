@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
@@ -37,24 +38,38 @@ const discoverPage = 500
 
 // discover returns the queues of every kind in reg (or of kind only),
 // each kind's sorted by address, walking each kind's discovery to the end
-// of a cycle in bounded calls (a name found twice is listed once).
+// of a cycle in bounded calls (a name found twice is listed once). A kind
+// whose discovery this user may not run (an ACL user made for RSMQ's
+// queues has no SCAN, nor the other libraries' keys) is left out when no
+// kind was asked for, and named in refused.
 func discover(ctx context.Context, reg *queues.Registry, kind string) ([]listed, error) {
+	out, _, err := discoverAll(ctx, reg, kind)
+	return out, err
+}
+
+// discoverAll is discover, also returning the kinds left out for want of
+// permission.
+func discoverAll(ctx context.Context, reg *queues.Registry, kind string) (out []listed, refused []string, err error) {
 	kinds := reg.Kinds()
 	if kind != "" {
 		k, err := reg.Kind(kind)
 		if err != nil {
-			return nil, cmdutil.UsageErr(err)
+			return nil, nil, cmdutil.UsageErr(err)
 		}
 		kinds = []queues.Kind{k}
 	}
-	var out []listed
+kinds:
 	for _, k := range kinds {
 		seen := map[string]bool{}
 		var cursor uint64
 		for {
 			page, next, err := k.Discover(ctx, cursor, discoverPage)
+			if err != nil && kind == "" && k.Name() != "rsmq" && conn.PermissionDenied(err) {
+				refused = append(refused, k.Name())
+				continue kinds
+			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, n := range page {
 				seen[n] = true
@@ -67,7 +82,7 @@ func discover(ctx context.Context, reg *queues.Registry, kind string) ([]listed,
 			out = append(out, listed{kind: k, address: address(k, n)})
 		}
 	}
-	return out, nil
+	return out, refused, nil
 }
 
 // address is the address of kind k's queue name: RSMQ's plain, others

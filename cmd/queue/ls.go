@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -124,9 +125,13 @@ func lsRun(ctx context.Context, opts *lsOptions) error {
 	if err != nil {
 		return err
 	}
-	found, err := discover(ctx, reg, opts.Kind)
+	found, refused, err := discoverAll(ctx, reg, opts.Kind)
 	if err != nil {
 		return err
+	}
+	if len(refused) > 0 {
+		// Not silent: the listing is short of what the server holds.
+		opts.IO.Infof("note: %s queues not listed: this user may not look for them (`chatq acl --kind %s` prints what it needs)", strings.Join(refused, ", "), refused[0])
 	}
 	if opts.Long {
 		return lsLong(ctx, opts, found)
