@@ -29,6 +29,8 @@ func FailureHint(err error, cfg *Config, getenv func(string) string) string {
 	}
 	var ne net.Error
 	switch {
+	case speaksHTTP(err.Error()):
+		return "that port speaks HTTP, not Redis: check the port in --url (CHATQ_URL); Redis listens on 6379 by default"
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT) && isDialError(err):
 		return "is Redis running there? start one with `chatq dev`, or point --url (CHATQ_URL) at your server"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
@@ -244,4 +246,20 @@ func annotatePerm(cmd redis.Cmder, err error) error {
 	pe := &permError{err: re, what: what}
 	cmd.SetErr(pe)
 	return pe
+}
+
+// speaksHTTP reports whether msg is go-redis's "invalid reply" to an HTTP
+// server's answer (a status line, a page, a header).
+func speaksHTTP(msg string) bool {
+	_, reply, ok := strings.Cut(msg, "invalid reply: ")
+	if !ok {
+		return false
+	}
+	reply = strings.ToUpper(strings.TrimLeft(reply, `"`))
+	for _, p := range []string{"HTTP/", "<!DOCTYPE", "<HTML", "CONTENT-", "SERVER:", "DATE:"} {
+		if strings.HasPrefix(reply, p) {
+			return true
+		}
+	}
+	return false
 }
