@@ -135,10 +135,11 @@ func lsRun(ctx context.Context, o *lsOptions) error {
 			return err
 		}
 	} else {
-		t := o.IO.NewTable("CHAT", "UNREAD", "SEEN").WhenEmpty("no chats")
+		// The columns of chat members, and of the JSON: name, seen, unread.
+		t := o.IO.NewTable("CHAT", "SEEN", "UNREAD").WhenEmpty("no chats")
 		for _, c := range cs {
 			if c.Error == "" {
-				t.Row(c.ChatID, c.Unread, c.SeenID)
+				t.Row(c.ChatID, c.SeenID, c.Unread)
 			}
 		}
 		if err := t.Flush(); err != nil {

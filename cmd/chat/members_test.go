@@ -74,7 +74,7 @@ func TestReadRuns(t *testing.T) {
 			{"members", func(s *streams) error { return membersRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: id}) },
 				"USER  SEEN  UNREAD\njeff  0     1\njoe   1     0\n", "jeff\t0\t1\njoe\t1\t0\n"},
 			{"ls", func(s *streams) error { return lsRun(ctx, &lsOptions{IO: s.io, Client: client, User: "jeff"}) },
-				"CHAT  UNREAD  SEEN\n" + id + "     1       0\n", id + "\t1\t0\n"},
+				"CHAT  SEEN  UNREAD\n" + id + "     0     1\n", id + "\t0\t1\n"},
 			{"history", func(s *streams) error {
 				return historyRun(ctx, &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}})
 			},
