@@ -3,6 +3,7 @@
 package chat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -79,14 +80,18 @@ func userNames(f *cmdutil.Factory) (cmdutil.Pager, error) {
 }
 
 // readMessage returns the message argument, or stdin when it is "-".
-func readMessage(ios *iostreams.IOStreams, arg string) (string, error) {
+func readMessage(ctx context.Context, ios *iostreams.IOStreams, arg string) (string, error) {
 	if arg != "-" {
 		return arg, nil
 	}
 	ios.NoteStdin("the message")
 	// One byte past the limit is enough to refuse it: a huge stdin is
 	// neither read whole nor sent.
-	b, err := io.ReadAll(io.LimitReader(ios.In, chat.MaxMessageBytes+1))
+	b, err := io.ReadAll(io.LimitReader(iostreams.Interruptible(ctx, ios.In), chat.MaxMessageBytes+1))
+	if ctx.Err() != nil {
+		ios.Infof("nothing was sent: interrupted while reading the message from stdin; run the command again")
+		return "", ctx.Err()
+	}
 	if err != nil {
 		return "", fmt.Errorf("reading the message from stdin: %w", err)
 	}

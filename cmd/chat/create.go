@@ -108,7 +108,7 @@ type chatCreateResult struct {
 func createRun(ctx context.Context, o *createOptions) error {
 	req := chat.CreateRequest{From: o.From, To: o.To, ID: o.ID}
 	if o.Message != nil {
-		msg, err := readMessage(o.IO, *o.Message)
+		msg, err := readMessage(ctx, o.IO, *o.Message)
 		if err != nil {
 			return err
 		}

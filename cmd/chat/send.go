@@ -72,7 +72,7 @@ type chatSendResult struct {
 }
 
 func sendRun(ctx context.Context, o *sendOptions) error {
-	msg, err := readMessage(o.IO, o.Message)
+	msg, err := readMessage(ctx, o.IO, o.Message)
 	if err != nil {
 		return err
 	}

@@ -161,6 +161,7 @@ func importRun(ctx context.Context, opts *importOptions) error {
 		in = fh
 	} else {
 		opts.IO.NoteStdin("an export (JSON Lines)")
+		in = iostreams.Interruptible(ctx, in)
 	}
 	q, err := opts.Client()
 	if err != nil {
@@ -255,6 +256,10 @@ func (im *importer) run(ctx context.Context, r *lineReader) error {
 		}
 	}
 	if err := r.err(); err != nil {
+		if ctx.Err() != nil {
+			opts.IO.Infof("imported %s before the interrupt; run the same import again to resume: ids already present are skipped", plural(int64(im.res.Imported), "message"))
+			return ctx.Err()
+		}
 		return fmt.Errorf("reading line %d: %w (imported %d messages before it)", r.line+1, err, im.res.Imported)
 	}
 	if im.attrs == nil {

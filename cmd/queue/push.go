@@ -142,9 +142,9 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 	body := opts.Body
 	if body == "-" {
 		opts.IO.NoteStdin("the message")
-		b, err := io.ReadAll(opts.IO.In)
+		b, err := io.ReadAll(iostreams.Interruptible(ctx, opts.IO.In))
 		if err != nil {
-			return fmt.Errorf("reading the message from stdin: %w", err)
+			return stdinErr(ctx, opts.IO, "the message", err)
 		}
 		body = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	}
@@ -176,9 +176,9 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 // line against the queue's maxsize, so that a bad line writes nothing.
 func pushLines(ctx context.Context, opts *pushOptions) error {
 	opts.IO.NoteStdin("messages, one per line,")
-	lines, err := iostreams.ReadLines(opts.IO.In)
+	lines, err := iostreams.ReadLines(iostreams.Interruptible(ctx, opts.IO.In))
 	if err != nil {
-		return fmt.Errorf("reading messages from stdin: %w", err)
+		return stdinErr(ctx, opts.IO, "messages", err)
 	}
 	q, err := opts.Client()
 	if err != nil {
@@ -360,4 +360,16 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// stdinErr is the error of a read of what from stdin. Interrupted (Ctrl-C,
+// SIGTERM) while it waited for input, it says that nothing was pushed, as
+// these commands read all of stdin before the first write, and how to
+// resume; the command then exits 130.
+func stdinErr(ctx context.Context, ios *iostreams.IOStreams, what string, err error) error {
+	if ctx.Err() != nil {
+		ios.Infof("nothing was pushed: interrupted while reading %s from stdin (all of it is read before the first write); run the command again", what)
+		return ctx.Err()
+	}
+	return fmt.Errorf("reading %s from stdin: %w", what, err)
 }

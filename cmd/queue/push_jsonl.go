@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
 
@@ -27,7 +28,7 @@ type jsonlLine struct {
 // writes nothing.
 func pushJSONL(ctx context.Context, opts *pushOptions) error {
 	opts.IO.NoteStdin("messages, one JSON value per line,")
-	r := newLineReader(opts.IO.In)
+	r := newLineReader(iostreams.Interruptible(ctx, opts.IO.In))
 	var items []pushItem
 	for {
 		b, ok := r.next()
@@ -43,7 +44,7 @@ func pushJSONL(ctx context.Context, opts *pushOptions) error {
 		items = append(items, it)
 	}
 	if err := r.err(); err != nil {
-		return fmt.Errorf("reading messages from stdin: %w", err)
+		return stdinErr(ctx, opts.IO, "messages", err)
 	}
 	q, err := opts.Client()
 	if err != nil {
