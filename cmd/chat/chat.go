@@ -98,7 +98,7 @@ func readMessage(ctx context.Context, ios *iostreams.IOStreams, arg string) (str
 	if len(b) > chat.MaxMessageBytes {
 		return "", chatError(fmt.Errorf("the message on stdin is over %d bytes: %w", chat.MaxMessageBytes, chat.ErrMessageTooLong), "", "")
 	}
-	return string(b), nil
+	return iostreams.TrimLineEnding(string(b)), nil
 }
 
 // chatError adds the exit code and a hint to the errors of pkg/chat.

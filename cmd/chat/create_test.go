@@ -56,7 +56,8 @@ func TestCreateRun(t *testing.T) {
 		client, chats := clientOn(b)
 		for _, m := range modes {
 			t.Run(m.name, func(t *testing.T) {
-				// The message from stdin, byte for byte: text prints the id.
+				// The message from stdin, byte for byte but its final line
+				// ending (iostreams.TrimLineEnding): text prints the id.
 				s := newStreams(m.tty, "two\nlines\n")
 				dash := "-"
 				o := &createOptions{IO: s.io, Client: client, From: "joe", To: []string{"jeff"}, Message: &dash}
@@ -65,7 +66,7 @@ func TestCreateRun(t *testing.T) {
 				}
 				id := strings.TrimSuffix(s.out.String(), "\n")
 				ms, err := chats.History(ctx, id, chat.HistoryOptions{})
-				if err != nil || len(ms) != 1 || ms[0].Message != "two\nlines\n" || ms[0].Sender != "joe" {
+				if err != nil || len(ms) != 1 || ms[0].Message != "two\nlines" || ms[0].Sender != "joe" {
 					t.Fatalf("chat %q holds %+v, %v", id, ms, err)
 				}
 

@@ -78,7 +78,7 @@ func TestSendRun(t *testing.T) {
 			})
 		}
 		ms, err := chats.History(ctx, id, chat.HistoryOptions{})
-		if err != nil || len(ms) != 5 || ms[1].Message != "kept\n" {
+		if err != nil || len(ms) != 5 || ms[1].Message != "kept" {
 			t.Errorf("history %+v, %v", ms, err)
 		}
 	})

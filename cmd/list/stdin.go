@@ -2,7 +2,6 @@ package list
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
+	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 )
 
@@ -130,11 +130,7 @@ func readBatches(in io.Reader, typed bool, out chan<- lineBatch, done <-chan str
 
 // trimEOL is a line without its end: a newline, then a carriage return
 // (twice, as iostreams.ReadLines and the push from arguments took them).
-func trimEOL(l []byte) string {
-	l = bytes.TrimSuffix(l, []byte{'\n'})
-	l = bytes.TrimSuffix(l, []byte{'\r'})
-	return string(bytes.TrimSuffix(l, []byte{'\r'}))
-}
+func trimEOL(l []byte) string { return iostreams.TrimLineEnding(string(l)) }
 
 // pushStdin pushes the lines of stdin in batches as they are read. It
 // stops at the first bad line, a failed batch, or an interrupt (after the

@@ -146,7 +146,7 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 		if err != nil {
 			return stdinErr(ctx, opts.IO, "the message", err)
 		}
-		body = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		body = iostreams.TrimLineEnding(string(b))
 	}
 	q, err := opts.Client()
 	if err != nil {
