@@ -128,6 +128,10 @@ func TestACLScripts(t *testing.T) {
 		if strings.HasPrefix(base, "queue_kinds_") {
 			continue
 		}
+		// list ls finds lists with SCAN, which the line leaves out.
+		if base == "list_manage.txtar" {
+			continue
+		}
 		for _, p := range []string{"chat_", "queue_", "list_"} {
 			if strings.HasPrefix(base, p) {
 				pick = append(pick, f)

@@ -210,6 +210,10 @@ var (
 		{"list llen", []string{"LLen", "Info"}},
 		{"list lrange", []string{"LRange", "Info"}},
 		{"list shards", []string{"Layout", "Info"}},
+		// list ls finds the lists with SCAN, which the line leaves out
+		// (as for completion and metrics: docs/security.md).
+		{"list ls", []string{"Info"}},
+		{"list del", []string{"Delete"}},
 	}
 )
 

@@ -115,8 +115,8 @@ func TestACLNeedsFromPackages(t *testing.T) {
 			}
 		}
 	}
-	if got := len(chatCommands) + len(listCommands); got != 17 {
-		t.Errorf("%d chat and list commands mapped, want 17", got)
+	if got := len(chatCommands) + len(listCommands); got != 19 {
+		t.Errorf("%d chat and list commands mapped, want 19", got)
 	}
 	for _, c := range []string{"chat pending", "chat watch --mark", "list lpop, rpop"} {
 		if n := needFor(t, c); !n.Write {

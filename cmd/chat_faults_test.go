@@ -74,7 +74,7 @@ func TestChatPendingBadDataHidesNothing(t *testing.T) {
 			t.Fatalf("pending --peek -o json with a broken chat: exit %d\n%s%s", code, stdout, stderr)
 		}
 		code, stdout, stderr = run(ctx, b, "chat", "ls", "jeff")
-		if code != cmdutil.ExitError || stdout != "1\t1\t2\n" || !strings.Contains(stderr, "chat:{2} is a string") {
+		if code != cmdutil.ExitError || stdout != "1\t2\t1\n" || !strings.Contains(stderr, "chat:{2} is a string") {
 			t.Fatalf("ls with a broken chat: exit %d\n%s%s", code, stdout, stderr)
 		}
 	})

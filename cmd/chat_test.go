@@ -39,15 +39,17 @@ func runChatq(ctx context.Context, b redistest.Backend, stdin string, out, errOu
 	return Run(ctx, full, io, func(string) string { return "" })
 }
 
+// A message of almost chat.MaxMessageBytes from stdin comes back byte for
+// byte, but its final line ending (the stdin rule).
 func TestChatSendStdinMiB(t *testing.T) {
-	body := strings.Repeat("0123456789abcdef😀\n\"\\/", 1<<20/24) + "\n"
+	body := strings.Repeat("0123456789abcdef😀\n\"\\/", (chat.MaxMessageBytes-1)/24)
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		var out, errOut syncBuffer
 		if code := runChatq(ctx, b, "", &out, &errOut, "chat", "create", "--from", "joe", "--to", "jeff"); code != 0 {
 			t.Fatalf("create exited %d: %s", code, errOut.String())
 		}
-		if code := runChatq(ctx, b, body, &out, &errOut, "chat", "send", "1", "--from", "joe", "-"); code != 0 {
+		if code := runChatq(ctx, b, body+"\n", &out, &errOut, "chat", "send", "1", "--from", "joe", "-"); code != 0 {
 			t.Fatalf("send exited %d: %s", code, errOut.String())
 		}
 		out = syncBuffer{}

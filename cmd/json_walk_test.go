@@ -92,6 +92,8 @@ var jsonRuns = []jsonRun{
 	{path: "list rpop", args: []string{"pops"}},
 	{path: "list rpush", args: []string{"pushed", "e"}},
 	{path: "list shards", args: []string{"big"}},
+	{path: "list ls", args: []string{"-l"}},
+	{path: "list del", args: []string{"pushed", "--force"}},
 	{path: "metrics"},
 	{path: "metrics", args: []string{"--max-lists", "0", "--listen", "127.0.0.1:0"}, until: 1},
 	{path: "ping"},

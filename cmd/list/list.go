@@ -40,7 +40,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
   chatq list lpop jobs -n 2
   chatq list blpop jobs --wait 500ms
   chatq list rpush jobs --shard-size 64 a b c   # a new list of 63-item shards
-  chatq list rpush jobs -- -1 -2                # items that start with -`
+  chatq list rpush jobs -- -1 -2                # items that start with -
+  chatq list ls -l                              # every list, with its length
+  chatq list del jobs --force`
 	addShardSizeFlag(cmd)
 	cmd.AddCommand(
 		NewCmdPush(f, head, nil),
@@ -52,9 +54,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		NewCmdLen(f, nil),
 		NewCmdRange(f, nil),
 		NewCmdShards(f, nil),
+		NewCmdLs(f),
+		NewCmdDel(f),
 	)
 	for _, sub := range cmd.Commands() {
-		sub.ValidArgsFunction = f.CompleteFirstArg(cmdutil.PagedLister(listKeys))
+		if sub.Name() != "ls" {
+			sub.ValidArgsFunction = f.CompleteFirstArg(cmdutil.PagedLister(listKeys))
+		}
 	}
 	return cmd
 }

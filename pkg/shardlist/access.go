@@ -93,6 +93,7 @@ func (c *Client) Access() []Access {
 		{Op: "LRange", Commands: join(read, []string{"lrange"}), Keys: keys},
 		{Op: "Layout", Commands: read, Keys: keys},
 		{Op: "Lists", Commands: []string{"scan"}}, // SCAN reads no key: it names them
+		{Op: "Delete", Write: true, Commands: join(state, run, count, []string{"incr", "llen", "set", "unlink"}), Keys: keys},
 	}
 }
 

@@ -27,6 +27,7 @@ var accessScripts = map[string][]string{
 	"LRange": {"range.lua"},
 	"Layout": {"layout.lua"},
 	"Lists":  nil,
+	"Delete": {"delete.lua", "layout.lua", "setmid.lua"},
 }
 
 // The Access table grants every command the scripts of each method call

@@ -65,6 +65,9 @@ var (
 	// farther apart than the items could fill, an empty or wrong-type shard
 	// between the ends). The message names the key; nothing was written.
 	ErrCorrupt = errors.New("list is corrupt")
+	// ErrNotEmpty is returned by Delete without force for a list that
+	// holds items; nothing was deleted.
+	ErrNotEmpty = errors.New("list not empty")
 	// ErrChanged is returned by a Range or Layout of several calls when
 	// the list was written between its calls every time it was tried.
 	ErrChanged = errors.New("list kept changing during a read of several calls")
@@ -132,6 +135,8 @@ var (
 	lenSrc string
 	//go:embed setmid.lua
 	setmidSrc string
+	//go:embed delete.lua
+	deleteSrc string
 
 	// Scripts that need the mid count count a pre-mid list's middle shards
 	// (legacy = 'count'); the others only check the keys.
@@ -142,6 +147,7 @@ var (
 	wakeScript   = listScript("skip", wakeSrc)
 	layoutScript = listScript("skip", layoutSrc)
 	setmidScript = listScript("skip", setmidSrc)
+	deleteScript = listScript("count", deleteSrc)
 )
 
 func listScript(legacy, body string) *luascript.Script {
@@ -942,4 +948,47 @@ restart:
 		return lay, nil
 	}
 	return fail(ErrChanged)
+}
+
+// Delete removes the list KEY and returns how many items it held at the
+// start. A list holding items is deleted only with force (else
+// ErrNotEmpty, and nothing changes: the check and the first deletion are
+// one script). It takes calls of at most 100 shards each (delete.lua),
+// the list's own keys last, so a huge list never costs one long call; a
+// push during a forced delete lands in the list and goes with it. A list
+// that does not exist deletes nothing and returns 0.
+func (c *Client) Delete(ctx context.Context, key string, force bool) (int64, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return 0, err
+	}
+	arg := ""
+	if force {
+		arg = "force"
+	}
+	held := int64(-1)
+	for {
+		if err := ctx.Err(); err != nil {
+			return max(held, 0), err
+		}
+		res, err := l.run(ctx, deleteScript, arg).Slice()
+		if err != nil {
+			return max(held, 0), fmt.Errorf("delete list %s: %w", key, err)
+		}
+		status, _ := res[0].(string)
+		n, _ := res[1].(int64)
+		switch status {
+		case "notempty":
+			return n, fmt.Errorf("list %s holds %d items: %w", key, n, ErrNotEmpty)
+		case "more":
+			if held < 0 {
+				held = n
+			}
+		default: // "done"
+			if held < 0 {
+				held = n
+			}
+			return held, nil
+		}
+	}
 }

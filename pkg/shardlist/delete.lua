@@ -1,0 +1,56 @@
+-- delete: remove a sharded list, in bounded calls.
+--
+-- KEYS: see state.lua, which is put in front of this text.
+-- ARGV[1] 'force' to delete a list that holds items, else ''.
+-- Returns {'notempty', length} (nothing deleted) when the list holds items
+-- and ARGV[1] is not 'force'; else UNLINKs up to 100 of its shards, from
+-- the first end inward, and, once none is left, its five keys:
+-- {'more' or 'done', length at the start of this call}: 'more' while shards
+-- remain (the caller calls again). The keys go last, so that
+-- until then the list keeps its shape (a push meanwhile lands in it and
+-- is deleted with it, which --force means), and a list never loses its
+-- keys while a shard of it remains.
+local a, e = llen(first)
+if e then return e end
+local total = a + mid
+if first ~= last then
+  local b, e2 = llen(last)
+  if e2 then return e2 end
+  total = total + b
+end
+if total > 0 and ARGV[1] ~= 'force' then
+  return {'notempty', total}
+end
+local s = first
+local n = 0
+local gone = 0 -- items of the deleted shards strictly between the ends
+while s <= last and n < 100 do
+  if s > first and s < last then
+    local c, e3 = llen(s)
+    if e3 then return e3 end
+    gone = gone + c
+  end
+  redis.call('unlink', base .. s)
+  s = s + 1
+  n = n + 1
+end
+if s <= last then
+  -- Shard s is the new first end: the mid count keeps the items strictly
+  -- between it and the last end (the deleted middle shards' and its own
+  -- leave it). The next call starts there.
+  local c, e4 = llen(s)
+  if e4 then return e4 end
+  local newmid = 0
+  if s < last then
+    newmid = mid - gone - c
+  end
+  if newmid < 0 then
+    return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counted fewer items than the shards hold')
+  end
+  redis.call('set', KEYS[1], s)
+  redis.call('set', KEYS[3], newmid)
+  redis.call('incr', KEYS[5])
+  return {'more', total}
+end
+redis.call('unlink', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+return {'done', total}
