@@ -62,6 +62,7 @@ var jsonRuns = []jsonRun{
 	{path: "chat join", args: []string{"1", "sam"}},
 	{path: "chat leave", args: []string{"1", "jenny"}},
 	{path: "chat ls", args: []string{"jeff"}},
+	{path: "chat ls", args: []string{"--all"}},
 	{path: "chat members", args: []string{"1"}},
 	{path: "chat send", args: []string{"1", "--from", "joe", "again"}},
 	{path: "chat watch", args: []string{"jeff"}, lines: true, until: 2},

@@ -1,10 +1,14 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
+	"strconv"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
@@ -95,19 +99,37 @@ func (o *lsOptions) validate() error { return names.User(o.User) }
 // function and gets the options once they are parsed and validated.
 func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ls USER",
-		Short: "List a user's chats with their unread counts",
+		Use:   "ls USER | --all",
+		Short: "List a user's chats with their unread counts, or every chat (--all)",
 		Long: `List the chats USER is a member of, with the number of messages USER has
 not seen and the last message id USER has seen. No chats prints nothing ([]
 with -o json) and exits 0, or 3 with -e. A chat that cannot be read (a key
 of the wrong type) is reported on stderr ("error" in JSON), the others are
 listed, and the command exits 1.
 
-JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
-		Example:           `  chatq chat ls jeff`,
-		Args:              cmdutil.ExactArgs(1),
+JSON: [{"chat_id":"1","seen_id":0,"unread":4}].
+
+--all lists every chat under --prefix instead, by id, found with SCAN in
+bounded calls (COUNT 500, node by node on a Cluster); JSON
+[{"chat_id":"1"}].`,
+		Example: `  chatq chat ls jeff
+  chatq chat ls --all
+  chatq chat ls --all --jq '.[].chat_id' | xargs -n1 chatq chat members`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			all, _ := cmd.Flags().GetBool("all")
+			switch {
+			case all && len(args) > 0:
+				return cmdutil.UsageErrorf("give a user or --all, not both")
+			case !all && len(args) != 1:
+				return cmdutil.WithHint(cmdutil.UsageErrorf("chat ls wants a user"), "chatq chat ls USER lists a user's chats; chatq chat ls --all every chat")
+			}
+			return nil
+		},
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if all, _ := cmd.Flags().GetBool("all"); all {
+				return allChatsRun(cmd.Context(), f.IO, f.JSON(), chatClient(f))
+			}
 			opts := &lsOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), User: args[0]}
 			if err := opts.validate(); err != nil {
 				return err
@@ -118,7 +140,69 @@ JSON: [{"chat_id":"1","seen_id":0,"unread":4}].`,
 			return lsRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().Bool("all", false, "list every chat, by id, instead of a user's")
 	return cmdutil.MarkRead(cmd)
+}
+
+// allChatsRun prints every chat's id, sorted, walking pkg/chat's listing
+// (SCAN pages) to its end.
+func allChatsRun(ctx context.Context, ios *iostreams.IOStreams, json bool, client func() (*chat.Client, error)) error {
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var cursor uint64
+	for {
+		page, next, err := c.Chats(ctx, cursor, "", 500)
+		if err != nil {
+			return err
+		}
+		for _, id := range page {
+			seen[id] = true
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	ids := slices.SortedFunc(maps.Keys(seen), func(a, b string) int {
+		// Numeric ids in numeric order, then the others.
+		na, ea := strconv.ParseInt(a, 10, 64)
+		nb, eb := strconv.ParseInt(b, 10, 64)
+		switch {
+		case ea == nil && eb == nil:
+			return cmp.Compare(na, nb)
+		case ea == nil:
+			return -1
+		case eb == nil:
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	type row struct {
+		ChatID string `json:"chat_id"`
+	}
+	rows := make([]row, len(ids))
+	for i, id := range ids {
+		rows[i] = row{id}
+	}
+	if json {
+		if err := ios.WriteJSON(rows); err != nil {
+			return err
+		}
+	} else {
+		t := ios.NewTable("CHAT").WhenEmpty("no chats")
+		for _, r := range rows {
+			t.Row(r.ChatID)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(rows) == 0 {
+		return cmdutil.ErrNothing
+	}
+	return nil
 }
 
 func lsRun(ctx context.Context, o *lsOptions) error {
