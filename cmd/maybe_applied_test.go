@@ -31,9 +31,9 @@ func TestLostReplyExits4(t *testing.T) {
 			check []string // shows the write applied: stdout contains the body
 			hint  string
 		}{
-			{[]string{"queue", "push", "jobs", "body-q1"}, []string{"queue", "peek", "jobs"}, "chatq queue peek QUEUE"},
-			{[]string{"chat", "send", "1", "--from", "jeff", "body-c1"}, []string{"chat", "history", "1"}, "chatq chat history CHAT"},
-			{[]string{"list", "rpush", "items", "body-l1"}, []string{"list", "lrange", "items", "0", "-1"}, "chatq list lrange KEY 0 -1"},
+			{[]string{"queue", "push", "jobs", "body-q1"}, []string{"queue", "peek", "jobs"}, "chatq queue peek jobs"},
+			{[]string{"chat", "send", "1", "--from", "jeff", "body-c1"}, []string{"chat", "history", "1"}, "chatq chat history 1"},
+			{[]string{"list", "rpush", "items", "body-l1"}, []string{"list", "lrange", "items", "0", "-1"}, "chatq list lrange items 0 -1"},
 		}
 		for _, tt := range tests {
 			body := tt.args[len(tt.args)-1]

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/jsonfilter"
@@ -119,6 +120,7 @@ func MaybeApplied(cmd *cobra.Command, err error) error {
 		return err
 	}
 	check, ok := cmd.Annotations[writeAnnotation]
+	check = fillCheck(cmd, check)
 	if ok && errors.As(err, new(*jsonfilter.RuntimeError)) {
 		return &appliedFilterError{err: err, check: check}
 	}
@@ -206,3 +208,34 @@ func Refusedf(format string, a ...any) error {
 
 // IsRefused reports whether err is a refusedError.
 func IsRefused(err error) bool { return errors.As(err, new(*refusedError)) }
+
+// fillCheck puts the names the command was given in place of the check
+// command's placeholders, so that the hint names the queue, list, chat or
+// user at hand: QUEUE, DLQ, KEY and CHAT are the first argument; USER is
+// --from when the command has it, else the first argument.
+func fillCheck(cmd *cobra.Command, check string) string {
+	args := cmd.Flags().Args()
+	if len(args) == 0 || check == "" {
+		return check
+	}
+	shell := func(s string) string {
+		if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~") {
+			return s
+		}
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	words := strings.Fields(check)
+	for i, w := range words {
+		switch w {
+		case "QUEUE", "DLQ", "KEY", "CHAT":
+			words[i] = shell(args[0])
+		case "USER":
+			if from, err := cmd.Flags().GetString("from"); err == nil && from != "" {
+				words[i] = shell(from)
+			} else if !strings.HasPrefix(cmd.Name(), "create") {
+				words[i] = shell(args[0])
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}

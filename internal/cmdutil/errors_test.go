@@ -80,3 +80,32 @@ func TestBreachedExits5(t *testing.T) {
 		}
 	}
 }
+
+// The check a lost write's hint names holds the command's own names, not
+// placeholders; names a shell would split or expand are quoted.
+func TestFillCheck(t *testing.T) {
+	mk := func(use string, args ...string) *cobra.Command {
+		c := &cobra.Command{Use: use, Run: func(*cobra.Command, []string) {}}
+		c.Flags().String("from", "", "")
+		if err := c.ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		cmd   *cobra.Command
+		check string
+		want  string
+	}{
+		{mk("push", "jobs", "body"), "chatq queue peek QUEUE", "chatq queue peek jobs"},
+		{mk("redrive", "jobs-dead"), "chatq queue stats DLQ", "chatq queue stats jobs-dead"},
+		{mk("rpush", "{a b}", "x"), "chatq list lrange KEY 0 -1", `chatq list lrange '{a b}' 0 -1`},
+		{mk("send", "7", "--from", "jeff", "hi"), "chatq chat history CHAT", "chatq chat history 7"},
+		{mk("create", "--from", "joe", "hi"), "chatq chat ls USER", "chatq chat ls joe"},
+		{mk("ls"), "chatq queue ls", "chatq queue ls"},
+	} {
+		if got := fillCheck(tc.cmd, tc.check); got != tc.want {
+			t.Errorf("%q with %v: %q, want %q", tc.check, tc.cmd.Flags().Args(), got, tc.want)
+		}
+	}
+}
