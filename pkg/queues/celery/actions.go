@@ -67,8 +67,9 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 // visibility timeout (opt.IdleFor when set, else Kind.VisibilityTimeout)
 // to the queue's list, as kombu's restore_visible does: marked
 // redelivered, pushed at the end workers take from, removed from unacked
-// and unacked_index in the same script. It reads unacked_index oldest
-// first in pages of 100; opt.IDs (task ids or delivery tags) narrow it,
+// and unacked_index in the same script. It reads unacked_index newest
+// first in pages of 100 (as restore_visible's ZREVRANGEBYSCORE does, so
+// the oldest is pushed last and taken first); opt.IDs (task ids or delivery tags) narrow it,
 // opt.Max bounds it. kombu's unacked_mutex is not taken: each script is
 // atomic, as kombu's per-message transaction is.
 func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues.Result, error) {
@@ -85,7 +86,7 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 	r := q.router()
 	var off int64
 	for opt.Max == 0 || len(res.Done) < opt.Max {
-		tags, err := q.rdb.ZRangeByScore(ctx, q.unackedIndex(), &redis.ZRangeBy{
+		tags, err := q.rdb.ZRevRangeByScore(ctx, q.unackedIndex(), &redis.ZRangeBy{
 			Min: "-inf", Max: strconv.FormatFloat(ceil, 'f', -1, 64), Offset: off, Count: 100}).Result()
 		if err != nil {
 			return res, err

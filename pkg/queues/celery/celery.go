@@ -26,7 +26,7 @@
 // ZRANGE and one HMGET, per page; Get one HGET and then pages of the lists
 // and of unacked until it finds the task (each list up to SearchMax from
 // its tail); Remove a Get and one script per task; Recover one
-// ZRANGEBYSCORE and one HMGET per page of 100 and one script per message.
+// ZREVRANGEBYSCORE and one HMGET per page of 100 and one script per message.
 // Each script re-checks the message (byte for byte) before its first
 // write and is atomic. kombu's transport does not run on a Cluster, and
 // neither do these scripts (they touch a queue's list and the prefix's
@@ -229,7 +229,7 @@ func (k *Kind) Access() []queues.Access {
 		{Op: "get", Commands: []string{"hget", "zscore", "lrange", "hscan", "get", "sscan"}, Keys: all},
 		{Op: "remove", Write: true, Commands: with("hget", "zscore", "lrange", "hscan", "get", "sscan",
 			"lpos", "lrem", "zrem", "hdel"), Keys: all},
-		{Op: "recover", Write: true, Commands: with("zrangebyscore", "hmget", "sscan", "hget", "zscore",
+		{Op: "recover", Write: true, Commands: with("zrevrangebyscore", "hmget", "sscan", "hget", "zscore",
 			"zrem", "hdel", "rpush"), Keys: all},
 	}
 }

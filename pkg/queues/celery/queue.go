@@ -364,7 +364,7 @@ func (q *Queue) find(ctx context.Context, id string) (*found, error) {
 	for _, s := range steps {
 		key := q.list(s)
 		for off := int64(0); off < max; off += 100 {
-			raws, err := q.rdb.LRange(ctx, key, -(off + 100), -(off + 1)).Result()
+			raws, err := q.rdb.LRange(ctx, key, -min(off+100, max), -(off + 1)).Result()
 			if err != nil {
 				return nil, err
 			}
