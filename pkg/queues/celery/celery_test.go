@@ -401,6 +401,16 @@ func TestBoundedWork(t *testing.T) {
 	}{
 		{"Discover", func() error { _, _, err := f.kind.Discover(f.ctx, 0, 100); return err }},
 		{"Counts", func() error { _, err := q.Counts(f.ctx); return err }},
+		{"Counts (HSCAN)", func() error { // unacked read through, as under MaxUnacked
+			k := celery.New(queues.Env{RDB: f.rdb})
+			k.MaxUnacked = n
+			q, _ := k.Open("celery")
+			c, err := q.Counts(f.ctx)
+			if err == nil && (c.Inflight == nil || *c.Inflight < int64(n/2-300)) {
+				return fmt.Errorf("inflight %v", c.Inflight)
+			}
+			return err
+		}},
 		{"Scan ready", func() error {
 			return q.Scan(f.ctx, queues.ScanOptions{State: queues.Ready, Max: 300}, func([]queues.Job) error { return nil })
 		}},
