@@ -141,12 +141,17 @@ func (q *Queue) Counts(ctx context.Context) (*queues.Counts, error) {
 	r := q.router()
 	now := time.Now()
 	var cursor uint64
+	seen := map[string]bool{} // HSCAN may return a field twice while the hash is rehashed
 	for {
 		kv, next, err := q.rdb.HScan(ctx, q.unacked(), cursor, "", 100).Result()
 		if err != nil {
 			return nil, err
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
+			if seen[kv[i]] {
+				continue
+			}
+			seen[kv[i]] = true
 			m, err := decodeUnacked(kv[i+1])
 			if err != nil {
 				continue
