@@ -157,7 +157,8 @@ func (k *Kind) Discover(ctx context.Context, cursor uint64, count int64) ([]stri
 // bound to the exchange, a handful in practice.
 const bindingPages = 10
 
-// sscanAll reads a binding set in at most bindingPages SSCANs.
+// sscanAll reads a binding set in at most bindingPages SSCANs (about
+// 1,000 members).
 func sscanAll(ctx context.Context, rdb redis.UniversalClient, key string) ([]string, error) {
 	var out []string
 	var cursor uint64
@@ -171,7 +172,9 @@ func sscanAll(ctx context.Context, rdb redis.UniversalClient, key string) ([]str
 			return out, nil
 		}
 	}
-	return out, fmt.Errorf("celery: binding %q has more members than %d pages of 100", key, bindingPages)
+	// More queues bound to one exchange than that: the rest are not seen
+	// (not discovered, and their unacked messages not routed to them).
+	return out, nil
 }
 
 type binding struct{ routingKey, pattern, queue string }
