@@ -8,13 +8,14 @@ import (
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/asynq"
 	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
+	"github.com/chatq-dev/chatq/pkg/queues/celery"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 )
 
 // Names are the kinds' names, in the order listings show them; an address
 // KIND:NAME with another KIND is no queue chatq knows.
-var Names = []string{"rsmq", "bullmq", "asynq", "stream"}
+var Names = []string{"rsmq", "bullmq", "asynq", "stream", "celery"}
 
 // New returns the registry of every kind on q's server: RSMQ's through q
 // (its namespace), then the other libraries' layouts under env.Prefix.
@@ -24,5 +25,6 @@ func New(q *delayq.Client, env queues.Env) *queues.Registry {
 		bullmq.New(env),
 		asynq.New(env),
 		stream.New(env),
+		celery.New(env),
 	)
 }
