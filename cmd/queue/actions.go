@@ -161,6 +161,9 @@ queue's library does on its own schedule:
   stream  pending entries idle at least --idle are claimed for --consumer
           (XAUTOCLAIM; with ids, XCLAIM of those), which then reads them
           from its own pending list
+  celery  unacked messages older than the visibility timeout (--idle,
+          default kombu's 1h: give the app's visibility_timeout) go back
+          onto their queue, as kombu's restore_visible
 
 Only jobs the library itself would recover are moved; a job whose worker
 still holds it is left. -n N recovers at most N; the work goes in bounded
@@ -175,12 +178,16 @@ batches. 'chatq queue peek QUEUE --state inflight' shows them first.`,
 				return err
 			}
 			kind, _ := queues.Parse(args[0])
-			if kind == "stream" && (opts.IdleFor <= 0 || opts.Consumer == "") {
+			switch {
+			case kind == "stream" && (opts.IdleFor <= 0 || opts.Consumer == ""):
 				return cmdutil.WithHint(cmdutil.UsageErrorf("a stream's entries are claimed for a consumer: give --idle DUR and --consumer NAME"),
 					"e.g. chatq queue recover "+args[0]+" --idle 10m --consumer rescuer")
-			}
-			if kind != "stream" && (opts.IdleFor != 0 || opts.Consumer != "") {
-				return cmdutil.WithHint(cmdutil.UsageErrorf("--idle and --consumer are for streams"), "bullmq and asynq recover by their own lock or lease")
+			case kind == "celery" && opts.Consumer != "":
+				return cmdutil.UsageErrorf("--consumer is for streams: celery restores its messages onto their queue")
+			case kind != "stream" && kind != "celery" && (opts.IdleFor != 0 || opts.Consumer != ""):
+				return cmdutil.WithHint(cmdutil.UsageErrorf("--idle and --consumer are for streams (and --idle for celery)"), "bullmq and asynq recover by their own lock or lease")
+			case opts.IdleFor < 0:
+				return cmdutil.UsageErrorf("invalid --idle %s: must be positive", opts.IdleFor)
 			}
 			if opts.N < 0 {
 				return cmdutil.UsageErrorf("invalid -n %d: must not be negative", opts.N)
@@ -190,7 +197,7 @@ batches. 'chatq queue peek QUEUE --state inflight' shows them first.`,
 			return recoverRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.IdleFor, "idle", 0, "streams: claim entries idle at least this long (e.g. 10m)")
+	cmd.Flags().DurationVar(&opts.IdleFor, "idle", 0, "streams: claim entries idle at least this long (e.g. 10m); celery: the visibility timeout")
 	cmd.Flags().StringVar(&opts.Consumer, "consumer", "", "streams: the consumer that claims them")
 	cmd.Flags().IntVarP(&opts.N, "count", "n", 0, "recover at most N jobs (0: all)")
 	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE --state inflight")
