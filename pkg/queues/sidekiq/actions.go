@@ -31,6 +31,10 @@ const (
 	removeListMax = 100000
 )
 
+// afterLocate, when set (by tests), runs between finding a job and the
+// script that moves it, where another client may change it.
+var afterLocate func(id string)
+
 // readOnly is why a job in Sidekiq 8's format is not written.
 var readOnly = fmt.Sprintf("%v: the job is in Sidekiq 8's format (timestamps in milliseconds); chatq retries 6.x's and 7.x's (tested with %s)",
 	queues.ErrReadOnly, Tested)
@@ -45,6 +49,9 @@ func (q *Queue) Retry(ctx context.Context, ids []string) (*queues.Result, error)
 	readOnlyOnly := len(ids) > 0
 	for _, id := range ids {
 		pl, err := q.locate(ctx, id)
+		if afterLocate != nil {
+			afterLocate(id)
+		}
 		why := ""
 		switch {
 		case errors.Is(err, queues.ErrJobNotFound):
@@ -98,6 +105,9 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 	res := &queues.Result{Done: []string{}}
 	for _, id := range ids {
 		pl, err := q.locate(ctx, id)
+		if afterLocate != nil {
+			afterLocate(id)
+		}
 		switch {
 		case errors.Is(err, queues.ErrJobNotFound):
 			res.Skip(id, "not found")
@@ -137,7 +147,8 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 // page. Only jobs that died before it started are moved, so that a job
 // dying again at once is not moved twice.
 func (q *Queue) Redrive(ctx context.Context, max int) (*queues.Result, error) {
-	started := float64(time.Now().UnixNano()) / 1e9
+	now := time.Now()
+	started := float64(now.Unix()) + float64(now.Nanosecond())/1e9
 	res := &queues.Result{Done: []string{}}
 	quoted, _ := json.Marshal(q.name)
 	match := "*" + keyspace.Quote(string(quoted)) + "*"

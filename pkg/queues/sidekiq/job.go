@@ -183,7 +183,7 @@ func requeued(raw string, retried bool, now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	at := strconv.FormatFloat(float64(now.UnixNano())/1e9, 'f', -1, 64)
+	at := strconv.FormatFloat(float64(now.Unix())+float64(now.Nanosecond())/1e9, 'f', -1, 64)
 	if !strings.Contains(at, ".") {
 		at += ".0" // Ruby's Float#to_s always has a point
 	}
