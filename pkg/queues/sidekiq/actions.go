@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/keyspace"
@@ -150,8 +151,7 @@ func (q *Queue) Redrive(ctx context.Context, max int) (*queues.Result, error) {
 	now := time.Now()
 	started := float64(now.Unix()) + float64(now.Nanosecond())/1e9
 	res := &queues.Result{Done: []string{}}
-	quoted, _ := json.Marshal(q.name)
-	match := "*" + keyspace.Quote(string(quoted)) + "*"
+	match := "*" + keyspace.Quote(jsonString(q.name)) + "*"
 	readOnlyOnly := false
 	for cursor := uint64(0); max == 0 || len(res.Done) < max; {
 		kv, next, err := q.rdb.ZScan(ctx, q.dead, cursor, match, batch).Result()
@@ -223,4 +223,13 @@ func (k *Kind) Access() []queues.Access {
 		{Op: "remove", Write: true, Commands: with(append(locate, "zrem", "lrem")...), Keys: read},
 		{Op: "redrive", Write: true, Commands: with("zscan", "zrem", "lpush", "sadd"), Keys: []string{p + "dead", p + "queue:*", p + "queues"}},
 	}
+}
+
+// jsonString is s as Ruby's JSON writes it: quoted, with no HTML escapes.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // boundedN is the jobs per state of TestBoundedWork:
-// CHATQ_SIDEKIQ_BOUNDED_N, default 5000 (CI runs 20000; docs/kinds/
-// sidekiq.md has the figures at 1e5 and 1e6).
+// CHATQ_SIDEKIQ_BOUNDED_N, default 5000 (docs/kinds/sidekiq.md has the
+// figures at 1e5 and 1e6).
 func boundedN(t *testing.T) int {
 	if s := os.Getenv("CHATQ_SIDEKIQ_BOUNDED_N"); s != "" {
 		n, err := strconv.Atoi(s)

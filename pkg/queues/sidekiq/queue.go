@@ -51,7 +51,14 @@ func (q *Queue) Counts(ctx context.Context) (*queues.Counts, error) {
 		max = 1000
 	}
 	sets := q.sets()
-	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	pipelined := q.rdb.TxPipelined
+	if _, cluster := q.rdb.(*redis.ClusterClient); cluster {
+		// Sidekiq's keys are in different slots: a Cluster cannot MULTI
+		// them, so there the counts are read in one pipeline, not at one
+		// instant.
+		pipelined = q.rdb.Pipelined
+	}
+	_, err := pipelined(ctx, func(p redis.Pipeliner) error {
 		llen = p.LLen(ctx, q.list)
 		tail = p.LIndex(ctx, q.list, -1)
 		member = p.SIsMember(ctx, q.queuesKey, q.name)
