@@ -75,4 +75,3 @@ func accessRun(f *fixture, kind *sidekiq.Kind, q queues.Queue, op string) error 
 	}
 	return errors.New("no test for " + op)
 }
-
