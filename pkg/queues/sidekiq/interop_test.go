@@ -228,6 +228,36 @@ func sameStates(t *testing.T, q queues.Queue, l *lib, jids ...string) {
 	}
 }
 
+// shape is a job JSON's keys in order, with the retry_count and the
+// kind of number enqueued_at is.
+func shape(t *testing.T, raw string) string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %q", raw)
+	}
+	var keys []string
+	for dec.More() {
+		k, _ := dec.Token()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		key := k.(string)
+		switch key {
+		case "retry_count":
+			key += "=" + v.(json.Number).String()
+		case "enqueued_at":
+			if !strings.Contains(v.(json.Number).String(), ".") {
+				key += "(integer)"
+			}
+		}
+		keys = append(keys, key)
+	}
+	return strings.Join(keys, ",")
+}
+
 type fillJIDs struct {
 	JIDs map[string]struct {
 		Ready     []string `json:"ready"`
@@ -324,6 +354,31 @@ func TestInterop(t *testing.T) {
 	}
 	if s := st[fo.Fail]; s == nil || s.State != "retry" || s.Queue != "other" {
 		t.Errorf("other's job, by Sidekiq's API: %+v", s)
+	}
+	sameCounts(t, kind, l)
+
+	// What chatq pushed is what Sidekiq's own retry pushes: the same keys
+	// in the same order, the same retry_count, enqueued_at a float.
+	var retried struct {
+		Retried bool `json:"retried"`
+	}
+	l.run(&retried, "retry", fo.Fail)
+	if !retried.Retried {
+		t.Fatal("Sidekiq's API did not retry other's job")
+	}
+	sidekiqPushed, err := rdb.LIndex(ctx, "queue:other", 0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chatqPushed := ""
+	for _, raw := range rdb.LRange(ctx, "queue:chatq", 0, -1).Val() {
+		if strings.Contains(raw, fc.Fail) {
+			chatqPushed = raw
+		}
+	}
+	t.Logf("pushed: %s", shape(t, chatqPushed))
+	if a, b := shape(t, chatqPushed), shape(t, sidekiqPushed); a != b {
+		t.Errorf("chatq pushed %s\nSidekiq pushed %s", a, b)
 	}
 
 	// Remove: a ready job, a scheduled one; the job in flight is left.

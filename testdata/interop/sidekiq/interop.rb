@@ -8,6 +8,7 @@
 #   counts Q...      per queue: Queue#size and the sets' and WorkSet's
 #                    entries of the queue; and Sidekiq::Stats
 #   state JID...     where each job is, by the API, and its retry_count
+#   retry JID        SortedEntry#retry of the job in the retry or dead set
 require_relative "worker"
 
 cmd, url, *rest = ARGV
@@ -79,6 +80,11 @@ when "state"
     [jid, found]
   }.to_h
   out({"states" => states})
+when "retry"
+  jid = rest.first
+  e = Sidekiq::RetrySet.new.find_job(jid) || Sidekiq::DeadSet.new.find_job(jid)
+  e&.retry
+  out({"retried" => !e.nil?})
 else
   abort "interop.rb: unknown command #{cmd.inspect}"
 end
