@@ -3,6 +3,7 @@ package sidekiq_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestBoundedWork(t *testing.T) {
 					q, id := jid(j)
 					raw := job(q, id, failed+`,"body":"`+body+`"`)
 					if zset {
-						p.ZAdd(f.ctx, key, redis.Z{Score: float64(1795850000 + j), Member: raw})
+						p.ZAdd(f.ctx, key, redis.Z{Score: float64(1700000000 + j), Member: raw})
 					} else {
 						p.RPush(f.ctx, key, raw)
 					}
@@ -109,6 +110,11 @@ func TestBoundedWork(t *testing.T) {
 	}
 	best := map[string]time.Duration{}
 	worstCall := map[string]string{}
+	// calls and p99 are the number of calls and their 99th percentile in
+	// the run of the best worst call: Get, Retry and Remove walk the sets
+	// in thousands of calls at a million, where a loaded machine's
+	// scheduling, not the work, makes the worst one.
+	calls, p99 := map[string]int{}, map[string]time.Duration{}
 	for run = range 3 {
 		for _, o := range ops {
 			f.must(f.rdb.SlowLogReset(f.ctx).Err())
@@ -119,16 +125,20 @@ func TestBoundedWork(t *testing.T) {
 			f.must(err)
 			var worst time.Duration
 			var call string
+			var all []time.Duration
 			for _, l := range logs {
 				if len(l.Args) > 0 && strings.EqualFold(l.Args[0], "slowlog") {
 					continue
 				}
+				all = append(all, l.Duration)
 				if l.Duration > worst {
 					worst, call = l.Duration, strings.Join(l.Args[:min(len(l.Args), 4)], " ")
 				}
 			}
 			if b, ok := best[o.name]; !ok || worst < b {
 				best[o.name], worstCall[o.name] = worst, call
+				slices.Sort(all)
+				calls[o.name], p99[o.name] = len(all), all[len(all)*99/100]
 			}
 		}
 	}
@@ -136,7 +146,7 @@ func TestBoundedWork(t *testing.T) {
 		if len(worstCall[o.name]) > 80 {
 			worstCall[o.name] = worstCall[o.name][:80] + "…"
 		}
-		t.Logf("N=%d %-14s worst call %v (%s)", n, o.name, best[o.name], worstCall[o.name])
+		t.Logf("N=%d %-14s %5d calls, p99 %v, worst call %v (%s)", n, o.name, calls[o.name], p99[o.name], best[o.name], worstCall[o.name])
 		if best[o.name] > limit {
 			t.Errorf("%s: a call took %v in each of three runs (%s)", o.name, best[o.name], worstCall[o.name])
 		}

@@ -399,7 +399,7 @@ type place struct {
 	other string // the job is found, but in this other queue
 }
 
-// locate finds job id of this queue: ZSCAN MATCH *id* (COUNT 500) of each
+// locate finds job id of this queue: ZSCAN MATCH *id* (COUNT 200) of each
 // shared set as Sidekiq's find_job, the first listSearchMax entries of the
 // queue's list, then the work hashes.
 func (q *Queue) locate(ctx context.Context, id string) (*place, error) {
@@ -407,7 +407,7 @@ func (q *Queue) locate(ctx context.Context, id string) (*place, error) {
 	match := "*" + keyspace.Quote(id) + "*"
 	for _, s := range q.sets() {
 		for cursor := uint64(0); ; {
-			kv, next, err := q.rdb.ZScan(ctx, s.key, cursor, match, 500).Result()
+			kv, next, err := q.rdb.ZScan(ctx, s.key, cursor, match, 200).Result()
 			if err != nil && !isWrongType(err) {
 				return nil, err
 			}

@@ -33,7 +33,7 @@
 // processes) and one pipeline of EXISTS, HGET info and HGETALL of the work
 // hashes (each bounded by its process's concurrency). Scan is one LRANGE
 // or ZRANGE of at most Page entries per page. Get walks the three sets
-// with ZSCAN MATCH (COUNT 500 per call) and at most the first 10,000
+// with ZSCAN MATCH (COUNT 200 per call) and at most the first 10,000
 // entries of the queue's list (LRANGE pages of 500). Retry and Remove do a
 // Get's search per job and then one script call; Redrive one ZSCAN (COUNT
 // 100) and one script per page. Each script re-checks that the exact entry
