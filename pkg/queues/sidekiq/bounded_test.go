@@ -111,10 +111,9 @@ func TestBoundedWork(t *testing.T) {
 	best := map[string]time.Duration{}
 	worstCall := map[string]string{}
 	// calls and p99 are the number of calls (a script's own included) and
-	// their 99th percentile in
-	// the run of the best worst call: Get, Retry and Remove walk the sets
-	// in thousands of calls at a million, where a loaded machine's
-	// scheduling, not the work, makes the worst one.
+	// their 99th percentile in the run of the best worst call: Get, Retry
+	// and Remove walk the sets in thousands of calls at a million, where a
+	// loaded machine's scheduling, not the work, makes the worst one.
 	calls, p99 := map[string]int{}, map[string]time.Duration{}
 	for run = range 3 {
 		for _, o := range ops {
