@@ -43,20 +43,20 @@ var readOnly = fmt.Sprintf("%v: the job is in Sidekiq 8's format (timestamps in 
 // Retry moves jobs of this queue from the retry or dead set back to the
 // queue as SortedEntry#retry does (retry_count less one), and scheduled
 // ones as #add_to_queue does; each with one script that re-checks the
-// exact entry is still in its set. A job already ready or in flight is
-// skipped.
+// exact entry is still in its set. A job in none of the sets (ready, in
+// flight, gone) is skipped.
 func (q *Queue) Retry(ctx context.Context, ids []string) (*queues.Result, error) {
 	res := &queues.Result{Done: []string{}}
 	readOnlyOnly := len(ids) > 0
 	for _, id := range ids {
-		pl, err := q.locate(ctx, id)
+		pl, err := q.locate(ctx, id, true)
 		if afterLocate != nil {
 			afterLocate(id)
 		}
 		why := ""
 		switch {
 		case errors.Is(err, queues.ErrJobNotFound):
-			why = "not found"
+			why = "not in the schedule, retry or dead set (ready, in flight, or gone)"
 		case err != nil:
 			return res, err
 		case pl.other != "":
@@ -105,7 +105,7 @@ func (q *Queue) unprefixed(key string) string { return key[len(q.prefix):] }
 func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.Result, error) {
 	res := &queues.Result{Done: []string{}}
 	for _, id := range ids {
-		pl, err := q.locate(ctx, id)
+		pl, err := q.locate(ctx, id, false)
 		if afterLocate != nil {
 			afterLocate(id)
 		}

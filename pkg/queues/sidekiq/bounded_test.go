@@ -94,7 +94,7 @@ func TestBoundedWork(t *testing.T) {
 		{"Scan retry", scan(queues.Retry)},
 		{"Scan dead", scan(queues.Dead)},
 		{"Scan inflight", scan(queues.Inflight)},
-		{"Get", func() error { _, err := q.Get(f.ctx, fmt.Sprint("d", last)); return err }},
+		{"Get", func() error { _, err := q.Get(f.ctx, "t0"); return err }}, // past the list and the schedule set
 		{"Retry", func() error {
 			_, err := q.(queues.Retrier).Retry(f.ctx, []string{fmt.Sprint("t", last-2*run)})
 			return err

@@ -399,10 +399,33 @@ type place struct {
 	other string // the job is found, but in this other queue
 }
 
-// locate finds job id of this queue: ZSCAN MATCH *id* (COUNT 200) of each
-// shared set as Sidekiq's find_job, the first listSearchMax entries of the
-// queue's list, then the work hashes.
-func (q *Queue) locate(ctx context.Context, id string) (*place, error) {
+// locate finds job id of this queue: in the first listSearchMax entries
+// of the queue's list (LRANGE pages of 500: a list can be searched only by
+// reading it, and this is cheaper than walking the sets), then with ZSCAN
+// MATCH *id* (COUNT 200) of each shared set as Sidekiq's find_job, then
+// in the work hashes. setsOnly searches the sets alone (for Retry, which
+// moves jobs only from them).
+func (q *Queue) locate(ctx context.Context, id string, setsOnly bool) (*place, error) {
+	if !setsOnly {
+		const page = 500
+		for off := int64(0); off < listSearchMax; off += page {
+			raws, err := q.rdb.LRange(ctx, q.list, off, off+page-1).Result()
+			if err != nil && !isWrongType(err) {
+				return nil, err
+			}
+			for _, raw := range raws {
+				if !strings.Contains(raw, id) {
+					continue
+				}
+				if p, ok := parse(raw); ok && p.JID == id {
+					return &place{key: q.list, raw: raw, p: p, job: toJob(raw, p, queues.Ready, "enqueued")}, nil
+				}
+			}
+			if len(raws) < page {
+				break
+			}
+		}
+	}
 	var elsewhere *place
 	match := "*" + keyspace.Quote(id) + "*"
 	for _, s := range q.sets() {
@@ -430,23 +453,11 @@ func (q *Queue) locate(ctx context.Context, id string) (*place, error) {
 			}
 		}
 	}
-	const page = 500
-	for off := int64(0); off < listSearchMax; off += page {
-		raws, err := q.rdb.LRange(ctx, q.list, off, off+page-1).Result()
-		if err != nil && !isWrongType(err) {
-			return nil, err
-		}
-		for _, raw := range raws {
-			if !strings.Contains(raw, id) {
-				continue
-			}
-			if p, ok := parse(raw); ok && p.JID == id {
-				return &place{key: q.list, raw: raw, p: p, job: toJob(raw, p, queues.Ready, "enqueued")}, nil
-			}
-		}
-		if len(raws) < page {
-			break
-		}
+	if elsewhere != nil {
+		return elsewhere, nil
+	}
+	if setsOnly {
+		return nil, fmt.Errorf("%s: job %q: %w in the schedule, retry and dead sets", q.Address(), id, queues.ErrJobNotFound)
 	}
 	ws, _, err := q.working(ctx)
 	if err != nil {
@@ -457,23 +468,20 @@ func (q *Queue) locate(ctx context.Context, id string) (*place, error) {
 			return &place{raw: w.raw, p: w.p, job: w.job()}, nil
 		}
 	}
-	if elsewhere != nil {
-		return elsewhere, nil
-	}
 	n, err := q.rdb.LLen(ctx, q.list).Result()
 	if err != nil && !isWrongType(err) {
 		return nil, err
 	}
 	if n > listSearchMax {
-		return nil, fmt.Errorf("%s: job %q: %w in the retry, dead and schedule sets, the work hashes and the first %d of the %d jobs of %s",
-			q.Address(), id, queues.ErrJobNotFound, listSearchMax, n, q.list)
+		return nil, fmt.Errorf("%s: job %q: %w in the schedule, retry and dead sets, the work hashes and the first %d of the %d jobs of %s",
+			q.Address(), id, queues.ErrJobNotFound, listSearchMax, n, q.unprefixed(q.list))
 	}
 	return nil, fmt.Errorf("%s: job %q: %w", q.Address(), id, queues.ErrJobNotFound)
 }
 
 // Get reads job id (its jid) of this queue.
 func (q *Queue) Get(ctx context.Context, id string) (*queues.Job, error) {
-	pl, err := q.locate(ctx, id)
+	pl, err := q.locate(ctx, id, false)
 	if err != nil {
 		return nil, err
 	}
