@@ -32,10 +32,11 @@
 // entries) and the in-flight read: SSCANs of processes (at most 1000
 // processes) and one pipeline of EXISTS, HGET info and HGETALL of the work
 // hashes (each bounded by its process's concurrency). Scan is one LRANGE
-// or ZRANGE of at most Page entries per page. Get walks the three sets
-// with ZSCAN MATCH (COUNT 200 per call) and at most the first 10,000
-// entries of the queue's list (LRANGE pages of 500). Retry and Remove do a
-// Get's search per job and then one script call; Redrive one ZSCAN (COUNT
+// or ZRANGE of at most Page entries per page. Get searches the first
+// 10,000 entries of the queue's list (LRANGE pages of 500), then walks
+// the three sets with ZSCAN MATCH (COUNT 200 per call), then reads the
+// work hashes. Remove does a Get's search per job, Retry the sets' part
+// of it, and then one script call; Redrive one ZSCAN (COUNT
 // 100) and one script per page. Each script re-checks that the exact entry
 // is still where it was found (ZREM's or LREM's reply) before it writes,
 // and is atomic; on a Cluster the keys must share a slot (Sidekiq's
