@@ -27,9 +27,11 @@ var (
 const (
 	// batch is the most dead entries one Redrive script call moves.
 	batch = 100
-	// removeListMax is the longest list Remove takes a job out of: LREM
-	// walks the list, about a millisecond per 100,000 short entries.
-	removeListMax = 100000
+	// removeSearchMax is how deep in a list the remove script looks for
+	// the entry (LPOS MAXLEN) before its LREM, which then walks no
+	// further: chatq finds jobs in a list's first listSearchMax, and new
+	// jobs pushed meanwhile move them deeper.
+	removeSearchMax = 2 * listSearchMax
 )
 
 // afterLocate, when set (by tests), runs between finding a job and the
@@ -98,9 +100,9 @@ func (q *Queue) Retry(ctx context.Context, ids []string) (*queues.Result, error)
 
 func (q *Queue) unprefixed(key string) string { return key[len(q.prefix):] }
 
-// Remove removes jobs of this queue from whichever set holds them, or
-// from the queue's list when it has at most 100,000 jobs, each with one
-// script that re-checks the exact entry. A job in flight is always
+// Remove removes jobs of this queue from whichever set or list holds
+// them, each with one script that re-checks the exact entry (a job in a
+// list is found only in its first 10,000 entries). A job in flight is always
 // skipped: Sidekiq has no way to take a job from the thread running it.
 func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.Result, error) {
 	res := &queues.Result{Done: []string{}}
@@ -126,15 +128,13 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 		if pl.key == q.list {
 			kind = "list"
 		}
-		n, err := removeScript.Run(ctx, q.rdb, []string{pl.key}, pl.raw, kind, removeListMax).Int64()
+		n, err := removeScript.Run(ctx, q.rdb, []string{pl.key}, pl.raw, kind, removeSearchMax).Int64()
 		if err != nil {
 			return res, err
 		}
 		switch n {
 		case 1:
 			res.Done = append(res.Done, id)
-		case -4:
-			res.Skip(id, fmt.Sprintf("%s is longer than %d: removing from it would walk it", q.unprefixed(q.list), removeListMax))
 		default:
 			res.Skip(id, "changed meanwhile: no longer in "+q.unprefixed(pl.key))
 		}
@@ -220,7 +220,7 @@ func (k *Kind) Access() []queues.Access {
 		{Op: "scan", Commands: []string{"lrange", "zrange", "sscan", "exists", "hget", "hgetall"}, Keys: read},
 		{Op: "get", Commands: locate, Keys: read},
 		{Op: "retry", Write: true, Commands: with(append(locate, "zrem", "lpush", "sadd")...), Keys: read},
-		{Op: "remove", Write: true, Commands: with(append(locate, "zrem", "lrem")...), Keys: read},
+		{Op: "remove", Write: true, Commands: with(append(locate, "zrem", "lpos", "lrem")...), Keys: read},
 		{Op: "redrive", Write: true, Commands: with("zscan", "zrem", "lpush", "sadd"), Keys: []string{p + "dead", p + "queue:*", p + "queues"}},
 	}
 }

@@ -100,7 +100,10 @@ func TestBoundedWork(t *testing.T) {
 			return err
 		}},
 		{"Remove", func() error {
-			_, err := q.(queues.Remover).Remove(f.ctx, []string{fmt.Sprint("s", last-2*run), fmt.Sprint("r", n-1-run)}, false)
+			res, err := q.(queues.Remover).Remove(f.ctx, []string{fmt.Sprint("s", last-2*run), fmt.Sprint("r", min(9000, n/2)+run)}, false)
+			if err == nil && len(res.Done) != 2 {
+				err = fmt.Errorf("removed %v", res)
+			}
 			return err
 		}},
 		{"Redrive", func() error { _, err := q.(queues.Redriver).Redrive(f.ctx, 50); return err }},
