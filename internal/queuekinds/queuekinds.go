@@ -10,12 +10,13 @@ import (
 	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
 	"github.com/chatq-dev/chatq/pkg/queues/celery"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
+	"github.com/chatq-dev/chatq/pkg/queues/sidekiq"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 )
 
 // Names are the kinds' names, in the order listings show them; an address
 // KIND:NAME with another KIND is no queue chatq knows.
-var Names = []string{"rsmq", "bullmq", "asynq", "stream", "celery"}
+var Names = []string{"rsmq", "bullmq", "asynq", "stream", "celery", "sidekiq"}
 
 // New returns the registry of every kind on q's server: RSMQ's through q
 // (its namespace), then the other libraries' layouts under env.Prefix.
@@ -26,5 +27,6 @@ func New(q *delayq.Client, env queues.Env) *queues.Registry {
 		asynq.New(env),
 		stream.New(env),
 		celery.New(env),
+		sidekiq.New(env),
 	)
 }
