@@ -7,13 +7,14 @@ import (
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
+	"github.com/chatq-dev/chatq/pkg/queues/rq"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 )
 
 // Names are the kinds' names, in the order listings show them; an address
 // KIND:NAME with another KIND is no queue chatq knows.
-var Names = []string{"rsmq", "bullmq", "stream"}
+var Names = []string{"rsmq", "bullmq", "stream", "rq"}
 
 // New returns the registry of every kind on q's server: RSMQ's through q
 // (its namespace), then the other libraries' layouts under env.Prefix.
@@ -22,5 +23,6 @@ func New(q *delayq.Client, env queues.Env) *queues.Registry {
 		rsmq.New(q),
 		bullmq.New(env),
 		stream.New(env),
+		rq.New(env),
 	)
 }
