@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -139,9 +140,13 @@ func (q *Queue) read(ctx context.Context, src source, ids []string, scores []flo
 		return nil, nil
 	}
 	cmds := make([]*redis.SliceCmd, len(ids))
+	results := make([]*redis.XMessageSliceCmd, len(ids))
 	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = p.HMGet(ctx, q.jobKey(jobID(id)), jobFields...)
+			if src.state == queues.Dead {
+				results[i] = p.XRevRangeN(ctx, q.resultsKey(jobID(id)), "+", "-", 1)
+			}
 		}
 		return nil
 	})
@@ -159,6 +164,9 @@ func (q *Queue) read(ctx context.Context, src source, ids []string, scores []flo
 			continue
 		}
 		j.State, j.KindState = src.state, src.kindState
+		if results[i] != nil {
+			setExc(&j, lastResult(results[i].Val()))
+		}
 		if scores != nil && !math.IsInf(scores[i], 0) {
 			at := time.Unix(int64(scores[i]), 0)
 			if src.state == queues.Delayed {
@@ -193,6 +201,13 @@ func (q *Queue) Get(ctx context.Context, id string) (*queues.Job, error) {
 	}
 	status, _ := v[1].(string)
 	j.KindState = status
+	if status == "failed" && j.Error == "" {
+		r, err := q.rdb.XRevRangeN(ctx, q.resultsKey(id), "+", "-", 1).Result()
+		if err != nil {
+			return nil, err
+		}
+		setExc(&j, lastResult(r))
+	}
 	switch status {
 	case "queued":
 		j.State = queues.Ready
@@ -226,11 +241,7 @@ func toJob(id string, v []any) (queues.Job, bool) {
 	if t := rqTime(str(4)); !t.IsZero() {
 		j.Extra["enqueued_at"] = t.Format(time.RFC3339Nano)
 	}
-	if exc := excText(str(7)); exc != "" {
-		lines := strings.Split(strings.TrimRight(exc, "\n"), "\n")
-		j.Error = strings.TrimSpace(lines[len(lines)-1])
-		j.Stack = strings.TrimSpace(lines[0])
-	}
+	setExc(&j, excText(str(7)))
 	for i, name := range map[int]string{2: "origin", 1: "status", 8: "retries_left", 10: "timeout",
 		11: "failure_ttl", 12: "result_ttl", 13: "dependency_ids", 14: "retry_intervals"} {
 		if s := str(i); s != "" {
@@ -287,4 +298,36 @@ func zlibText(s string) string {
 	_, _ = w.Write([]byte(s))
 	_ = w.Close()
 	return b.String()
+}
+
+// setExc shows an exception's text: its last line (the exception) as the
+// error, the line before it (where it was raised) as the stack.
+func setExc(j *queues.Job, exc string) {
+	exc = strings.TrimRight(exc, "\n")
+	if exc == "" {
+		return
+	}
+	lines := strings.Split(exc, "\n")
+	j.Error = strings.TrimSpace(lines[len(lines)-1])
+	if len(lines) > 1 {
+		j.Stack = strings.TrimSpace(lines[len(lines)-2])
+	}
+}
+
+// lastResult is the exception text of a job's newest result (RQ 1.12+
+// keeps results in the stream rq:results:<id>, exc_string base64 of zlib),
+// "" when it has none.
+func lastResult(msgs []redis.XMessage) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	s, _ := msgs[0].Values["exc_string"].(string)
+	if s == "" {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return s
+	}
+	return excText(string(b))
 }
