@@ -66,7 +66,17 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 	}
 	passed := 0
 	for _, src := range srcs {
-		for off := int64(0); ; off += page {
+		start := int64(0)
+		if src.cleaned {
+			// Expired entries score lowest: start past them (ZCOUNT is
+			// O(log n)) rather than page through them.
+			n, err := q.rdb.ZCount(ctx, src.key, "-inf", strconv.FormatInt(time.Now().Unix(), 10)).Result()
+			if err != nil {
+				return err
+			}
+			start = n
+		}
+		for off := start; ; off += page {
 			ids, scores, err := q.rangeOf(ctx, src, off, page)
 			if err != nil {
 				return err
