@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/pkg/queues"
@@ -97,6 +98,8 @@ func (q *Queue) Remove(ctx context.Context, ids []string, force bool) (*queues.R
 			res.Skip(id, "not found")
 		case -2:
 			res.Skip(id, "started: a worker may still finish it (use force)")
+		case -5:
+			return res, fmt.Errorf("rq: job %s: %w (a started job in RQ 2.x's layout; writes tested with RQ %s)", id, queues.ErrReadOnly, Tested)
 		case -4:
 			res.Skip(id, fmt.Sprintf("queue list longer than %d: LREM would walk it", MaxListWalk))
 		}
@@ -187,6 +190,9 @@ func (q *Queue) Recover(ctx context.Context, opt queues.RecoverOptions) (*queues
 			return res, err
 		}
 		for _, id := range ids {
+			if strings.Contains(id, ":") {
+				return res, fmt.Errorf("rq: started registry member %q: %w (RQ 2.x's job:execution layout; writes tested with RQ %s)", id, queues.ErrReadOnly, Tested)
+			}
 			before := len(res.Done)
 			if err := one(id); err != nil {
 				return res, err
