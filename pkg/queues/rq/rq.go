@@ -62,6 +62,9 @@ func (k *Kind) Discover(ctx context.Context, cursor uint64, count int64) ([]stri
 	}
 	var out []string
 	for _, m := range members {
+		// RQ writes the key it knows (no Env.Prefix); a member with the
+		// prefix is taken too.
+		m = strings.TrimPrefix(m, k.env.Prefix)
 		if name, ok := strings.CutPrefix(m, queuePrefix); ok && name != "" {
 			out = append(out, name)
 		}
@@ -135,7 +138,7 @@ func (q *Queue) Counts(ctx context.Context) (*queues.Counts, error) {
 				regs[i] = p.ZCard(ctx, q.reg(r.kind))
 			}
 		}
-		member = p.SIsMember(ctx, q.queuesKey(), q.queueKey())
+		member = p.SIsMember(ctx, q.queuesKey(), queuePrefix+q.name)
 		return nil
 	})
 	if err != nil {

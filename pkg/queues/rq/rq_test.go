@@ -23,7 +23,7 @@ func TestCountsExpired(t *testing.T) {
 	for _, reg := range []string{"wip", "failed", "finished", "scheduled"} {
 		rdb.ZAdd(ctx, "p:rq:"+reg+":x", redis.Z{Score: past, Member: "old"}, redis.Z{Score: future, Member: "new"})
 	}
-	rdb.SAdd(ctx, "p:rq:queues", "p:rq:queue:x")
+	rdb.SAdd(ctx, "p:rq:queues", "rq:queue:x")
 	k := rq.New(queues.Env{RDB: rdb, Prefix: "p:"})
 	names, _, err := k.Discover(ctx, 0, 10)
 	if err != nil || len(names) != 1 || names[0] != "x" {
