@@ -77,7 +77,7 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 			start = n
 		}
 		for off := start; ; off += page {
-			ids, scores, err := q.rangeOf(ctx, src, off, page)
+			ids, scores, err := queues.Page(ctx, q.rdb, src.key, src.list, off, page)
 			if err != nil {
 				return err
 			}
@@ -124,23 +124,6 @@ func keep(j *queues.Job, opt queues.ScanOptions, now time.Time) bool {
 	}
 	g := opt.Grep
 	return g == "" || strings.Contains(j.ID, g) || strings.Contains(j.Name, g) || strings.Contains(j.Data, g)
-}
-
-func (q *Queue) rangeOf(ctx context.Context, src source, off, n int64) ([]string, []float64, error) {
-	if src.list {
-		ids, err := q.rdb.LRange(ctx, src.key, off, off+n-1).Result()
-		return ids, nil, err
-	}
-	zs, err := q.rdb.ZRangeWithScores(ctx, src.key, off, off+n-1).Result()
-	if err != nil {
-		return nil, nil, err
-	}
-	ids, scores := make([]string, len(zs)), make([]float64, len(zs))
-	for i, z := range zs {
-		ids[i], _ = z.Member.(string)
-		scores[i] = z.Score
-	}
-	return ids, scores, nil
 }
 
 // read reads ids' hashes in one pipeline; a job gone since is left out,
