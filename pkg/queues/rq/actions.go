@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/luascript"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,13 +16,13 @@ import (
 var (
 	//go:embed requeue.lua
 	requeueLua    string
-	requeueScript = redis.NewScript(requeueLua)
+	requeueScript = luascript.New(requeueLua)
 	//go:embed remove.lua
 	removeLua    string
-	removeScript = redis.NewScript(removeLua)
+	removeScript = luascript.New(removeLua)
 	//go:embed abandon.lua
 	abandonLua    string
-	abandonScript = redis.NewScript(abandonLua)
+	abandonScript = luascript.New(abandonLua)
 )
 
 // MaxListWalk is the longest queue list Remove lets LREM walk to take a
