@@ -170,16 +170,25 @@ func NewCmdPurge(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) 
 counters; prints how many were deleted. One atomic script, O(1) in the
 server's main thread whatever the queue holds; a push after it is kept.
 
+A queue of another kind is purged as its library purges it, where it has
+a purge: celery:QUEUE as ` + "`celery purge`" + ` does (its priority lists are
+deleted; messages workers hold are left). Other kinds have no purge.
+
 ` + guardLong + `
 
 Declining the question exits 2; nothing was changed.`,
 		Example: `  chatq queue purge jobs              # asks on a terminal if jobs holds messages
   chatq queue purge jobs --force      # in scripts
-  chatq queue purge jobs --force -o json`,
+  chatq queue purge jobs --force -o json
+  chatq queue purge celery:emails --force`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if isKindAddress(opts.Queue) && runF == nil {
+				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: opts.Queue}
+				return kindPurge(cmd.Context(), target, opts.Force)
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -202,17 +211,24 @@ func purgeRun(ctx context.Context, opts *deleteOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := guarded(ctx, opts.IO, opts.Queue, opts.Force, "not purged",
-		func(held int64) string {
-			return fmt.Sprintf("purge queue %s, deleting its %s?", opts.Queue, messages(held))
-		},
+	n, err := guarded(ctx, opts.IO, opts.Queue, opts.Force, "not purged", purgeQuestion(opts.Queue),
 		func(most int64) (int64, error) { return q.Purge(ctx, opts.Queue, most) })
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		return opts.IO.WriteJSON(queuePurgeJSON{n})
+	return purged(opts.IO, opts.JSON, n)
+}
+
+func purgeQuestion(queue string) func(int64) string {
+	return func(held int64) string {
+		return fmt.Sprintf("purge queue %s, deleting its %s?", queue, messages(held))
 	}
-	fmt.Fprintln(opts.IO.Out, n)
+}
+
+func purged(ios *iostreams.IOStreams, asJSON bool, n int64) error {
+	if asJSON {
+		return ios.WriteJSON(queuePurgeJSON{n})
+	}
+	fmt.Fprintln(ios.Out, n)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
 )
 
@@ -375,6 +376,31 @@ func kindRedrive(ctx context.Context, t *kindTarget, n int) error {
 		return kindErr(err, t.Address)
 	}
 	return t.report("redrive", r, 0)
+}
+
+// kindPurge deletes the ready jobs of the target's queue as its library's
+// purge does, guarded as an RSMQ purge is.
+func kindPurge(ctx context.Context, t *kindTarget, force bool) error {
+	q, err := t.open()
+	if err != nil {
+		return err
+	}
+	a, err := capability[queues.Purger](q, "purge")
+	if err != nil {
+		return err
+	}
+	n, err := guarded(ctx, t.IO, t.Address, force, "not purged", purgeQuestion(t.Address),
+		func(most int64) (int64, error) {
+			n, err := a.Purge(ctx, most)
+			if held := (*queues.NotEmptyError)(nil); errors.As(err, &held) {
+				return held.Held, delayq.ErrQueueNotEmpty
+			}
+			return n, kindErr(err, t.Address)
+		})
+	if err != nil {
+		return err
+	}
+	return purged(t.IO, t.JSON, n)
 }
 
 func dash(s string) string {

@@ -13,10 +13,10 @@
 // (failed, will run again later), dead (failed for good), done (finished
 // and kept). A kind without a state reports nil for it, not 0.
 //
-// Reading is the Queue interface. Writing is optional interfaces (Retrier,
-// Remover, Redriver, Pauser, Recoverer, DeadLetterer): a kind implements
-// those its library has an operation for, and each does what the
-// library's own operation does, re-checking the job's state atomically
+// Reading is the Queue interface. Writing is optional interfaces
+// (Retrier, Remover, Redriver, Purger, Pauser, Recoverer, DeadLetterer):
+// a kind implements those its library has an operation for, and each does
+// what the library's own operation does, re-checking the job's state atomically
 // and touching only the keys the library touches. A layout version the
 // kind was not tested with is read-only: its writes return an error
 // matching ErrReadOnly and change nothing.
@@ -46,7 +46,20 @@ var (
 	ErrReadOnly = errors.New("layout version not known: read-only")
 	// ErrUnknownKind: an address names no registered kind.
 	ErrUnknownKind = errors.New("unknown queue kind")
+	// ErrQueueNotEmpty: a Purge allowed fewer jobs than the queue holds
+	// (a *NotEmptyError says how many).
+	ErrQueueNotEmpty = errors.New("queue not empty")
 )
+
+// NotEmptyError is a Purge that deleted nothing because the queue held
+// more jobs than it allowed. It matches ErrQueueNotEmpty.
+type NotEmptyError struct{ Held int64 }
+
+func (e *NotEmptyError) Error() string {
+	return fmt.Sprintf("queue holds %d jobs: not purged", e.Held)
+}
+
+func (e *NotEmptyError) Is(target error) bool { return target == ErrQueueNotEmpty }
 
 // States, chatq's names for where a job stands, as JSON and docs use them.
 const (
@@ -236,6 +249,15 @@ type Remover interface {
 // batches, as the library's own bulk retry does.
 type Redriver interface {
 	Redrive(ctx context.Context, max int) (*Result, error)
+}
+
+// Purger deletes the jobs waiting to be taken, keeping the queue, as the
+// library's own purge does, in one atomic call: at most most of them (-1:
+// any); when there are more it deletes nothing and returns a
+// *NotEmptyError with the count, so that a caller can ask and try again
+// with that count. It returns how many it deleted.
+type Purger interface {
+	Purge(ctx context.Context, most int64) (int64, error)
 }
 
 // Pauser pauses and resumes a queue as the library does.

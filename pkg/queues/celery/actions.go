@@ -20,11 +20,39 @@ var (
 	removeUnackedLua string
 	//go:embed restore.lua
 	restoreLua string
+	//go:embed purge.lua
+	purgeLua string
 
 	removeListedScript  = luascript.New(removeListedLua)
 	removeUnackedScript = luascript.New(removeUnackedLua)
 	restoreScript       = luascript.New(restoreLua)
+	purgeScript         = luascript.New(purgeLua)
 )
+
+// Purge deletes the queue's ready messages as `celery purge` does
+// (kombu's _purge: its lists, one per priority step), in one script, if
+// they are at most most (-1: any); else it deletes nothing and returns a
+// *queues.NotEmptyError. Messages workers hold (unacked: inflight, and
+// delayed ones waiting for their ETA) are left, as kombu leaves them.
+func (q *Queue) Purge(ctx context.Context, most int64) (int64, error) {
+	keys := make([]string, 0, len(steps)+1)
+	for _, s := range steps {
+		keys = append(keys, q.list(s))
+	}
+	keys = append(keys, q.binding(q.name))
+	r, err := purgeScript.Run(ctx, q.rdb, keys, most).Int64Slice()
+	switch {
+	case err != nil:
+		return 0, err
+	case len(r) != 2:
+		return 0, fmt.Errorf("purge: unexpected reply %v", r)
+	case r[0] == -1:
+		return 0, fmt.Errorf("%s: %w", q.Address(), queues.ErrQueueNotFound)
+	case r[0] == 0:
+		return 0, &queues.NotEmptyError{Held: r[1]}
+	}
+	return r[1], nil
+}
 
 // Remove removes tasks by id: a ready one from its list (found within
 // SearchMax of the list's tail, and removed only from there: LREM stops

@@ -234,5 +234,6 @@ func (k *Kind) Access() []queues.Access {
 			"lpos", "lrem", "zrem", "hdel"), Keys: all},
 		{Op: "recover", Write: true, Commands: with("zrevrangebyscore", "hmget", "sscan", "hget", "zscore",
 			"zrem", "hdel", "rpush"), Keys: all},
+		{Op: "purge", Write: true, Commands: with("llen", "exists", "unlink"), Keys: all},
 	}
 }

@@ -476,3 +476,44 @@ func ignore(err, want error) error {
 	}
 	return err
 }
+
+// Purge deletes the queue's lists of every priority, as kombu's _purge,
+// only up to the count it is allowed, and leaves unacked messages and
+// other queues' lists.
+func TestPurge(t *testing.T) {
+	f := newFixture(t, "env:")
+	f.bind("", "celery", "celery", "celery")
+	for i, pri := range []int{0, 0, 3, 9} {
+		f.push("", task{id: fmt.Sprint("p", i), name: "t", queue: "celery", priority: pri})
+	}
+	f.push("", task{id: "o", name: "t", queue: "other"})
+	f.deliver("", task{id: "held", name: "t", queue: "celery"}, time.Now())
+	p := f.open("celery").(queues.Purger)
+
+	_, err := p.Purge(f.ctx, 3)
+	var held *queues.NotEmptyError
+	if !errors.As(err, &held) || held.Held != 4 || !errors.Is(err, queues.ErrQueueNotEmpty) {
+		t.Fatalf("Purge(3) of 4: %v", err)
+	}
+	if n := f.rdb.LLen(f.ctx, "env:celery").Val(); n != 2 {
+		t.Fatalf("a refused purge deleted: %d left of 2", n)
+	}
+	n, err := p.Purge(f.ctx, 4)
+	if err != nil || n != 4 {
+		t.Fatalf("Purge(4): %d, %v", n, err)
+	}
+	for _, k := range []string{"env:celery", "env:celery" + sep + "3", "env:celery" + sep + "9"} {
+		if f.rdb.Exists(f.ctx, k).Val() != 0 {
+			t.Fatalf("%s left", k)
+		}
+	}
+	if f.rdb.LLen(f.ctx, "env:other").Val() != 1 || f.rdb.HLen(f.ctx, "env:unacked").Val() != 1 {
+		t.Fatal("purge touched another queue or unacked")
+	}
+	if n, err := p.Purge(f.ctx, 0); err != nil || n != 0 {
+		t.Fatalf("Purge of an empty bound queue: %d, %v", n, err)
+	}
+	if _, err := f.open("nope").(queues.Purger).Purge(f.ctx, -1); !errors.Is(err, queues.ErrQueueNotFound) {
+		t.Fatalf("Purge of no queue: %v", err)
+	}
+}

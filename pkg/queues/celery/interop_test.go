@@ -3,6 +3,7 @@ package celery_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -341,6 +342,21 @@ func TestInterop(t *testing.T) {
 			}
 			if _, err := q.Get(ctx, eta1); err == nil {
 				t.Fatal("eta1 still found after Remove")
+			}
+
+			// Purge: "other"'s ready tasks (one left, two sent now) are
+			// gone for kombu too; "celery"'s are untouched.
+			l.send("other", "p1")
+			l.send("other", "p2")
+			if n, err := o.(queues.Purger).Purge(ctx, 2); !errors.Is(err, queues.ErrQueueNotEmpty) || n != 0 {
+				t.Fatalf("Purge(2) of 3: %d, %v", n, err)
+			}
+			if n, err := o.(queues.Purger).Purge(ctx, 3); err != nil || n != 3 {
+				t.Fatalf("Purge: %d, %v", n, err)
+			}
+			got = sameCounts(t, k, l, "celery", "other")
+			if got["other"].Ready != 0 || got["celery"].Ready != 1 {
+				t.Fatalf("after Purge kombu counts %+v", got)
 			}
 		})
 	}

@@ -26,6 +26,7 @@ var (
 	_ queues.Queue     = (*Queue)(nil)
 	_ queues.Remover   = (*Queue)(nil)
 	_ queues.Recoverer = (*Queue)(nil)
+	_ queues.Purger    = (*Queue)(nil)
 )
 
 // Address is "celery:[PREFIX|]QUEUE".
