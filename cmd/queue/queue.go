@@ -5,6 +5,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -135,15 +136,19 @@ func listQueues(ctx context.Context, q *delayq.Client) ([]string, error) {
 // queueErr adds the hints for the queue package's errors. Invalid input
 // (delayq.ErrInvalid, which is names.ErrInvalid) already exits 2.
 func queueErr(err error) error {
+	name := "NAME"
+	if qe := (*delayq.QueueError)(nil); errors.As(err, &qe) {
+		name = qe.Queue
+	}
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, delayq.ErrQueueNotFound):
-		return cmdutil.WithHint(err, "create it with `chatq queue create NAME`, or list queues with `chatq queue ls` (check --namespace and --prefix)")
+		return cmdutil.WithHint(err, fmt.Sprintf("create it with `chatq queue create %s`, or list queues with `chatq queue ls` (check --namespace and --prefix)", name))
 	case errors.Is(err, delayq.ErrQueueExists):
-		return cmdutil.WithHint(err, "change it with `chatq queue set`, or delete it first with `chatq queue delete NAME` (`--force` if it holds messages)")
+		return cmdutil.WithHint(err, fmt.Sprintf("change it with `chatq queue set %s`, or delete it first with `chatq queue delete %s` (`--force` if it holds messages)", name, name))
 	case errors.Is(err, delayq.ErrMessageTooLong):
-		return cmdutil.WithHint(err, "raise the queue's limit with `chatq queue set NAME --maxsize N` (1024 to 65536, or -1 for unlimited)")
+		return cmdutil.WithHint(err, fmt.Sprintf("raise the queue's limit with `chatq queue set %s --maxsize N` (1024 to 65536, or -1 for unlimited)", name))
 	case errors.Is(err, delayq.ErrStaleReceipt):
 		return cmdutil.WithHint(err, "its visibility timeout ended and another receive took it, which now handles it; give a longer --vt, or use `chatq queue work`, which renews it while a job runs")
 	case errors.Is(err, delayq.ErrMessageNotFound):

@@ -66,7 +66,7 @@ func TestStatsRun(t *testing.T) {
 
 		ios, _, _ = testIO(false, "")
 		err := statsRun(context.Background(), &statsOptions{IO: ios, Client: testClient(b), Queue: "nope"})
-		if !errors.Is(err, delayq.ErrQueueNotFound) || !strings.Contains(hintOf(err), "chatq queue create NAME") {
+		if !errors.Is(err, delayq.ErrQueueNotFound) || !strings.Contains(hintOf(err), "chatq queue create nope") {
 			t.Fatalf("missing queue: %v", err)
 		}
 	})

@@ -188,8 +188,19 @@ const peekPage = 50
 // matches them (a regular expression): as many as an export page.
 const searchPage = 250
 
+// QueueError is an error about one queue, which it names: errors.As finds
+// the queue a failure is about (a missing dead-letter queue, say, rather
+// than the queue a command named).
+type QueueError struct {
+	Queue string
+	Err   error
+}
+
+func (e *QueueError) Error() string { return fmt.Sprintf("queue %q: %v", e.Queue, e.Err) }
+func (e *QueueError) Unwrap() error { return e.Err }
+
 // notFound wraps ErrQueueNotFound with the queue's name.
-func notFound(q string) error { return fmt.Errorf("queue %q: %w", q, ErrQueueNotFound) }
+func notFound(q string) error { return &QueueError{Queue: q, Err: ErrQueueNotFound} }
 
 // CheckName checks a queue name against RSMQ's rule (1 to 160 characters
 // from [A-Za-z0-9_-]), and refuses QUEUES: queue QUEUES's ZSET would be

@@ -225,7 +225,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 		return nil, notFound(q)
 	case "toolong":
 		i := position(a[1], len(msgs))
-		return nil, fmt.Errorf("queue %q: message %s: %d UTF-16 units, maxsize is %s: %w", q, msgs[i].ID, len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)
+		return nil, &QueueError{Queue: q, Err: fmt.Errorf("message %s: %d UTF-16 units, maxsize is %s: %w", msgs[i].ID, len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)}
 	}
 	res.Notified = num(a[1]) == 1
 	for i, v := range a[2:] {

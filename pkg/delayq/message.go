@@ -60,7 +60,7 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	case "notfound":
 		return nil, notFound(q)
 	case "toolong":
-		return nil, fmt.Errorf("queue %q: %d UTF-16 units, maxsize is %s: %w", q, n16, str(a[1]), ErrMessageTooLong)
+		return nil, &QueueError{Queue: q, Err: fmt.Errorf("%d UTF-16 units, maxsize is %s: %w", n16, str(a[1]), ErrMessageTooLong)}
 	case "toolate":
 		return nil, tooLate(opt.At, str(a[1]))
 	}
@@ -119,7 +119,7 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []
 		return nil, notFound(q)
 	case "toolong":
 		i := position(a[1], len(bodies))
-		return nil, fmt.Errorf("queue %q: message %d: %d UTF-16 units, maxsize is %s: %w", q, i+1, len16(bodies[i]), str(a[2]), ErrMessageTooLong)
+		return nil, &QueueError{Queue: q, Err: fmt.Errorf("message %d: %d UTF-16 units, maxsize is %s: %w", i+1, len16(bodies[i]), str(a[2]), ErrMessageTooLong)}
 	case "toolate":
 		i := position(a[1], len(bodies))
 		return nil, fmt.Errorf("message %d: %w", i+1, tooLate(dueOf(i).At, str(a[2])))

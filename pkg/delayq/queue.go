@@ -87,7 +87,7 @@ func (c *Client) Create(ctx context.Context, q string, a Attributes) error {
 		return err
 	}
 	if created == 0 {
-		return fmt.Errorf("queue %q: %w", q, ErrQueueExists)
+		return &QueueError{Queue: q, Err: ErrQueueExists}
 	}
 	return c.rdb.SAdd(ctx, c.queuesKey(), q).Err()
 }
