@@ -73,7 +73,10 @@ func getRun(ctx context.Context, opts *getOptions) error {
 	m, err := q.Get(ctx, opts.Queue, opts.Ref)
 	if errors.Is(err, delayq.ErrInvalid) {
 		// The queue name was checked: the id is bad (before any call).
-		return cmdutil.WithHint(err, "a message id is the 32 characters push and poll print (e.g. hodb3yo4luDdAvOIizGxHU1g9i27CHH2), or a receipt ID.RC.FR; see `chatq queue peek QUEUE`")
+		return cmdutil.WithHint(err, "a message id is the 32 characters push and poll print (e.g. hodb3yo4luDdAvOIizGxHU1g9i27CHH2), or a receipt ID.RC.FR; see `chatq queue peek "+opts.Queue+"`")
+	}
+	if errors.Is(err, delayq.ErrMessageNotFound) {
+		return cmdutil.WithHint(err, "it was acked, popped, dead-lettered or redriven already, or the id is wrong (see `chatq queue peek "+opts.Queue+"`)")
 	}
 	if err != nil {
 		return queueErr(err)
