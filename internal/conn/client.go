@@ -8,6 +8,7 @@ package conn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -95,21 +96,64 @@ func Refresh(ctx context.Context, client redis.UniversalClient) {
 // master named --sentinel-master, found through the Sentinels in the URL.
 // Every kind takes the same TLS settings and credentials.
 func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.UniversalClient, error) {
-	raw := normalizeURL(cfg.URL)
 	tc, err := cfg.tlsConfig(io)
 	if err != nil {
 		return nil, err
 	}
-	var c redis.UniversalClient
 	replied := new(atomic.Bool)
+	opts, err := newClientOptions(cfg, tc, replied, poolSize)
+	if err != nil {
+		return nil, err
+	}
+	var c redis.UniversalClient
+	switch {
+	case opts.cluster != nil:
+		cc := redis.NewClusterClient(opts.cluster)
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(lostReplyHook{}) })
+		c = cc
+	case opts.failover != nil:
+		c = redis.NewFailoverClient(opts.failover)
+	default:
+		c = redis.NewClient(opts.simple)
+	}
+	// First, so outermost: each retry goes through the hooks below it
+	// (--verbose logs every try).
+	budget := cfg.Timeout
+	if budget <= 0 {
+		budget = 3 * time.Second // go-redis's read timeout
+	}
+	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget})
+	c.AddHook(permHook{})
+	c.AddHook(initHook{replied})
+	if cfg.Verbose {
+		io.Infof("connecting to %s", cfg.Server())
+		c.AddHook(verboseHook{io})
+	}
+	return c, nil
+}
+
+// clientOptions are the options of the one client NewClient builds: exactly
+// one of them is set.
+type clientOptions struct {
+	simple   *redis.Options         // redis://, rediss://, unix://
+	cluster  *redis.ClusterOptions  // --cluster
+	failover *redis.FailoverOptions // --sentinel-master
+}
+
+// newClientOptions parses the URL for the kind of client cfg describes and
+// adds chatq's settings to what it says: tc for TLS (nil without), replied
+// for the dialer to mark the server's first reply, and a pool of at least
+// poolSize connections.
+func newClientOptions(cfg *Config, tc *tls.Config, replied *atomic.Bool, poolSize int) (clientOptions, error) {
+	raw := normalizeURL(cfg.URL)
 	switch {
 	case cfg.Cluster:
 		opt, err := redis.ParseClusterURL(raw)
 		if err != nil {
-			return nil, badURL(err, cfg.URL)
+			return clientOptions{}, badURL(err, cfg.URL)
 		}
 		if cfg.DBSet && cfg.DB != 0 {
-			return nil, withHint(usageErrorf("--db %d: a Redis Cluster has only database 0", cfg.DB), "drop --db (CHATQ_DB), or use --prefix to keep apart what shares a cluster")
+			return clientOptions{}, withHint(usageErrorf("--db %d: a Redis Cluster has only database 0", cfg.DB), "drop --db (CHATQ_DB), or use --prefix to keep apart what shares a cluster")
 		}
 		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
 		opt.TLSConfig = tc
@@ -122,13 +166,11 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		opt.PoolSize = max(opt.PoolSize, poolSize)
 		opt.PipelinePoolSize = noPipelinePool
 		opt.MaintNotificationsConfig = noMaintNotifications()
-		cc := redis.NewClusterClient(opt)
-		cc.OnNewNode(func(node *redis.Client) { node.AddHook(lostReplyHook{}) })
-		c = cc
+		return clientOptions{cluster: opt}, nil
 	case cfg.SentinelMaster != "":
 		opt, err := redis.ParseFailoverURL(raw)
 		if err != nil {
-			return nil, badURL(err, cfg.URL)
+			return clientOptions{}, badURL(err, cfg.URL)
 		}
 		// go-redis reads the URL's credentials as Sentinel's; in chatq the
 		// URL's are the master's, as in every other mode, and Sentinel's
@@ -148,11 +190,11 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		opt.ContextTimeoutEnabled = true
 		opt.PoolSize = max(opt.PoolSize, poolSize)
 		opt.PipelinePoolSize = noPipelinePool
-		c = redis.NewFailoverClient(opt)
+		return clientOptions{failover: opt}, nil
 	default:
 		opt, err := redis.ParseURL(raw)
 		if err != nil {
-			return nil, badURL(err, cfg.URL)
+			return clientOptions{}, badURL(err, cfg.URL)
 		}
 		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
 		if cfg.DBSet {
@@ -175,22 +217,8 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		opt.PoolSize = max(opt.PoolSize, poolSize)
 		opt.PipelinePoolSize = noPipelinePool
 		opt.MaintNotificationsConfig = noMaintNotifications()
-		c = redis.NewClient(opt)
+		return clientOptions{simple: opt}, nil
 	}
-	// First, so outermost: each retry goes through the hooks below it
-	// (--verbose logs every try).
-	budget := cfg.Timeout
-	if budget <= 0 {
-		budget = 3 * time.Second // go-redis's read timeout
-	}
-	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget})
-	c.AddHook(permHook{})
-	c.AddHook(initHook{replied})
-	if cfg.Verbose {
-		io.Infof("connecting to %s", cfg.Server())
-		c.AddHook(verboseHook{io})
-	}
-	return c, nil
 }
 
 // credentials picks the user and password for the data server from those in
