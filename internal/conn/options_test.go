@@ -13,6 +13,33 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
+// URLs with every query option go-redis reads for each kind of client.
+const (
+	everyOption = "rediss://ann:urlpw@db.example:6380/4" +
+		"?protocol=2&client_name=chatq-ops&max_retries=5&min_retry_backoff=1ms&max_retry_backoff=9ms" +
+		"&dial_timeout=5s&read_timeout=7s&write_timeout=0" +
+		"&pool_fifo=true&pool_size=20&pool_timeout=4s&min_idle_conns=1&max_idle_conns=3&max_active_conns=30&max_concurrent_dials=2" +
+		"&pipeline_pool_size=6&pipeline_read_buffer_size=4096&pipeline_write_buffer_size=8192" +
+		"&conn_max_idle_time=30s&conn_max_lifetime=1h&conn_max_lifetime_jitter=1m&skip_verify=true"
+	everyClusterOption = "rediss://ann:urlpw@a.example:7000" +
+		"?addr=b.example:7001&addr=c.example:7002&protocol=3&client_name=chatq" +
+		"&max_redirects=4&read_only=true&route_by_latency=true&route_by_latency_tolerance=5ms&route_randomly=true" +
+		"&max_retries=2&min_retry_backoff=1ms&max_retry_backoff=9ms" +
+		"&dial_timeout=5s&dialer_retries=4&dialer_retry_timeout=50ms&read_timeout=7s" +
+		"&pool_fifo=true&pool_size=3&max_concurrent_dials=2&min_idle_conns=1&max_idle_conns=3&max_active_conns=30" +
+		"&pipeline_pool_size=6&pipeline_read_buffer_size=4096&pipeline_write_buffer_size=8192" +
+		"&pool_timeout=4s&conn_max_lifetime=1h&conn_max_lifetime_jitter=1m&conn_max_idle_time=30s&failing_timeout_seconds=9"
+	everySentinelOption = "rediss://sam:urlpw@s1.example:26379/2" +
+		"?addr=s2.example:26380&master_name=other&client_name=chatq&route_by_latency_tolerance=5ms" +
+		"&replica_only=true&use_disconnected_replicas=true&protocol=2&username=qu&password=qp" +
+		"&max_retries=2&min_retry_backoff=1ms&max_retry_backoff=9ms" +
+		"&dial_timeout=5s&dialer_retries=4&dialer_retry_timeout=50ms&read_timeout=7s&write_timeout=8s&context_timeout_enabled=false" +
+		"&pool_fifo=true&pool_size=3&max_concurrent_dials=2&min_idle_conns=1&max_idle_conns=3&max_active_conns=30" +
+		"&pipeline_pool_size=6&pipeline_read_buffer_size=4096&pipeline_write_buffer_size=8192" +
+		"&conn_max_lifetime=1h&conn_max_lifetime_jitter=1m&conn_max_idle_time=30s&pool_timeout=4s" +
+		"&disableIdentity=false&identitySuffix=-ops&unstable_resp3=true&db=5&skip_verify=true"
+)
+
 // TestClientOptions pins, field by field, the options each kind of client
 // gets from a configuration: what the URL says (every query option go-redis
 // reads for that kind), chatq's own settings over it, and the differences
@@ -23,14 +50,7 @@ func TestClientOptions(t *testing.T) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: "sni.example"}
 	set := func(context.Context, string, string) (net.Conn, error) { return nil, nil } // a dialer is set
 	noMaint := &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	asked := Config{URL: "rediss://ann:urlpw@a.example:7000" +
-		"?addr=b.example:7001&addr=c.example:7002&protocol=3&client_name=chatq" +
-		"&max_redirects=4&read_only=true&route_by_latency=true&route_by_latency_tolerance=5ms&route_randomly=true" +
-		"&max_retries=2&min_retry_backoff=1ms&max_retry_backoff=9ms" +
-		"&dial_timeout=5s&dialer_retries=4&dialer_retry_timeout=50ms&read_timeout=7s" +
-		"&pool_fifo=true&pool_size=3&max_concurrent_dials=2&min_idle_conns=1&max_idle_conns=3&max_active_conns=30" +
-		"&pipeline_pool_size=6&pipeline_read_buffer_size=4096&pipeline_write_buffer_size=8192" +
-		"&pool_timeout=4s&conn_max_lifetime=1h&conn_max_lifetime_jitter=1m&conn_max_idle_time=30s&failing_timeout_seconds=9",
+	asked := Config{URL: everyClusterOption,
 		Cluster: true, Password: "cfgpw", DB: 0, DBSet: true, Timeout: 3 * time.Second}
 	asked.SetAskedPassword("asked")
 
@@ -50,12 +70,7 @@ func TestClientOptions(t *testing.T) {
 				PipelinePoolSize: -1, MaintNotificationsConfig: noMaint,
 			}}},
 		{name: "standalone with every URL option", tc: tc, poolSize: 8,
-			cfg: Config{URL: "rediss://ann:urlpw@db.example:6380/4" +
-				"?protocol=2&client_name=chatq-ops&max_retries=5&min_retry_backoff=1ms&max_retry_backoff=9ms" +
-				"&dial_timeout=5s&read_timeout=7s&write_timeout=0" +
-				"&pool_fifo=true&pool_size=20&pool_timeout=4s&min_idle_conns=1&max_idle_conns=3&max_active_conns=30&max_concurrent_dials=2" +
-				"&pipeline_pool_size=6&pipeline_read_buffer_size=4096&pipeline_write_buffer_size=8192" +
-				"&conn_max_idle_time=30s&conn_max_lifetime=1h&conn_max_lifetime_jitter=1m&skip_verify=true",
+			cfg: Config{URL: everyOption,
 				User: "ops", Password: "cfgpw", DB: 7, DBSet: true, Timeout: 3 * time.Second},
 			want: clientOptions{simple: &redis.Options{
 				Network: "tcp", Addr: "db.example:6380", Username: "ops", Password: "urlpw", DB: 7,
@@ -99,15 +114,7 @@ func TestClientOptions(t *testing.T) {
 			}}},
 		// The URL's credentials are the master's; Sentinel's come apart.
 		{name: "sentinel with every URL option", tc: tc, poolSize: 10,
-			cfg: Config{URL: "rediss://sam:urlpw@s1.example:26379/2" +
-				"?addr=s2.example:26380&master_name=other&client_name=chatq&route_by_latency_tolerance=5ms" +
-				"&replica_only=true&use_disconnected_replicas=true&protocol=2&username=qu&password=qp" +
-				"&max_retries=2&min_retry_backoff=1ms&max_retry_backoff=9ms" +
-				"&dial_timeout=5s&dialer_retries=4&dialer_retry_timeout=50ms&read_timeout=7s&write_timeout=8s&context_timeout_enabled=false" +
-				"&pool_fifo=true&pool_size=3&max_concurrent_dials=2&min_idle_conns=1&max_idle_conns=3&max_active_conns=30" +
-				"&pipeline_pool_size=6&pipeline_read_buffer_size=4096&pipeline_write_buffer_size=8192" +
-				"&conn_max_lifetime=1h&conn_max_lifetime_jitter=1m&conn_max_idle_time=30s&pool_timeout=4s" +
-				"&disableIdentity=false&identitySuffix=-ops&unstable_resp3=true&db=5&skip_verify=true",
+			cfg: Config{URL: everySentinelOption,
 				SentinelMaster: "main", SentinelUser: "sen", SentinelPassword: "senpw", Password: "cfgpw",
 				DB: 6, DBSet: true, Timeout: 3 * time.Second},
 			want: clientOptions{failover: &redis.FailoverOptions{
@@ -179,6 +186,32 @@ func diffFields(t *testing.T, got, want any) {
 			}
 		case !reflect.DeepEqual(gf.Interface(), wf.Interface()):
 			t.Errorf("%s = %+v, want %+v", f.Name, gf.Interface(), wf.Interface())
+		}
+	}
+}
+
+// TestURLOptionsThroughUniversal checks that what go-redis's parser reads
+// from a URL for each kind of client comes back whole from one
+// UniversalOptions.
+func TestURLOptionsThroughUniversal(t *testing.T) {
+	for _, cfg := range []Config{
+		{URL: everyOption},
+		{URL: "unix:///run/redis.sock?db=3"},
+		{URL: everyClusterOption, Cluster: true},
+		{URL: everySentinelOption, SentinelMaster: "main"},
+	} {
+		parsed, err := parseURL(&cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := parsed.sameKind(parsed.universal())
+		switch {
+		case parsed.simple != nil:
+			diffFields(t, got.simple, parsed.simple)
+		case parsed.cluster != nil:
+			diffFields(t, got.cluster, parsed.cluster)
+		default:
+			diffFields(t, got.failover, parsed.failover)
 		}
 	}
 }
