@@ -8,11 +8,13 @@ package conn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -95,87 +97,28 @@ func Refresh(ctx context.Context, client redis.UniversalClient) {
 // master named --sentinel-master, found through the Sentinels in the URL.
 // Every kind takes the same TLS settings and credentials.
 func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.UniversalClient, error) {
-	raw := normalizeURL(cfg.URL)
 	tc, err := cfg.tlsConfig(io)
 	if err != nil {
 		return nil, err
 	}
-	var c redis.UniversalClient
 	replied := new(atomic.Bool)
+	opts, err := newClientOptions(cfg, tc, replied, poolSize)
+	if err != nil {
+		return nil, err
+	}
+	// Not redis.NewUniversalClient: it picks the kind from the options (a
+	// Cluster for two seeds or more, another Sentinel client for
+	// ?route_randomly=); chatq's flags pick it.
+	var c redis.UniversalClient
 	switch {
-	case cfg.Cluster:
-		opt, err := redis.ParseClusterURL(raw)
-		if err != nil {
-			return nil, badURL(err, cfg.URL)
-		}
-		if cfg.DBSet && cfg.DB != 0 {
-			return nil, withHint(usageErrorf("--db %d: a Redis Cluster has only database 0", cfg.DB), "drop --db (CHATQ_DB), or use --prefix to keep apart what shares a cluster")
-		}
-		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
-		opt.TLSConfig = tc
-		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
-		opt.MaxRetries = -1
-		opt.DialerRetries = 1
-		opt.DisableIdentity = true
-		opt.ContextTimeoutEnabled = true
-		opt.PoolSize = max(opt.PoolSize, poolSize)
-		opt.PipelinePoolSize = noPipelinePool
-		opt.MaintNotificationsConfig = noMaintNotifications()
-		cc := redis.NewClusterClient(opt)
+	case opts.cluster != nil:
+		cc := redis.NewClusterClient(opts.cluster)
 		cc.OnNewNode(func(node *redis.Client) { node.AddHook(lostReplyHook{}) })
 		c = cc
-	case cfg.SentinelMaster != "":
-		opt, err := redis.ParseFailoverURL(raw)
-		if err != nil {
-			return nil, badURL(err, cfg.URL)
-		}
-		// go-redis reads the URL's credentials as Sentinel's; in chatq the
-		// URL's are the master's, as in every other mode, and Sentinel's
-		// own come from sentinel-user and sentinel-password.
-		opt.Username, opt.Password = cfg.credentials(opt.SentinelUsername, opt.SentinelPassword)
-		opt.SentinelUsername, opt.SentinelPassword = cfg.SentinelUser, cfg.SentinelPassword
-		opt.MasterName = cfg.SentinelMaster
-		if cfg.DBSet {
-			opt.DB = cfg.DB
-		}
-		opt.TLSConfig = tc
-		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		opt.Dialer = dialer(tc, opt.DialTimeout, replied)
-		opt.MaxRetries = -1
-		opt.DialerRetries = 1
-		opt.DisableIdentity = true
-		opt.ContextTimeoutEnabled = true
-		opt.PoolSize = max(opt.PoolSize, poolSize)
-		opt.PipelinePoolSize = noPipelinePool
-		c = redis.NewFailoverClient(opt)
+	case opts.failover != nil:
+		c = redis.NewFailoverClient(opts.failover)
 	default:
-		opt, err := redis.ParseURL(raw)
-		if err != nil {
-			return nil, badURL(err, cfg.URL)
-		}
-		opt.Username, opt.Password = cfg.credentials(opt.Username, opt.Password)
-		if cfg.DBSet {
-			opt.DB = cfg.DB
-		}
-		if opt.Network != "unix" {
-			opt.TLSConfig = tc
-		}
-		applyTimeouts(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, cfg.Timeout)
-		if opt.Network != "unix" {
-			opt.Dialer = dialer(opt.TLSConfig, opt.DialTimeout, replied)
-		}
-		// A retried write could apply twice; an operator would rather see
-		// the error than wait through redials. The client-identity round
-		// trip buys nothing here.
-		opt.MaxRetries = -1
-		opt.DialerRetries = 1
-		opt.DisableIdentity = true
-		opt.ContextTimeoutEnabled = true
-		opt.PoolSize = max(opt.PoolSize, poolSize)
-		opt.PipelinePoolSize = noPipelinePool
-		opt.MaintNotificationsConfig = noMaintNotifications()
-		c = redis.NewClient(opt)
+		c = redis.NewClient(opts.simple)
 	}
 	// First, so outermost: each retry goes through the hooks below it
 	// (--verbose logs every try).
@@ -191,6 +134,147 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 		c.AddHook(verboseHook{io})
 	}
 	return c, nil
+}
+
+// clientOptions are the options of the one client NewClient builds: exactly
+// one of them is set.
+type clientOptions struct {
+	simple   *redis.Options         // redis://, rediss://, unix://
+	cluster  *redis.ClusterOptions  // --cluster
+	failover *redis.FailoverOptions // --sentinel-master
+}
+
+// newClientOptions parses the URL for the kind of client cfg describes and
+// adds chatq's settings to what it says: tc for TLS (nil without), replied
+// for the dialer to mark the server's first reply, and a pool of at least
+// poolSize connections. The settings go once into one
+// redis.UniversalOptions, from which go-redis's own conversions make the
+// kind's options.
+func newClientOptions(cfg *Config, tc *tls.Config, replied *atomic.Bool, poolSize int) (clientOptions, error) {
+	parsed, err := parseURL(cfg)
+	if err != nil {
+		return clientOptions{}, err
+	}
+	o := parsed.universal()
+
+	user, pass := o.Username, o.Password
+	if parsed.failover != nil {
+		// go-redis reads the URL's credentials as Sentinel's; in chatq the
+		// URL's are the master's, as in every other mode, and Sentinel's
+		// own come from sentinel-user and sentinel-password.
+		user, pass = o.SentinelUsername, o.SentinelPassword
+	}
+	o.Username, o.Password = cfg.credentials(user, pass)
+	// Only Failover() reads these.
+	o.MasterName = cfg.SentinelMaster
+	o.SentinelUsername, o.SentinelPassword = cfg.SentinelUser, cfg.SentinelPassword
+	if cfg.DBSet {
+		o.DB = cfg.DB // Cluster() drops it: a cluster has only database 0, which parseURL checked
+	}
+	// TLS is for TCP connections; a Unix socket also keeps go-redis's own
+	// dialer.
+	unix := parsed.simple != nil && parsed.simple.Network == "unix"
+	if !unix {
+		o.TLSConfig = tc
+	}
+	applyTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, cfg.Timeout)
+	if !unix {
+		o.Dialer = dialer(tc, o.DialTimeout, replied)
+	}
+	// A retried write could apply twice; an operator would rather see the
+	// error than wait through redials. The client-identity round trip buys
+	// nothing here.
+	o.MaxRetries = -1
+	o.DialerRetries = 1
+	o.DisableIdentity = true
+	o.ContextTimeoutEnabled = true
+	o.PoolSize = max(o.PoolSize, poolSize)
+	o.PipelinePoolSize = noPipelinePool
+	// Failover() drops it: FailoverOptions has no such field, and go-redis
+	// turns the notifications off behind Sentinel itself.
+	o.MaintNotificationsConfig = noMaintNotifications()
+	return parsed.sameKind(o), nil
+}
+
+// parseURL reads the URL with go-redis's parser for the kind of client cfg
+// describes: each kind takes query options of its own (?addr= seeds for a
+// cluster and for Sentinels, ?read_only= for a cluster, ...).
+func parseURL(cfg *Config) (clientOptions, error) {
+	raw := normalizeURL(cfg.URL)
+	var parsed clientOptions
+	var err error
+	switch {
+	case cfg.Cluster:
+		parsed.cluster, err = redis.ParseClusterURL(raw)
+		if err == nil && cfg.DBSet && cfg.DB != 0 {
+			return clientOptions{}, withHint(usageErrorf("--db %d: a Redis Cluster has only database 0", cfg.DB), "drop --db (CHATQ_DB), or use --prefix to keep apart what shares a cluster")
+		}
+	case cfg.SentinelMaster != "":
+		parsed.failover, err = redis.ParseFailoverURL(raw)
+	default:
+		parsed.simple, err = redis.ParseURL(raw)
+	}
+	if err != nil {
+		return clientOptions{}, badURL(err, cfg.URL)
+	}
+	return parsed, nil
+}
+
+// universal moves the options of c's kind into one UniversalOptions: every
+// field UniversalOptions has by the same name and type, and the addresses
+// and the Sentinel client's ReplicaOnly, which it holds under other names.
+// What it has no field for (a socket's Network, UseDisconnectedReplicas)
+// sameKind takes from c.
+func (c clientOptions) universal() *redis.UniversalOptions {
+	o := new(redis.UniversalOptions)
+	switch {
+	case c.cluster != nil:
+		copyFields(o, c.cluster)
+	case c.failover != nil:
+		copyFields(o, c.failover)
+		o.Addrs = c.failover.SentinelAddrs
+		o.ReadOnly = c.failover.ReplicaOnly
+	default:
+		copyFields(o, c.simple)
+		o.Addrs = []string{c.simple.Addr}
+	}
+	return o
+}
+
+// sameKind makes options of c's kind from o, with go-redis's conversions,
+// and adds what UniversalOptions has no field for. Each conversion keeps
+// only what its kind takes: the database is a standalone or Sentinel
+// client's, MaxRedirects and FailingTimeoutSeconds a cluster's, the master's
+// name and Sentinel's credentials a Sentinel client's; ReadOnly is a
+// cluster's read from replicas and a Sentinel client's ReplicaOnly.
+func (c clientOptions) sameKind(o *redis.UniversalOptions) clientOptions {
+	switch {
+	case c.cluster != nil:
+		return clientOptions{cluster: o.Cluster()}
+	case c.failover != nil:
+		f := o.Failover()
+		f.UseDisconnectedReplicas = c.failover.UseDisconnectedReplicas
+		return clientOptions{failover: f}
+	default:
+		s := o.Simple()
+		s.Network = c.simple.Network
+		return clientOptions{simple: s}
+	}
+}
+
+// copyFields sets each exported field of the struct *dst that the struct
+// *src has by the same name and type to its value there.
+func copyFields(dst, src any) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	for i := range s.NumField() {
+		f := s.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if df := d.FieldByName(f.Name); df.IsValid() && df.Type() == f.Type {
+			df.Set(s.Field(i))
+		}
+	}
 }
 
 // credentials picks the user and password for the data server from those in
