@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +21,32 @@ import (
 // other projects import is the harness chatq itself is tested with.
 func TestMain(m *testing.M) {
 	unignoreInterrupt()
-	testscript.Main(m, chatqtest.Commands())
+	testscript.Main(atRoot{m}, chatqtest.Commands())
+}
+
+// atRoot runs the tests in the repository's root, where the paths they
+// name are (testdata/, docs/, scripts/, the program's package); the
+// commands a script runs start in the script's own directory, as before:
+// testscript.Main calls Run only in the test process, not in them.
+type atRoot struct{ m *testing.M }
+
+func (r atRoot) Run() int {
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+			err = os.Chdir(dir)
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			err = errors.New("no go.mod in the tests' directory or above")
+		}
+		dir = filepath.Dir(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chatq's end-to-end tests:", err)
+		return 1
+	}
+	return r.m.Run()
 }
 
 // TestScripts runs testdata/script/*.txtar against the chatq binary. Each
