@@ -38,7 +38,7 @@ func TestTestingDocExamples(t *testing.T) {
 	}
 
 	var code []string
-	for _, f := range []string{"main_test.go", "chatqtest/chatqtest_test.go", "examples/worker/worker_test.go"} {
+	for _, f := range []string{"e2e/main_test.go", "chatqtest/chatqtest_test.go", "examples/worker/worker_test.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
