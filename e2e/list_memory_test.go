@@ -1,6 +1,6 @@
 //go:build linux && !race
 
-package main
+package e2e
 
 import (
 	"bufio"

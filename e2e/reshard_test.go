@@ -1,6 +1,6 @@
 //go:build !race
 
-package main
+package e2e
 
 import (
 	"context"

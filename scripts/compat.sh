@@ -20,7 +20,7 @@
 # The tests run under `nice -n 15`, one server after another, without -race
 # (a data race does not depend on the server; CI runs -race); --race adds it.
 # A failing test counts against the setup its top-level name names: TestScripts
-# of the root package -> scripts, TestInterop* -> rsmq, *Cluster* -> cluster,
+# of e2e (the root package before) -> scripts, TestInterop* -> rsmq, *Cluster* -> cluster,
 # *TLS* -> tls, *Sentinel* -> sentinel, every other test -> standalone. Tests
 # that start servers of their own (restarts, failovers) find this DIR's
 # binaries first on PATH. Each run's go test -json output and a text log per
@@ -70,7 +70,7 @@ module = "github.com/chatq-dev/chatq"
 
 def setup_of(pkg, test):
     top = test.split("/")[0]
-    if pkg == module and top == "TestScripts":
+    if pkg in (module, module + "/e2e") and top == "TestScripts":
         return "scripts"
     if top.startswith("TestInterop"):
         return "rsmq"

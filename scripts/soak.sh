@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/soak.sh DURATION [REPORT.json]: the soak (TestSoak in soak_test.go)
+# scripts/soak.sh DURATION [REPORT.json]: the soak (TestSoak in e2e/soak_test.go)
 # for DURATION (60s, 10m, 1h): chatq processes produce and consume a chat, a
 # queue and a sharded list on a Redis Cluster of three masters with a
 # replica each, every node behind a fault proxy, while faults are injected
@@ -28,4 +28,4 @@ if [ -n "${2:-}" ]; then
 fi
 # go test's timeout is a guard against a hang: the soak, then at most three
 # minutes to drain, plus the setup, with room to spare.
-CHATQ_REQUIRE_REDIS=1 exec go test -run '^TestSoak$' -count=1 -v -timeout "$((secs + 600))s" .
+CHATQ_REQUIRE_REDIS=1 exec go test -run '^TestSoak$' -count=1 -v -timeout "$((secs + 600))s" ./e2e
