@@ -91,13 +91,13 @@ func TestChatPendingLostReplies(t *testing.T) {
 		mustRun(t, pb, "chat", "pending", "joe") // loads the scripts
 
 		p.DropReplyTo(chatScriptSHA(t, "fetch.lua", false))
-		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "chat", "pending", "jeff")
+		code, stdout, stderr := run(ctx, pb, "--timeout", "1s", "chat", "pending", "jeff")
 		if code != cmdutil.ExitError || stdout != "" || !strings.Contains(stderr, "nothing was marked seen") {
 			t.Fatalf("lost read: exit %d\n%s%s", code, stdout, stderr)
 		}
 
 		p.DropReplyTo(chatScriptSHA(t, "mark.lua", true))
-		code, stdout, stderr = run(ctx, pb, "--timeout", "300ms", "chat", "pending", "jeff")
+		code, stdout, stderr = run(ctx, pb, "--timeout", "1s", "chat", "pending", "jeff")
 		if code != cmdutil.ExitMaybeApplied || stdout != "1\t1\tjoe\thi\n" || !strings.Contains(stderr, "may have applied") {
 			t.Fatalf("lost mark: exit %d\n%s%s", code, stdout, stderr)
 		}

@@ -26,7 +26,7 @@ func TestImportLostReplyRerun(t *testing.T) {
 		// The second batch (messages 100-199) is applied, its reply lost.
 		p.DropReplyTo("body-150")
 		var out, errOut syncBuffer
-		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "import", "restored", "-")
+		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "1s", "-o", "json", "queue", "import", "restored", "-")
 		if code != cmdutil.ExitMaybeApplied {
 			t.Fatalf("exit %d, want 4: %s", code, errOut.String())
 		}

@@ -44,7 +44,7 @@ func TestLostReplyExits4(t *testing.T) {
 				t.Fatalf("%v: exit %d: %s", warm, code, stderr)
 			}
 			p.DropReplyTo(body)
-			code, _, stderr := run(ctx, pb, append([]string{"--timeout", "300ms"}, tt.args...)...)
+			code, _, stderr := run(ctx, pb, append([]string{"--timeout", "1s"}, tt.args...)...)
 			if code != cmdutil.ExitMaybeApplied || !strings.Contains(stderr, "may have applied it") || !strings.Contains(stderr, tt.hint) {
 				t.Errorf("%v with its reply lost: exit %d, want 4 with a hint naming %q:\n%s", tt.args, code, tt.hint, stderr)
 			}
@@ -54,12 +54,12 @@ func TestLostReplyExits4(t *testing.T) {
 		}
 
 		p.DropReplyTo("jobs")
-		if code, _, stderr := run(ctx, pb, "--timeout", "300ms", "queue", "stats", "jobs"); code != cmdutil.ExitError {
+		if code, _, stderr := run(ctx, pb, "--timeout", "1s", "queue", "stats", "jobs"); code != cmdutil.ExitError {
 			t.Errorf("a read with its reply lost: exit %d, want 1:\n%s", code, stderr)
 		}
 
 		_ = p.Close()
-		if code, _, stderr := run(ctx, pb, "--timeout", "300ms", "queue", "push", "jobs", "never"); code != cmdutil.ExitError {
+		if code, _, stderr := run(ctx, pb, "--timeout", "1s", "queue", "push", "jobs", "never"); code != cmdutil.ExitError {
 			t.Errorf("a write to a closed port: exit %d, want 1:\n%s", code, stderr)
 		}
 	})
@@ -82,7 +82,7 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 		// The second batch, lines 101-150 (the first loads the script).
 		p.DropReplyTo("line-120")
 		var out, errOut syncBuffer
-		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "push", "bulk", "--lines", "-")
+		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "1s", "-o", "json", "queue", "push", "bulk", "--lines", "-")
 		if code != cmdutil.ExitMaybeApplied {
 			t.Fatalf("exit %d, want 4: %s", code, errOut.String())
 		}

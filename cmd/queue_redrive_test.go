@@ -32,7 +32,7 @@ func TestRedriveLostReplySaysHowManyMoved(t *testing.T) {
 		// 250 messages: calls of 100, 100 and 50; the reply to the third
 		// (the only request with the argument 50) is lost.
 		p.DropReplyTo("$2\r\n50\r\n")
-		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "queue", "redrive", "dead", "--to", "jobs")
+		code, stdout, stderr := run(ctx, pb, "--timeout", "1s", "queue", "redrive", "dead", "--to", "jobs")
 		if code != cmdutil.ExitMaybeApplied || stdout != "" ||
 			!strings.Contains(stderr, "200 messages moved to jobs before the last call, whose reply was lost") ||
 			!strings.Contains(stderr, "chatq queue redrive dead --to jobs") {

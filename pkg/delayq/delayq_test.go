@@ -440,7 +440,11 @@ func consume(t *testing.T, c *delayq.Client, n int, drop func(delayq.Message) bo
 				}
 				mu.Unlock()
 				if !opt.Pop && len(ack) > 0 {
-					if _, err := c.Ack(ctx, "q", ack...); err != nil {
+					// A consumer slower than the vt (a loaded machine)
+					// finds a message acked by the consumer that received
+					// it again: at least once, as promised; the others
+					// of the call are acked.
+					if _, err := c.Ack(ctx, "q", ack...); err != nil && !errors.Is(err, delayq.ErrMessageNotFound) {
 						t.Error(err)
 						return
 					}

@@ -88,7 +88,9 @@ async function hold(queue, lockMs) {
   const worker = new Worker(name, async (job) => {
     out({ active: job.id });
     await new Promise(() => {}); // never finishes
-  }, { connection: conn(), prefix, lockDuration: lockMs, stalledInterval: lockMs, concurrency: 1 });
+  // No stalled-job check of its own: a lock that lapses on a loaded
+  // machine would let it move the job back before chatq's recover does.
+  }, { connection: conn(), prefix, lockDuration: lockMs, skipStalledCheck: true, concurrency: 1 });
   worker.on('error', () => {});
   await new Promise(() => {});
 }
