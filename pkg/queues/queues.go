@@ -186,6 +186,37 @@ type ScanOptions struct {
 	InflightFor time.Duration
 }
 
+// Keeps reports whether j passes o's filters, at now: attempted at least
+// MinAttempts times; in flight for at least InflightFor (its Idle where
+// the kind reports one, else since Started; a job with neither is not
+// kept); and Grep found, byte for byte, in its id, name or data or in one
+// of also (what else the kind searches: a stored payload, a task's
+// argument text).
+func (o ScanOptions) Keeps(j *Job, now time.Time, also ...string) bool {
+	if o.MinAttempts > 0 && j.Attempts < o.MinAttempts {
+		return false
+	}
+	if o.InflightFor > 0 {
+		age := j.Idle
+		if age == 0 && !j.Started.IsZero() {
+			age = now.Sub(j.Started)
+		}
+		if j.State != Inflight || age < o.InflightFor {
+			return false
+		}
+	}
+	g := o.Grep
+	if g == "" || strings.Contains(j.ID, g) || strings.Contains(j.Name, g) || strings.Contains(j.Data, g) {
+		return true
+	}
+	for _, s := range also {
+		if strings.Contains(s, g) {
+			return true
+		}
+	}
+	return false
+}
+
 // Job is one job, message, task or entry, as every kind shows it.
 type Job struct {
 	ID    string

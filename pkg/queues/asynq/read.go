@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -312,7 +311,7 @@ func (q *Queue) scanState(ctx context.Context, state string, page int, opt queue
 			if err != nil {
 				return err
 			}
-			if !keep(j, opt, f.msg) {
+			if !opt.Keeps(j, now, payload(f.msg)) { // the payload as stored: a binary one is searched as it is, not as its base64
 				continue
 			}
 			jobs = append(jobs, *j)
@@ -330,23 +329,6 @@ func (q *Queue) scanState(ctx context.Context, state string, page int, opt queue
 			return nil
 		}
 	}
-}
-
-// keep reports whether j passes opt's filters. Grep looks in the id, the
-// type and the payload as stored (msg holds it byte for byte, so a binary
-// payload is searched as it is, not as its base64).
-func keep(j *queues.Job, opt queues.ScanOptions, msg string) bool {
-	if opt.MinAttempts > 0 && j.Attempts < opt.MinAttempts {
-		return false
-	}
-	if opt.InflightFor > 0 && (j.State != queues.Inflight || j.Idle < opt.InflightFor) {
-		return false
-	}
-	if opt.Grep != "" && !strings.Contains(j.ID, opt.Grep) && !strings.Contains(j.Name, opt.Grep) &&
-		!strings.Contains(j.Data, opt.Grep) && !strings.Contains(payload(msg), opt.Grep) {
-		return false
-	}
-	return true
 }
 
 // payload is the payload field of an encoded message ("" when none).

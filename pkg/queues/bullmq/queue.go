@@ -175,7 +175,6 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 	} else if page > 1000 {
 		page = 1000
 	}
-	grep := opt.Grep // byte for byte: Go strings compare bytes
 	passed := 0
 	now := time.Now()
 	for _, src := range srcs {
@@ -190,7 +189,7 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 			}
 			kept := jobs[:0]
 			for _, j := range jobs {
-				if keep(&j, opt, grep, now) {
+				if opt.Keeps(&j, now) {
 					kept = append(kept, j)
 				}
 			}
@@ -215,20 +214,6 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 		}
 	}
 	return nil
-}
-
-// keep reports whether j passes opt's filters.
-func keep(j *queues.Job, opt queues.ScanOptions, grep string, now time.Time) bool {
-	if opt.MinAttempts > 0 && j.Attempts < opt.MinAttempts {
-		return false
-	}
-	if opt.InflightFor > 0 && (j.State != queues.Inflight || j.Started.IsZero() || now.Sub(j.Started) < opt.InflightFor) {
-		return false
-	}
-	if grep != "" && !strings.Contains(j.ID, grep) && !strings.Contains(j.Name, grep) && !strings.Contains(j.Data, grep) {
-		return false
-	}
-	return true
 }
 
 // read reads the hashes of ids in one pipeline; a job removed since its

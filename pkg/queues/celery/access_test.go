@@ -57,6 +57,14 @@ func TestAccessSuffices(t *testing.T) {
 			}
 			return err
 		},
+		"purge": func(k *celery.Kind) error {
+			q, _ := k.Open("p:|celery")
+			n, err := q.(queues.Purger).Purge(ctx, -1)
+			if err == nil && n == 0 {
+				t.Errorf("purge: nothing purged")
+			}
+			return err
+		},
 	}
 	for _, a := range celery.New(queues.Env{Prefix: "env:"}).Access() {
 		fn, ok := run[a.Op]

@@ -167,20 +167,6 @@ func (m *message) job(state, kindState string) queues.Job {
 	return j
 }
 
-// matches is ScanOptions.Grep on a job: its id, task name, data and the
-// arguments' repr Celery records.
-func matches(j *queues.Job, grep string) bool {
-	if grep == "" || strings.Contains(j.ID, grep) || strings.Contains(j.Name, grep) || strings.Contains(j.Data, grep) {
-		return true
-	}
-	for _, h := range []string{"argsrepr", "kwargsrepr"} {
-		if s, ok := j.Extra[h].(string); ok && strings.Contains(s, grep) {
-			return true
-		}
-	}
-	return false
-}
-
 // redelivered returns the unacked message's envelope as kombu's restore
 // writes it back: headers.redelivered and
 // properties.delivery_info.redelivered set to true, the rest unchanged.

@@ -197,13 +197,13 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 		return fmt.Errorf("%w: celery has no %q state (it has ready, delayed, inflight)", names.ErrInvalid, opt.State)
 	}
 	passed := 0
+	now := time.Now()
 	emit := func(jobs []queues.Job) error {
 		var keep []queues.Job
 		for _, j := range jobs {
-			if !matches(&j, opt.Grep) || j.Attempts < opt.MinAttempts {
-				continue
-			}
-			if opt.InflightFor > 0 && (j.State != queues.Inflight || j.Idle < opt.InflightFor) {
+			argsrepr, _ := j.Extra["argsrepr"].(string)
+			kwargsrepr, _ := j.Extra["kwargsrepr"].(string)
+			if !opt.Keeps(&j, now, argsrepr, kwargsrepr) {
 				continue
 			}
 			if opt.Max > 0 && passed >= opt.Max {

@@ -88,7 +88,7 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 			now := time.Now()
 			kept := jobs[:0]
 			for i := range jobs {
-				if keep(&jobs[i], opt, now) {
+				if opt.Keeps(&jobs[i], now) {
 					kept = append(kept, jobs[i])
 				}
 			}
@@ -113,17 +113,6 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 		}
 	}
 	return nil
-}
-
-func keep(j *queues.Job, opt queues.ScanOptions, now time.Time) bool {
-	if opt.MinAttempts > 0 && j.Attempts < opt.MinAttempts {
-		return false
-	}
-	if opt.InflightFor > 0 && (j.State != queues.Inflight || j.Started.IsZero() || now.Sub(j.Started) < opt.InflightFor) {
-		return false
-	}
-	g := opt.Grep
-	return g == "" || strings.Contains(j.ID, g) || strings.Contains(j.Name, g) || strings.Contains(j.Data, g)
 }
 
 // read reads ids' hashes in one pipeline; a job gone since is left out,

@@ -269,7 +269,7 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 	emit := func(jobs []queues.Job) (bool, error) {
 		kept := jobs[:0]
 		for _, j := range jobs {
-			if keep(&j, opt, now) {
+			if opt.Keeps(&j, now) {
 				kept = append(kept, j)
 			}
 		}
@@ -373,20 +373,6 @@ func setJob(raw string, p payload, s set, score float64) queues.Job {
 		j.Due = at
 	}
 	return j
-}
-
-// keep reports whether j passes opt's filters (Grep byte for byte).
-func keep(j *queues.Job, opt queues.ScanOptions, now time.Time) bool {
-	if opt.MinAttempts > 0 && j.Attempts < opt.MinAttempts {
-		return false
-	}
-	if opt.InflightFor > 0 && (j.State != queues.Inflight || j.Started.IsZero() || now.Sub(j.Started) < opt.InflightFor) {
-		return false
-	}
-	if opt.Grep != "" && !strings.Contains(j.ID, opt.Grep) && !strings.Contains(j.Name, opt.Grep) && !strings.Contains(j.Data, opt.Grep) {
-		return false
-	}
-	return true
 }
 
 // place is where a job was found: its exact entry and the key holding it
