@@ -23,7 +23,9 @@ package webconfig
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -192,6 +194,8 @@ func parseTLS(n *yaml.Node, dir string) (*tls.Config, error) {
 			return nil, err
 		}
 	}
+	// The values first, then the files.
+	minVersion, clientAuth := uint16(tls.VersionTLS12), tls.NoClientCert
 	switch {
 	case f.CertFile == "" && f.KeyFile == "":
 		return nil, errorf(field+".cert_file", "TLS needs cert_file and key_file (PEM); leave tls_server_config out to serve plain HTTP",
@@ -201,13 +205,33 @@ func parseTLS(n *yaml.Node, dir string) (*tls.Config, error) {
 	case f.CertFile == "":
 		return nil, errorf(field+".cert_file", "cert_file is the certificate of key_file, in PEM: the two go together", "missing (key_file is given)")
 	}
+	if f.MinVersion != "" {
+		v, ok := tlsVersions[f.MinVersion]
+		if !ok {
+			return nil, errorf(field+".min_version", "one of TLS10, TLS11, TLS12, TLS13", "unknown version %q", f.MinVersion)
+		}
+		minVersion = v
+	}
+	if f.ClientAuthType != "" {
+		a, ok := clientAuths[f.ClientAuthType]
+		if !ok {
+			return nil, errorf(field+".client_auth_type",
+				"one of NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert",
+				"unknown type %q", f.ClientAuthType)
+		}
+		clientAuth = a
+	}
 	certFile, keyFile := resolve(dir, f.CertFile), resolve(dir, f.KeyFile)
 	if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
-		return nil, errorf(field+".cert_file", "cert_file and key_file must be PEM files of one certificate (chain) and its private key",
-			"with key_file: %v", err)
+		hint := "cert_file and key_file must be PEM files of one certificate (chain) and its private key"
+		if errors.Is(err, fs.ErrNotExist) {
+			hint = ""
+		}
+		return nil, errorf(field+".cert_file", hint, "%v", err)
 	}
 	cfg := &tls.Config{
-		MinVersion: tls.VersionTLS12,
+		MinVersion: minVersion,
+		ClientAuth: clientAuth,
 		// Read on each handshake, as exporter-toolkit does, so that a
 		// renewed certificate is served without a restart.
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -217,22 +241,6 @@ func parseTLS(n *yaml.Node, dir string) (*tls.Config, error) {
 			}
 			return &cert, nil
 		},
-	}
-	if f.MinVersion != "" {
-		v, ok := tlsVersions[f.MinVersion]
-		if !ok {
-			return nil, errorf(field+".min_version", "one of TLS10, TLS11, TLS12, TLS13", "unknown version %q", f.MinVersion)
-		}
-		cfg.MinVersion = v
-	}
-	if f.ClientAuthType != "" {
-		a, ok := clientAuths[f.ClientAuthType]
-		if !ok {
-			return nil, errorf(field+".client_auth_type",
-				"one of NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert",
-				"unknown type %q", f.ClientAuthType)
-		}
-		cfg.ClientAuth = a
 	}
 	if f.ClientCAFile != "" {
 		pem, err := os.ReadFile(resolve(dir, f.ClientCAFile))
@@ -273,7 +281,7 @@ func (c *Config) parseUsers(n *yaml.Node) error {
 		return err
 	}
 	c.users = map[string][]byte{}
-	cost := bcrypt.DefaultCost
+	cost := bcrypt.MinCost
 	for i := 0; i+1 < len(n.Content); i += 2 { // in the file's order: the first mistake is named
 		name, v := n.Content[i].Value, n.Content[i+1]
 		f := dotted(field, name)
