@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/exposition"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/snapshot"
+	"github.com/chatq-dev/chatq/internal/webconfig"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
@@ -46,6 +48,21 @@ while the server is away (a restart, a failover) scrapes answer chatq_up 0,
 and chatq says once on stderr that it lost the connection and once that it
 is back.
 
+--web-config FILE serves /metrics over TLS and/or behind basic auth, with
+the web configuration file of Prometheus's exporters (exporter-toolkit's
+--web.config.file), of which chatq reads these keys:
+  tls_server_config:
+    cert_file: server.crt     # PEM; relative paths are from FILE's directory
+    key_file: server.key
+    client_auth_type: RequireAndVerifyClientCert   # default NoClientCert
+    client_ca_file: clients-ca.crt
+    min_version: TLS12        # default; or TLS13
+  basic_auth_users:
+    prometheus: $2y$10$...    # a bcrypt hash: htpasswd -nBC 10 "" | tr -d ':\n'
+Any other key, a password where its hash should be, or a certificate
+without its key is a usage error (exit 2). The certificate is read again at
+each connection, so a renewed one is served without a restart.
+
 What one scrape costs the server, whatever the number of keys:
   1 INFO and 1 PING;
   at most --scan-calls SSCANs (COUNT 500) of the queue registry, and as
@@ -62,6 +79,7 @@ keys and chat ids read; --max-lists 0 or --max-chats 0 leaves those out.`
 
 const metricsExample = `  chatq metrics
   chatq metrics --listen 9464                 # http://127.0.0.1:9464/metrics
+  chatq metrics --listen 0.0.0.0:9464 --web-config web.yml   # TLS, basic auth
   chatq metrics --file /var/lib/node_exporter/textfile/chatq.prom   # from cron
   chatq metrics --include 'app-*' --exclude '*-test' --max-chats 0
   chatq metrics --jq '.[] | select(.name == "chatq_queue_messages") | .samples'`
@@ -76,6 +94,7 @@ type metricsOptions struct {
 	Prefix      string
 	Cluster     bool
 	Listen      string
+	WebConfig   string
 	File        string
 	OpenMetrics bool
 	Limits      snapshot.Limits
@@ -84,6 +103,7 @@ type metricsOptions struct {
 
 	// Set by validate.
 	filter *snapshot.Filter
+	web    *webconfig.Config // from --web-config
 }
 
 // Defaults of the caps: a scrape reads at most this much.
@@ -128,6 +148,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *metricsOptions) erro
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", "", "serve /metrics on ADDR (a port alone: on 127.0.0.1)")
+	fl.StringVar(&opts.WebConfig, "web-config", "", "with --listen: serve over TLS and/or behind basic auth, as the exporters' web config FILE says")
 	fl.StringVar(&opts.File, "file", "", "write the snapshot to PATH atomically instead of stdout")
 	fl.BoolVar(&opts.OpenMetrics, "openmetrics", false, "write OpenMetrics instead of the Prometheus text format (stdout, --file)")
 	fl.StringVar(&opts.Namespace, "namespace", "", "RSMQ namespace of the queues (env CHATQ_NAMESPACE, default rsmq)")
@@ -166,7 +187,36 @@ func (o *metricsOptions) validate() error {
 		}
 		o.Listen = addr
 	}
+	if o.WebConfig != "" {
+		if o.Listen == "" {
+			return cmdutil.WithHint(cmdutil.UsageErrorf("--web-config is for --listen"),
+				"e.g. chatq metrics --listen 0.0.0.0:9464 --web-config web.yml")
+		}
+		web, err := webconfig.Load(o.WebConfig)
+		if err != nil {
+			return webConfigError(o.WebConfig, err)
+		}
+		o.web = web
+	}
 	return nil
+}
+
+// webConfigError is a usage error for a --web-config file that cannot be
+// read or used, naming the field at fault.
+func webConfigError(path string, err error) error {
+	var werr *webconfig.Error
+	switch {
+	case errors.As(err, &werr):
+		err = cmdutil.UsageErrorf("--web-config %s: %v", path, werr)
+		if werr.Hint != "" {
+			return cmdutil.WithHint(err, werr.Hint)
+		}
+		return err
+	case errors.Is(err, fs.ErrNotExist):
+		return cmdutil.WithHint(cmdutil.UsageErrorf("--web-config: %v", err),
+			"the file of tls_server_config and basic_auth_users, as Prometheus's exporters take with --web.config.file")
+	}
+	return cmdutil.UsageErrorf("--web-config: %v", err)
 }
 
 // listenAddr is --listen as host:port: a port alone (9464 or :9464) is on
@@ -193,7 +243,7 @@ func (o *metricsOptions) exporter(rdb redis.UniversalClient, infof func(string, 
 	return exporter.New(rdb, exporter.Options{
 		Snapshot: snapshot.Options{Namespace: o.Namespace, Prefix: o.Prefix, Cluster: o.Cluster,
 			Limits: o.Limits, Filter: o.filter, DeadLetters: true},
-		Infof: infof, Hint: o.Hint,
+		Infof: infof, Hint: o.Hint, Web: o.web,
 	})
 }
 
@@ -325,7 +375,11 @@ func serve(ctx context.Context, o *metricsOptions, rdb redis.UniversalClient) er
 	if err := exp.Check(ctx); err != nil {
 		return err
 	}
-	url := "http://" + openable(o.Listen, ln.Addr().(*net.TCPAddr)) + "/metrics"
+	scheme := "http"
+	if o.web != nil && o.web.TLS != nil {
+		scheme = "https"
+	}
+	url := scheme + "://" + openable(o.Listen, ln.Addr().(*net.TCPAddr)) + "/metrics"
 	if o.JSON {
 		if err := o.IO.WriteJSON(struct {
 			URL string `json:"url"`
@@ -336,8 +390,9 @@ func serve(ctx context.Context, o *metricsOptions, rdb redis.UniversalClient) er
 		fmt.Fprintln(o.IO.Out, url)
 	}
 	o.IO.Infof("serving metrics on %s; Ctrl-C to stop", url)
-	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() && (o.web == nil || !o.web.Authenticates()) {
 		o.IO.Infof("warning: %s is reachable from other machines: the metrics name queues, lists and chats", openable(o.Listen, ln.Addr().(*net.TCPAddr)))
+		o.IO.Infof("hint: --web-config with basic_auth_users (and tls_server_config) asks scrapers for a password")
 	}
 	if err := exp.Serve(ctx, ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err

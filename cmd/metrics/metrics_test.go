@@ -77,6 +77,8 @@ func TestFlags(t *testing.T) {
 		{args: []string{"--listen", "9464", "--openmetrics"}, wantErr: "--openmetrics is for stdout and --file"},
 		{args: []string{"--listen", "9464", "--file", "x"}, wantErr: "none of the others"},
 		{args: []string{"--namespace", "a b"}, wantErr: "namespace"},
+		{args: []string{"--web-config", "web.yml"}, wantErr: "--web-config is for --listen"},
+		{args: []string{"--listen", "9464", "--web-config", "testdata/none.yml"}, wantErr: "no such file"},
 		{args: []string{"extra"}, wantErr: "unknown command"},
 	} {
 		got, err := parse(t, tc.env, tc.args...)

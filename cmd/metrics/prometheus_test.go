@@ -22,7 +22,9 @@ import (
 	"github.com/chatq-dev/chatq/cmd"
 	"github.com/chatq-dev/chatq/internal/iostreams"
 	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/webconfig/testcerts"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // tool returns the path of a Prometheus program, skipping t when it is not
@@ -103,60 +105,14 @@ func TestPrometheusScrapes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// chatq metrics --listen, in process, until the test ends.
-	mctx, stop := context.WithCancel(ctx)
-	outR, outW := io.Pipe()
-	var errOut bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: outW, ErrOut: &errOut}
-		done <- cmd.Run(mctx, []string{"--url", b.URL, "--prefix", b.Prefix, "metrics", "--listen", freeAddr(t), "--max-chats", "0", "--max-lists", "0"}, io, func(string) string { return "" })
-		outW.Close()
-	}()
-	line, err := bufio.NewReader(outR).ReadString('\n')
-	if err != nil {
-		t.Fatalf("chatq metrics --listen printed no URL: %v; stderr: %s", err, errOut.String())
-	}
-	go io.Copy(io.Discard, outR)
-	target, err := url.Parse(strings.TrimSpace(line))
-	if err != nil || target.Path != "/metrics" {
-		t.Fatalf("URL %q: %v", line, err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if code := <-done; code != 0 {
-			t.Errorf("chatq metrics --listen exited %d after its context ended: %s", code, errOut.String())
-		}
-	})
+	target := listen(t, b)
 
 	// Prometheus, scraping it four times a second.
-	dir := t.TempDir()
-	config := fmt.Sprintf(`global:
-  scrape_interval: 250ms
-  scrape_timeout: 200ms
-scrape_configs:
+	api := prometheus(t, prom, fmt.Sprintf(`
   - job_name: chatq
     static_configs:
       - targets: [%q]
-`, target.Host)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	api := "http://" + freeAddr(t)
-	var promLog bytes.Buffer
-	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+strings.TrimPrefix(api, "http://"), "--log.level=warn")
-	p.Stdout, p.Stderr = &promLog, &promLog
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.Process.Kill()
-		p.Wait()
-		if t.Failed() {
-			t.Logf("prometheus's log:\n%s", promLog.String())
-		}
-	})
+`, target.Host))
 
 	// An empty queue first: every series is there, at 0.
 	want := func() map[string]float64 {
@@ -217,6 +173,106 @@ scrape_configs:
 		t.Fatalf("queue stats after the receives: %v", second)
 	}
 	waitFor(t, api, second)
+}
+
+// listen runs chatq metrics --listen against b, in process, until the test
+// ends, and returns the URL it prints.
+func listen(t *testing.T, b redistest.Backend, args ...string) *url.URL {
+	t.Helper()
+	mctx, stop := context.WithCancel(t.Context())
+	outR, outW := io.Pipe()
+	var errOut bytes.Buffer
+	done := make(chan int, 1)
+	args = append([]string{"--url", b.URL, "--prefix", b.Prefix, "metrics", "--listen", freeAddr(t), "--max-chats", "0", "--max-lists", "0"}, args...)
+	go func() {
+		io := &iostreams.IOStreams{In: strings.NewReader(""), Out: outW, ErrOut: &errOut}
+		done <- cmd.Run(mctx, args, io, func(string) string { return "" })
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("chatq metrics --listen printed no URL: %v; stderr: %s", err, errOut.String())
+	}
+	go io.Copy(io.Discard, outR)
+	target, err := url.Parse(strings.TrimSpace(line))
+	if err != nil || target.Path != "/metrics" {
+		t.Fatalf("URL %q: %v", line, err)
+	}
+	t.Cleanup(func() {
+		stop()
+		if code := <-done; code != 0 {
+			t.Errorf("chatq metrics --listen exited %d after its context ended: %s", code, errOut.String())
+		}
+	})
+	return target
+}
+
+// prometheus runs Prometheus at path prom with the scrape configs jobs
+// (YAML list items) until the test ends, scraping four times a second, and
+// returns the URL of its API.
+func prometheus(t *testing.T, prom, jobs string) string {
+	t.Helper()
+	dir := t.TempDir()
+	config := `global:
+  scrape_interval: 250ms
+  scrape_timeout: 200ms
+scrape_configs:` + jobs
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := "http://" + freeAddr(t)
+	var promLog bytes.Buffer
+	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+strings.TrimPrefix(api, "http://"), "--log.level=warn")
+	p.Stdout, p.Stderr = &promLog, &promLog
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Process.Kill()
+		p.Wait()
+		if t.Failed() {
+			t.Logf("prometheus's log:\n%s", promLog.String())
+		}
+	})
+	return api
+}
+
+// Prometheus scrapes chatq metrics --web-config over TLS with basic auth,
+// as its scrape_config says (scheme: https, tls_config, basic_auth); a job
+// with a wrong password, and one without TLS, are not served.
+func TestPrometheusScrapesTLS(t *testing.T) {
+	prom := tool(t, "prometheus")
+	b := backend(t)
+	certs := testcerts.New(t)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := filepath.Join(certs.Dir, "web.yml")
+	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"+
+		"basic_auth_users:\n  prometheus: '"+string(hash)+"'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := listen(t, b, "--web-config", web)
+	if target.Scheme != "https" {
+		t.Fatalf("chatq printed %s, want https", target)
+	}
+	job := func(name, scheme, password string) string {
+		return fmt.Sprintf(`
+  - job_name: %s
+    scheme: %s
+    tls_config:
+      ca_file: %q
+    basic_auth:
+      username: prometheus
+      password: %q
+    static_configs:
+      - targets: [%q]
+`, name, scheme, certs.CA, password, target.Host)
+	}
+	api := prometheus(t, prom, job("chatq", "https", "s3cret")+job("wrong", "https", "wrong")+job("plain", "http", "s3cret"))
+	waitFor(t, api, map[string]float64{`up{job="chatq"}`: 1, `chatq_up{job="chatq"}`: 1, `up{job="wrong"}`: 0, `up{job="plain"}`: 0})
 }
 
 // waitFor polls Prometheus's query API until each series of want has its

@@ -13,6 +13,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/conn"
 	"github.com/chatq-dev/chatq/internal/exposition"
 	"github.com/chatq-dev/chatq/internal/snapshot"
+	"github.com/chatq-dev/chatq/internal/webconfig"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,6 +27,9 @@ type Options struct {
 	Infof func(format string, a ...any)
 	// Hint, when set, returns the hint for an error (printed after it).
 	Hint func(error) string
+	// Web, when set, says how Serve serves: over TLS, behind basic auth
+	// (chatq metrics --web-config). Nil: plain HTTP, no authentication.
+	Web *webconfig.Config
 }
 
 // Exporter scrapes one server. Its scrapes run one at a time: requests
