@@ -436,7 +436,7 @@ func printable(v any) string {
 		return "<no value>"
 	case string:
 		return v
-	case []any, map[string]any:
+	case []any, map[string]any, jsonArray, jsonObject:
 		b, err := json.Marshal(jsonValue(v))
 		if err != nil {
 			return fmt.Sprint(v)
@@ -452,17 +452,24 @@ func jsonValue(v any) any {
 	case Number:
 		return json.Number(v.String())
 	case []any:
+		if v == nil {
+			return v
+		}
 		out := make([]any, len(v))
 		for i := range v {
 			out[i] = jsonValue(v[i])
 		}
 		return out
+	case jsonArray:
+		return jsonValue([]any(v))
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k := range v {
 			out[k] = jsonValue(v[k])
 		}
 		return out
+	case jsonObject:
+		return jsonValue(map[string]any(v))
 	}
 	return v
 }
@@ -675,3 +682,13 @@ func cmpOrdered[T int64 | float64](x, y T) int {
 	}
 	return 0
 }
+
+// jsonArray and jsonObject are an array and an object as print, printf and
+// println see them: values that print as JSON (%v, %s), as an action does.
+type (
+	jsonArray  []any
+	jsonObject map[string]any
+)
+
+func (a jsonArray) String() string  { return printable(a) }
+func (o jsonObject) String() string { return printable(o) }
