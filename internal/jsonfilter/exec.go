@@ -59,6 +59,7 @@ func (e *execError) Error() string { return "at <" + e.context + ">: " + e.err.E
 type variable struct {
 	name  string
 	value any
+	null  bool // a JSON null taken from an array or object: see fields
 }
 
 type state struct {
@@ -68,6 +69,8 @@ type state struct {
 	funcs map[string]func(args []any) (any, error)
 	vars  []variable
 	depth int
+	// dotNull is true while dot is a null element of a range (see fields).
+	dotNull bool
 }
 
 func (s *state) errorf(n parse.Node, format string, a ...any) error {
@@ -81,7 +84,7 @@ func execute(w io.Writer, trees map[string]*parse.Tree, funcs map[string]func([]
 	if t == nil || t.Root == nil {
 		return nil
 	}
-	s := &state{trees: trees, tree: t, w: w, funcs: funcs, vars: []variable{{"$", dot}}}
+	s := &state{trees: trees, tree: t, w: w, funcs: funcs, vars: []variable{{name: "$", value: dot}}}
 	return s.walk(dot, t.Root)
 }
 
@@ -129,7 +132,7 @@ func (s *state) walk(dot any, node parse.Node) error {
 		if s.depth++; s.depth > 100 {
 			return s.errorf(n, "templates nested more than 100 deep")
 		}
-		inner := &state{trees: s.trees, tree: t, w: s.w, funcs: s.funcs, vars: []variable{{"$", v}}, depth: s.depth}
+		inner := &state{trees: s.trees, tree: t, w: s.w, funcs: s.funcs, vars: []variable{{name: "$", value: v}}, depth: s.depth}
 		err := inner.walk(v, t.Root)
 		s.depth--
 		return err
@@ -148,6 +151,9 @@ func (s *state) branch(dot any, b *parse.BranchNode, with bool) error {
 	}
 	switch {
 	case truth(v) && with:
+		outer := s.dotNull
+		s.dotNull = false
+		defer func() { s.dotNull = outer }()
 		return s.walk(v, b.List)
 	case truth(v):
 		return s.walk(dot, b.List)
@@ -169,18 +175,21 @@ func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 	one := func(key, elem any) error {
 		switch len(n.Pipe.Decl) {
 		case 1:
-			s.setVar(n.Pipe.Decl[0].Ident[0], elem, n.Pipe.IsAssign)
+			s.setVar(n.Pipe.Decl[0].Ident[0], elem, n.Pipe.IsAssign, true)
 		case 2:
-			s.setVar(n.Pipe.Decl[0].Ident[0], key, n.Pipe.IsAssign)
-			s.setVar(n.Pipe.Decl[1].Ident[0], elem, n.Pipe.IsAssign)
+			s.setVar(n.Pipe.Decl[0].Ident[0], key, n.Pipe.IsAssign, true)
+			s.setVar(n.Pipe.Decl[1].Ident[0], elem, n.Pipe.IsAssign, true)
 		}
+		outer := s.dotNull
+		s.dotNull = elem == nil
 		err := s.walk(elem, n.List)
+		s.dotNull = outer
 		s.vars = s.vars[:mark+len(n.Pipe.Decl)*boolInt(!n.Pipe.IsAssign)]
 		return err
 	}
 	if !n.Pipe.IsAssign {
 		for _, d := range n.Pipe.Decl {
-			s.vars = append(s.vars, variable{d.Ident[0], nil})
+			s.vars = append(s.vars, variable{name: d.Ident[0]})
 		}
 	}
 	count := 0
@@ -229,6 +238,10 @@ func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 	return nil
 }
 
+func isHexInt(s string) bool {
+	return len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && !strings.ContainsAny(s, "pP")
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -236,26 +249,27 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// setVar declares a variable, or assigns an existing one (=).
-func (s *state) setVar(name string, v any, assign bool) {
+// setVar declares a variable, or assigns an existing one (=); elem says
+// that v is an element of a range (see fields).
+func (s *state) setVar(name string, v any, assign, elem bool) {
 	for i := len(s.vars) - 1; i >= 0; i-- {
 		if s.vars[i].name == name {
-			s.vars[i].value = v
+			s.vars[i].value, s.vars[i].null = v, elem && v == nil
 			return
 		}
 	}
 	if !assign {
-		s.vars = append(s.vars, variable{name, v})
+		s.vars = append(s.vars, variable{name: name, value: v, null: elem && v == nil})
 	}
 }
 
-func (s *state) lookupVar(n parse.Node, name string) (any, error) {
+func (s *state) lookupVar(n parse.Node, name string) (variable, error) {
 	for i := len(s.vars) - 1; i >= 0; i-- {
 		if s.vars[i].name == name {
-			return s.vars[i].value, nil
+			return s.vars[i], nil
 		}
 	}
-	return nil, s.errorf(n, "undefined variable %s", name)
+	return variable{}, s.errorf(n, "undefined variable %s", name)
 }
 
 func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
@@ -275,9 +289,9 @@ func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
 	}
 	for _, d := range p.Decl {
 		if p.IsAssign {
-			s.setVar(d.Ident[0], v, true)
+			s.setVar(d.Ident[0], v, true, false)
 		} else {
-			s.vars = append(s.vars, variable{d.Ident[0], v})
+			s.vars = append(s.vars, variable{name: d.Ident[0], value: v})
 		}
 	}
 	return v, nil
@@ -292,6 +306,9 @@ func (s *state) command(dot any, c *parse.CommandNode, final []any) (any, error)
 	if len(c.Args) > 1 || final != nil {
 		return nil, s.errorf(c, "%s is not a function: it takes no arguments", c.Args[0])
 	}
+	if _, ok := c.Args[0].(*parse.NilNode); ok {
+		return nil, s.errorf(c, "nil is not a command")
+	}
 	return s.arg(dot, c.Args[0])
 }
 
@@ -301,19 +318,19 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 	case *parse.DotNode:
 		return dot, nil
 	case *parse.FieldNode:
-		return s.fields(n, dot, ".", n.Ident)
+		return s.fields(n, dot, s.dotNull, ".", n.Ident)
 	case *parse.VariableNode:
 		v, err := s.lookupVar(n, n.Ident[0])
 		if err != nil {
 			return nil, err
 		}
-		return s.fields(n, v, n.Ident[0], n.Ident[1:])
+		return s.fields(n, v.value, v.null, n.Ident[0], n.Ident[1:])
 	case *parse.ChainNode:
 		v, err := s.arg(dot, n.Node)
 		if err != nil {
 			return nil, err
 		}
-		return s.fields(n, v, n.Node.String(), n.Field)
+		return s.fields(n, v, false, n.Node.String(), n.Field)
 	case *parse.PipeNode:
 		mark := len(s.vars)
 		defer func() { s.vars = s.vars[:mark] }()
@@ -325,11 +342,15 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 	case *parse.BoolNode:
 		return n.True, nil
 	case *parse.NumberNode:
+		// As text/template types a number written in the template: float64
+		// when it is written as one (1.0, 1e3), else int64 (its int).
 		switch {
+		case n.IsFloat && !isHexInt(n.Text) && !strings.HasPrefix(n.Text, "'") && strings.ContainsAny(n.Text, ".eEpP"):
+			return n.Float64, nil
 		case n.IsInt:
 			return n.Int64, nil
-		case n.IsFloat:
-			return Number(n.Float64), nil
+		case n.IsUint:
+			return nil, s.errorf(n, "%s overflows int", n.Text)
 		}
 		return nil, s.errorf(n, "invalid number %s", n.Text)
 	case *parse.NilNode:
@@ -339,13 +360,19 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 }
 
 // fields follows .a.b from v: a field of an object is its member, null when
-// it has none (as text/template reads a map).
-func (s *state) fields(n parse.Node, v any, path string, names []string) (any, error) {
+// it has none, as text/template reads a map. A field of null is null too,
+// except (text/template's nil interface) of a null that is a member of an
+// object, or an element of a range: v, when null says so, or a member
+// found on the way.
+func (s *state) fields(n parse.Node, v any, null bool, path string, names []string) (any, error) {
 	for _, name := range names {
 		switch m := v.(type) {
 		case map[string]any:
-			v = m[name]
+			v, null = m[name]
 		case nil:
+			if !null {
+				return nil, nil
+			}
 			return nil, s.errorf(n, "%s is null, so it has no field %s", strings.TrimSuffix(path, "."), name)
 		default:
 			return nil, s.errorf(n, "%s is %s, which has no fields (asked for %s)", strings.TrimSuffix(path, "."), describe(m), name)
@@ -418,6 +445,8 @@ func truth(v any) bool {
 		return v != 0
 	case Number:
 		return v != 0
+	case float64:
+		return v != 0
 	case string:
 		return v != ""
 	case []any:
@@ -481,7 +510,7 @@ func describe(v any) string {
 		return "null"
 	case bool:
 		return "a boolean"
-	case int64, Number:
+	case int64, Number, float64:
 		return "a number"
 	case string:
 		return "a string"
@@ -599,37 +628,46 @@ func builtin(name string, a []any) (any, error) {
 	case "print", "println":
 		args := make([]any, len(a))
 		for i, v := range a {
-			args[i] = printArg(v, false)
+			args[i] = printArg(v)
 		}
 		if name == "println" {
 			return fmt.Sprintln(args...), nil
 		}
 		return fmt.Sprint(args...), nil
 	case "printf":
-		format, ok := a[0].(string)
+		format, ok := first(a, len(a)).(string) // not a[0]: {{printf}} has none
 		if !ok {
 			return nil, errors.New("want a format string first")
 		}
 		args := make([]any, len(a)-1)
 		for i, v := range a[1:] {
-			args[i] = printArg(v, true)
+			args[i] = printArg(v)
 		}
 		return fmt.Sprintf(format, args...), nil
 	}
 	return nil, fmt.Errorf("function %q not defined", name)
 }
 
-// printArg is a value as print and printf take it: arrays and objects as
-// JSON, null as <nil>; for printf, numbers as Go numbers so that %d and %f
-// work.
-func printArg(v any, printf bool) any {
+// printArg is a value as print, printf and println take it: an array or
+// object as a jsonArray or jsonObject, so that it prints as JSON and fmt
+// puts spaces around it as around any operand that is not a string.
+func printArg(v any) any {
 	switch v := v.(type) {
-	case []any, map[string]any:
-		return printable(v)
-	case Number:
-		if printf {
-			return float64(v)
+	case []any:
+		if v == nil {
+			return jsonArray(nil)
 		}
+		out := make(jsonArray, len(v))
+		for i := range v {
+			out[i] = printArg(v[i])
+		}
+		return out
+	case map[string]any:
+		out := make(jsonObject, len(v))
+		for k := range v {
+			out[k] = printArg(v[k])
+		}
+		return out
 	}
 	return v
 }
@@ -643,6 +681,8 @@ func compare(a, b any, equality bool) (int, error) {
 			return float64(v), true
 		case Number:
 			return float64(v), true
+		case float64:
+			return v, true
 		}
 		return 0, false
 	}

@@ -96,9 +96,12 @@ func first(a []any, n int) any {
 }
 
 func stringAndList(a []any) (string, []any, error) {
-	s, ok := first(a, 2).(string)
-	list, ok2 := a[len(a)-1].([]any)
-	if !ok || !ok2 && a[len(a)-1] != nil {
+	if len(a) != 2 {
+		return "", nil, errors.New("want a string and an array")
+	}
+	s, ok := a[0].(string)
+	list, ok2 := a[1].([]any)
+	if !ok || !ok2 && a[1] != nil {
 		return "", nil, errors.New("want a string and an array")
 	}
 	return s, list, nil
@@ -192,6 +195,8 @@ func toTime(v any) (time.Time, error) {
 		f = float64(v)
 	case Number:
 		f = float64(v)
+	case float64:
+		f = v
 	case string:
 		return time.Parse(time.RFC3339Nano, v)
 	default:
