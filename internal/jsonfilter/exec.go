@@ -166,19 +166,22 @@ func (s *state) branch(dot any, b *parse.BranchNode, with bool) error {
 func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 	mark := len(s.vars)
 	defer func() { s.vars = s.vars[:mark] }()
-	pipe := *n.Pipe
-	pipe.Decl = nil // set per element below
-	v, err := s.pipeline(dot, &pipe)
+	// The variables are declared (or set) to the whole value first, as
+	// text/template does: an assigned one keeps it when there is nothing
+	// to iterate.
+	v, err := s.pipeline(dot, n.Pipe)
 	if err != nil {
 		return err
 	}
 	one := func(key, elem any) error {
-		switch len(n.Pipe.Decl) {
-		case 1:
-			s.setVar(n.Pipe.Decl[0].Ident[0], elem, n.Pipe.IsAssign, true)
-		case 2:
-			s.setVar(n.Pipe.Decl[0].Ident[0], key, n.Pipe.IsAssign, true)
-			s.setVar(n.Pipe.Decl[1].Ident[0], elem, n.Pipe.IsAssign, true)
+		values := []any{elem}
+		if len(n.Pipe.Decl) == 2 {
+			values = []any{key, elem}
+		}
+		for i, d := range n.Pipe.Decl {
+			if err := s.setVar(d, d.Ident[0], values[i], true); err != nil {
+				return err
+			}
 		}
 		outer := s.dotNull
 		s.dotNull = elem == nil
@@ -186,11 +189,6 @@ func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 		s.dotNull = outer
 		s.vars = s.vars[:mark+len(n.Pipe.Decl)*boolInt(!n.Pipe.IsAssign)]
 		return err
-	}
-	if !n.Pipe.IsAssign {
-		for _, d := range n.Pipe.Decl {
-			s.vars = append(s.vars, variable{name: d.Ident[0]})
-		}
 	}
 	count := 0
 	run := func(key, elem any) (stop bool, err error) {
@@ -223,6 +221,9 @@ func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 			}
 		}
 	case int64:
+		if len(n.Pipe.Decl) > 1 {
+			return s.errorf(n, "can't use %d to iterate over more than one variable", v)
+		}
 		for i := range v {
 			if stop, err := run(i, i); stop || err != nil {
 				return err
@@ -249,18 +250,16 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// setVar declares a variable, or assigns an existing one (=); elem says
-// that v is an element of a range (see fields).
-func (s *state) setVar(name string, v any, assign, elem bool) {
+// setVar sets a variable declared before; elem says that v is an element
+// of a range (see fields).
+func (s *state) setVar(n parse.Node, name string, v any, elem bool) error {
 	for i := len(s.vars) - 1; i >= 0; i-- {
 		if s.vars[i].name == name {
 			s.vars[i].value, s.vars[i].null = v, elem && v == nil
-			return
+			return nil
 		}
 	}
-	if !assign {
-		s.vars = append(s.vars, variable{name: name, value: v, null: elem && v == nil})
-	}
+	return s.errorf(n, "undefined variable: %s", name)
 }
 
 func (s *state) lookupVar(n parse.Node, name string) (variable, error) {
@@ -289,7 +288,9 @@ func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
 	}
 	for _, d := range p.Decl {
 		if p.IsAssign {
-			s.setVar(d.Ident[0], v, true, false)
+			if err := s.setVar(d, d.Ident[0], v, false); err != nil {
+				return nil, err
+			}
 		} else {
 			s.vars = append(s.vars, variable{name: d.Ident[0], value: v})
 		}
