@@ -546,14 +546,24 @@ func builtin(name string, a []any) (any, error) {
 			return nil, errors.New("want a value to index")
 		}
 		v := a[0]
+		if v == nil {
+			return nil, errors.New("index of null")
+		}
 		for _, k := range a[1:] {
 			switch x := v.(type) {
 			case []any:
-				i, ok := k.(int64)
-				if !ok || i < 0 || i >= int64(len(x)) {
-					return nil, fmt.Errorf("index %s out of range of an array of %d", printable(k), len(x))
+				i, err := indexArg(k, len(x))
+				if err != nil {
+					return nil, err
 				}
 				v = x[i]
+			case string:
+				// A byte, as text/template indexes a string.
+				i, err := indexArg(k, len(x))
+				if err != nil {
+					return nil, err
+				}
+				v = int64(x[i])
 			case map[string]any:
 				key, ok := k.(string)
 				if !ok {
@@ -561,7 +571,7 @@ func builtin(name string, a []any) (any, error) {
 				}
 				v = x[key]
 			case nil:
-				return nil, nil
+				return nil, errors.New("index of null")
 			default:
 				return nil, fmt.Errorf("can't index %s", describe(x))
 			}
@@ -647,6 +657,18 @@ func builtin(name string, a []any) (any, error) {
 		return fmt.Sprintf(format, args...), nil
 	}
 	return nil, fmt.Errorf("function %q not defined", name)
+}
+
+// indexArg is k as an index of something n long.
+func indexArg(k any, n int) (int64, error) {
+	i, ok := k.(int64)
+	if !ok {
+		return 0, fmt.Errorf("an index is a whole number, not %s", describe(k))
+	}
+	if i < 0 || i >= int64(n) {
+		return 0, fmt.Errorf("index %d out of range of %d", i, n)
+	}
+	return i, nil
 }
 
 // printArg is a value as print, printf and println take it: an array or

@@ -173,9 +173,12 @@ func wrapped(v any) any {
 	return v
 }
 
-// plain undoes wrapped.
+// plain undoes wrapped, and makes text/template's int (a number written in
+// the template) the int64 that chatq's executor has for every whole number.
 func plain(v any) any {
 	switch v := v.(type) {
+	case int:
+		return int64(v)
 	case jsonArray:
 		if v == nil {
 			return []any(nil)
@@ -302,6 +305,7 @@ func deliberate(text, got, want string, wantErr error) string {
 	if want == "exec" && got != "exec" && strings.Contains(wantErr.Error(), "incompatible types for comparison") {
 		// chatq compares a whole number with a fractional one (1 with
 		// 1.5): which of the two a JSON number is depends on its digits.
+		// (A byte of a string, index "abc" 0, is a whole number too.)
 		if mixedNumbers(wantErr.Error()) {
 			return "comparing whole and fractional numbers"
 		}
@@ -328,7 +332,7 @@ func mixedNumbers(msg string) bool {
 	a, b, _ := strings.Cut(types, " and ")
 	isNum := func(s string) bool {
 		switch s {
-		case "int", "int64", "float64", "jsonfilter.Number":
+		case "int", "int64", "uint8", "float64", "jsonfilter.Number":
 			return true
 		}
 		return false
