@@ -609,33 +609,26 @@ func builtin(name string, a []any) (any, error) {
 		if len(a) < 2 || name != "eq" && len(a) != 2 {
 			return nil, errors.New("want two arguments (eq: two or more)")
 		}
-		if name == "eq" {
+		switch name {
+		case "eq":
 			for _, b := range a[1:] {
-				c, err := compare(a[0], b, true)
-				if err != nil {
-					return nil, err
-				}
-				if c == 0 {
-					return true, nil
+				if eq, err := equal(a[0], b); eq || err != nil {
+					return eq, err
 				}
 			}
 			return false, nil
-		}
-		c, err := compare(a[0], a[1], name == "ne")
-		if err != nil {
-			return nil, err
-		}
-		switch name {
 		case "ne":
-			return c != 0, nil
-		case "lt":
-			return c < 0, nil
-		case "le":
-			return c <= 0, nil
-		case "gt":
-			return c > 0, nil
+			eq, err := equal(a[0], a[1])
+			return !eq, err
+		case "lt", "ge":
+			lt, err := less(a[0], a[1])
+			return lt == (name == "lt"), err
 		}
-		return c >= 0, nil
+		lt, err := less(a[0], a[1])
+		if !lt && err == nil {
+			lt, err = equal(a[0], a[1])
+		}
+		return lt == (name == "le"), err
 	case "print", "println":
 		args := make([]any, len(a))
 		for i, v := range a {
@@ -695,55 +688,99 @@ func printArg(v any) any {
 	return v
 }
 
-// compare orders a and b: numbers by value (whole or not), strings by
-// bytes; booleans and null only for equality.
-func compare(a, b any, equality bool) (int, error) {
-	num := func(v any) (float64, bool) {
-		switch v := v.(type) {
-		case int64:
-			return float64(v), true
-		case Number:
-			return float64(v), true
-		case float64:
-			return v, true
-		}
-		return 0, false
+// kindOf is what text/template compares a value as: "" for null, arrays
+// and objects, which only eq and ne take.
+func kindOf(v any) string {
+	switch v.(type) {
+	case bool:
+		return "bool"
+	case int64:
+		return "int"
+	case Number, float64:
+		return "float"
+	case string:
+		return "string"
 	}
-	if x, ok := a.(int64); ok {
-		if y, ok := b.(int64); ok {
-			return cmpOrdered(x, y), nil
-		}
-	}
-	if x, ok := num(a); ok {
-		if y, ok := num(b); ok {
-			return cmpOrdered(x, y), nil
-		}
-	}
-	if x, ok := a.(string); ok {
-		if y, ok := b.(string); ok {
-			return strings.Compare(x, y), nil
-		}
-	}
-	if equality {
-		switch a.(type) {
-		case bool, nil:
-			if a == b {
-				return 0, nil
-			}
-			return 1, nil
-		}
-	}
-	return 0, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	return ""
 }
 
-func cmpOrdered[T int64 | float64](x, y T) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
+// mixedNumbers says whether a and b are a whole and a fractional number,
+// which chatq compares by value where text/template fails: whether a JSON
+// number is one or the other depends on how it was written.
+func mixedNumbers(a, b any) (x, y float64, ok bool) {
+	ka, kb := kindOf(a), kindOf(b)
+	if ka == kb || ka != "int" && ka != "float" || kb != "int" && kb != "float" {
+		return 0, 0, false
+	}
+	return toFloat(a), toFloat(b), true
+}
+
+func toFloat(v any) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case Number:
+		return float64(v)
+	case float64:
+		return v
 	}
 	return 0
+}
+
+// equal is text/template's eq for two values: values of one kind compare,
+// null equals only null (or a null array), and anything else fails, but
+// that null with anything is false.
+func equal(a, b any) (bool, error) {
+	if x, y, ok := mixedNumbers(a, b); ok {
+		return x == y, nil
+	}
+	ka, kb := kindOf(a), kindOf(b)
+	switch {
+	case ka != kb && a != nil && b != nil:
+		return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	case ka != kb:
+		return false, nil
+	case ka == "bool":
+		return a == b, nil
+	case ka == "int":
+		return a.(int64) == b.(int64), nil
+	case ka == "float":
+		return toFloat(a) == toFloat(b), nil
+	case ka == "string":
+		return a.(string) == b.(string), nil
+	}
+	_, arrA := a.([]any)
+	_, arrB := b.([]any)
+	if a != nil && b != nil && arrA != arrB {
+		return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	}
+	nullA, nullB := isNull(a), isNull(b)
+	if nullA || nullB {
+		return nullA == nullB, nil
+	}
+	return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+}
+
+// isNull says whether v is null or a null array (pluck of nothing).
+func isNull(v any) bool {
+	l, ok := v.([]any)
+	return v == nil || ok && l == nil
+}
+
+// less is text/template's lt: numbers by value, strings by bytes.
+func less(a, b any) (bool, error) {
+	if x, y, ok := mixedNumbers(a, b); ok {
+		return x < y, nil
+	}
+	switch ka, kb := kindOf(a), kindOf(b); {
+	case ka == "" || ka != kb || ka == "bool":
+		return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	case ka == "int":
+		return a.(int64) < b.(int64), nil
+	case ka == "float":
+		return toFloat(a) < toFloat(b), nil
+	}
+	return a.(string) < b.(string), nil
 }
 
 // jsonArray and jsonObject are an array and an object as print, printf and
