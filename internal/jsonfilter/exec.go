@@ -639,7 +639,10 @@ func builtin(name string, a []any) (any, error) {
 		}
 		return fmt.Sprint(args...), nil
 	case "printf":
-		format, ok := first(a, len(a)).(string) // not a[0]: {{printf}} has none
+		if len(a) == 0 {
+			return nil, errors.New("want a format string first")
+		}
+		format, ok := a[0].(string)
 		if !ok {
 			return nil, errors.New("want a format string first")
 		}
