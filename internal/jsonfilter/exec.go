@@ -305,6 +305,16 @@ func (s *state) command(dot any, c *parse.CommandNode, final []any) (any, error)
 		return s.call(dot, id, c.Args[1:], final)
 	}
 	if len(c.Args) > 1 || final != nil {
+		// .a.b 1: text/template fails, but for a field of a missing
+		// member, which it does not evaluate.
+		switch n := c.Args[0].(type) {
+		case *parse.FieldNode, *parse.ChainNode:
+			return s.fieldArg(dot, n, true)
+		case *parse.VariableNode:
+			if len(n.Ident) > 1 {
+				return s.fieldArg(dot, n, true)
+			}
+		}
 		return nil, s.errorf(c, "%s is not a function: it takes no arguments", c.Args[0])
 	}
 	if _, ok := c.Args[0].(*parse.NilNode); ok {
@@ -313,25 +323,35 @@ func (s *state) command(dot any, c *parse.CommandNode, final []any) (any, error)
 	return s.arg(dot, c.Args[0])
 }
 
-// arg evaluates a node used as a value.
-func (s *state) arg(dot any, n parse.Node) (any, error) {
+// fieldArg evaluates a field, variable or chain (.a.b, $x.a, (.a).b);
+// called says the command gives it arguments.
+func (s *state) fieldArg(dot any, n parse.Node, called bool) (any, error) {
 	switch n := n.(type) {
-	case *parse.DotNode:
-		return dot, nil
 	case *parse.FieldNode:
-		return s.fields(n, dot, s.dotNull, ".", n.Ident)
+		return s.fields(n, dot, s.dotNull, ".", n.Ident, called)
 	case *parse.VariableNode:
 		v, err := s.lookupVar(n, n.Ident[0])
 		if err != nil {
 			return nil, err
 		}
-		return s.fields(n, v.value, v.null, n.Ident[0], n.Ident[1:])
+		return s.fields(n, v.value, v.null, n.Ident[0], n.Ident[1:], called)
 	case *parse.ChainNode:
 		v, err := s.arg(dot, n.Node)
 		if err != nil {
 			return nil, err
 		}
-		return s.fields(n, v, false, n.Node.String(), n.Field)
+		return s.fields(n, v, false, n.Node.String(), n.Field, called)
+	}
+	return nil, s.errorf(n, "can't evaluate %s", n)
+}
+
+// arg evaluates a node used as a value.
+func (s *state) arg(dot any, n parse.Node) (any, error) {
+	switch n := n.(type) {
+	case *parse.DotNode:
+		return dot, nil
+	case *parse.FieldNode, *parse.VariableNode, *parse.ChainNode:
+		return s.fieldArg(dot, n, false)
 	case *parse.PipeNode:
 		mark := len(s.vars)
 		defer func() { s.vars = s.vars[:mark] }()
@@ -364,11 +384,15 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 // it has none, as text/template reads a map. A field of null is null too,
 // except (text/template's nil interface) of a null that is a member of an
 // object, or an element of a range: v, when null says so, or a member
-// found on the way.
-func (s *state) fields(n parse.Node, v any, null bool, path string, names []string) (any, error) {
-	for _, name := range names {
+// found on the way. called says the last field is given arguments, which
+// fails but where there is nothing to take it of.
+func (s *state) fields(n parse.Node, v any, null bool, path string, names []string, called bool) (any, error) {
+	for i, name := range names {
 		switch m := v.(type) {
 		case map[string]any:
+			if called && i == len(names)-1 {
+				return nil, s.errorf(n, "%s is not a function: it takes no arguments", n)
+			}
 			v, null = m[name]
 		case nil:
 			if !null {
