@@ -602,33 +602,44 @@ func builtin(name string, a []any) (any, error) {
 		}
 		return v, nil
 	case "slice":
-		if len(a) < 1 || len(a) > 3 {
-			return nil, errors.New("want a value and up to two indexes")
+		// As text/template slices: up to three indexes (x[i:j:k], not for
+		// a string), each up to the capacity, which is an array's length
+		// unless it is a slice of one.
+		if len(a) == 0 || a[0] == nil {
+			return nil, errors.New("slice of null")
 		}
-		var n int64
+		if len(a) > 4 {
+			return nil, fmt.Errorf("too many slice indexes: %d", len(a)-1)
+		}
+		var n, capacity int
 		switch x := a[0].(type) {
 		case string:
-			n = int64(len(x))
+			if len(a) == 4 {
+				return nil, errors.New("a string takes two slice indexes, not three")
+			}
+			n, capacity = len(x), len(x)
 		case []any:
-			n = int64(len(x))
+			n, capacity = len(x), cap(x)
 		default:
 			return nil, fmt.Errorf("can't slice %s", describe(x))
 		}
-		idx := []int64{0, n}
+		idx := [3]int64{0, int64(n), int64(capacity)}
 		for i, k := range a[1:] {
-			v, ok := k.(int64)
-			if !ok || v < 0 || v > n {
-				return nil, fmt.Errorf("index %s out of range 0 to %d", printable(k), n)
+			v, err := indexArg(k, capacity+1)
+			if err != nil {
+				return nil, err
 			}
 			idx[i] = v
 		}
-		if idx[0] > idx[1] {
-			return nil, fmt.Errorf("invalid slice indexes %d > %d", idx[0], idx[1])
+		for i := range 2 {
+			if idx[i] > idx[i+1] {
+				return nil, fmt.Errorf("invalid slice indexes %d > %d", idx[i], idx[i+1])
+			}
 		}
 		if s, ok := a[0].(string); ok {
 			return s[idx[0]:idx[1]], nil
 		}
-		return a[0].([]any)[idx[0]:idx[1]], nil
+		return a[0].([]any)[idx[0]:idx[1]:idx[2]], nil
 	case "eq", "ne", "lt", "le", "gt", "ge":
 		if len(a) < 2 || name != "eq" && len(a) != 2 {
 			return nil, errors.New("want two arguments (eq: two or more)")

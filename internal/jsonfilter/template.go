@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -50,7 +51,7 @@ func templateFuncs(tb *table) map[string]func(args []any) (any, error) {
 					out = append(out, m[field])
 				}
 			}
-			return out, nil
+			return slices.Clip(out), nil
 		},
 		"timefmt": func(a []any) (any, error) {
 			layout, ok := first(a, 2).(string)
@@ -137,6 +138,7 @@ func templateValue(v any) any {
 		for i := range v {
 			v[i] = templateValue(v[i])
 		}
+		return slices.Clip(v) // slice's indexes go up to the length
 	case map[string]any:
 		for k := range v {
 			v[k] = templateValue(v[k])
