@@ -400,9 +400,9 @@ func (s *state) fields(n parse.Node, v any, null bool, path string, names []stri
 			if !null {
 				return nil, nil
 			}
-			return nil, s.errorf(n, "%s is null, so it has no field %s", strings.TrimSuffix(path, "."), name)
+			return nil, s.errorf(n, "%s is null, so it has no field %s", pathName(path), name)
 		default:
-			return nil, s.errorf(n, "%s is %s, which has no fields (asked for %s)", strings.TrimSuffix(path, "."), describe(m), name)
+			return nil, s.errorf(n, "%s is %s, which has no fields (asked for %s)", pathName(path), describe(m), name)
 		}
 		if path == "." {
 			path += name
@@ -411,6 +411,14 @@ func (s *state) fields(n parse.Node, v any, null bool, path string, names []stri
 		}
 	}
 	return v, nil
+}
+
+// pathName is path as a message names it: "." for dot itself.
+func pathName(path string) string {
+	if path == "." {
+		return path
+	}
+	return strings.TrimSuffix(path, ".")
 }
 
 func (s *state) call(dot any, id *parse.IdentifierNode, argNodes []parse.Node, final []any) (any, error) {
