@@ -255,6 +255,11 @@ func notCompared(text, doc string) string {
 	if ranges > 3 || ranges > 0 && hasLargeNumber(doc) {
 		return "ranges could run long"
 	}
+	// A template that calls itself nests at most 100 deep in chatq and
+	// 100,000 in text/template, which can take a gigabyte of stack.
+	if recursive(text) {
+		return "a template that calls itself"
+	}
 	// The reference's jsonArray and jsonObject have a String method,
 	// which text/template would call for .String.
 	if strings.Contains(text, "String") {
@@ -341,12 +346,6 @@ func deliberate(text, got, want string, wantErr error) string {
 		if mixedNumberTypes(wantErr.Error()) {
 			return "comparing whole and fractional numbers"
 		}
-	}
-	if want == "exec" && got != "exec" && strings.Contains(wantErr.Error(), "exceeded maximum template depth") {
-		return "templates nested deeper than 100"
-	}
-	if got == "exec" && want != "exec" && recursive(text) {
-		return "templates nested deeper than 100"
 	}
 	if got == "exec" && want == "ok" && hasComplex(text) {
 		// A JSON number is never complex: chatq has no complex numbers.
