@@ -20,6 +20,8 @@ import (
 // which keeps every exported method of every type in the binary: 11 MB
 // more, and about 8% more instructions at every command's start (see
 // docs/performance.md, "Start-up"). JSON values have no methods to call.
+// FuzzTemplateDifferential (fuzz_test.go) holds it to text/template: same
+// output, same class of error; README.md lists where it differs on purpose.
 
 // builtinNames are the functions text/template predefines that a
 // --template can call here.
@@ -59,6 +61,7 @@ func (e *execError) Error() string { return "at <" + e.context + ">: " + e.err.E
 type variable struct {
 	name  string
 	value any
+	null  bool // a JSON null taken from an array or object: see fields
 }
 
 type state struct {
@@ -68,6 +71,8 @@ type state struct {
 	funcs map[string]func(args []any) (any, error)
 	vars  []variable
 	depth int
+	// dotNull is true while dot is a null element of a range (see fields).
+	dotNull bool
 }
 
 func (s *state) errorf(n parse.Node, format string, a ...any) error {
@@ -81,7 +86,7 @@ func execute(w io.Writer, trees map[string]*parse.Tree, funcs map[string]func([]
 	if t == nil || t.Root == nil {
 		return nil
 	}
-	s := &state{trees: trees, tree: t, w: w, funcs: funcs, vars: []variable{{"$", dot}}}
+	s := &state{trees: trees, tree: t, w: w, funcs: funcs, vars: []variable{{name: "$", value: dot}}}
 	return s.walk(dot, t.Root)
 }
 
@@ -129,7 +134,7 @@ func (s *state) walk(dot any, node parse.Node) error {
 		if s.depth++; s.depth > 100 {
 			return s.errorf(n, "templates nested more than 100 deep")
 		}
-		inner := &state{trees: s.trees, tree: t, w: s.w, funcs: s.funcs, vars: []variable{{"$", v}}, depth: s.depth}
+		inner := &state{trees: s.trees, tree: t, w: s.w, funcs: s.funcs, vars: []variable{{name: "$", value: v}}, depth: s.depth}
 		err := inner.walk(v, t.Root)
 		s.depth--
 		return err
@@ -148,6 +153,9 @@ func (s *state) branch(dot any, b *parse.BranchNode, with bool) error {
 	}
 	switch {
 	case truth(v) && with:
+		outer := s.dotNull
+		s.dotNull = false
+		defer func() { s.dotNull = outer }()
 		return s.walk(v, b.List)
 	case truth(v):
 		return s.walk(dot, b.List)
@@ -160,28 +168,29 @@ func (s *state) branch(dot any, b *parse.BranchNode, with bool) error {
 func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 	mark := len(s.vars)
 	defer func() { s.vars = s.vars[:mark] }()
-	pipe := *n.Pipe
-	pipe.Decl = nil // set per element below
-	v, err := s.pipeline(dot, &pipe)
+	// The variables are declared (or set) to the whole value first, as
+	// text/template does: an assigned one keeps it when there is nothing
+	// to iterate.
+	v, err := s.pipeline(dot, n.Pipe)
 	if err != nil {
 		return err
 	}
 	one := func(key, elem any) error {
-		switch len(n.Pipe.Decl) {
-		case 1:
-			s.setVar(n.Pipe.Decl[0].Ident[0], elem, n.Pipe.IsAssign)
-		case 2:
-			s.setVar(n.Pipe.Decl[0].Ident[0], key, n.Pipe.IsAssign)
-			s.setVar(n.Pipe.Decl[1].Ident[0], elem, n.Pipe.IsAssign)
+		values := []any{elem}
+		if len(n.Pipe.Decl) == 2 {
+			values = []any{key, elem}
 		}
+		for i, d := range n.Pipe.Decl {
+			if err := s.setVar(d, d.Ident[0], values[i], true); err != nil {
+				return err
+			}
+		}
+		outer := s.dotNull
+		s.dotNull = elem == nil
 		err := s.walk(elem, n.List)
+		s.dotNull = outer
 		s.vars = s.vars[:mark+len(n.Pipe.Decl)*boolInt(!n.Pipe.IsAssign)]
 		return err
-	}
-	if !n.Pipe.IsAssign {
-		for _, d := range n.Pipe.Decl {
-			s.vars = append(s.vars, variable{d.Ident[0], nil})
-		}
 	}
 	count := 0
 	run := func(key, elem any) (stop bool, err error) {
@@ -214,6 +223,9 @@ func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 			}
 		}
 	case int64:
+		if len(n.Pipe.Decl) > 1 {
+			return s.errorf(n, "can't use %d to iterate over more than one variable", v)
+		}
 		for i := range v {
 			if stop, err := run(i, i); stop || err != nil {
 				return err
@@ -229,6 +241,10 @@ func (s *state) rangeOver(dot any, n *parse.RangeNode) error {
 	return nil
 }
 
+func isHexInt(s string) bool {
+	return len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && !strings.ContainsAny(s, "pP")
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -236,26 +252,25 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// setVar declares a variable, or assigns an existing one (=).
-func (s *state) setVar(name string, v any, assign bool) {
+// setVar sets a variable declared before; elem says that v is an element
+// of a range (see fields).
+func (s *state) setVar(n parse.Node, name string, v any, elem bool) error {
 	for i := len(s.vars) - 1; i >= 0; i-- {
 		if s.vars[i].name == name {
-			s.vars[i].value = v
-			return
+			s.vars[i].value, s.vars[i].null = v, elem && v == nil
+			return nil
 		}
 	}
-	if !assign {
-		s.vars = append(s.vars, variable{name, v})
-	}
+	return s.errorf(n, "undefined variable: %s", name)
 }
 
-func (s *state) lookupVar(n parse.Node, name string) (any, error) {
+func (s *state) lookupVar(n parse.Node, name string) (variable, error) {
 	for i := len(s.vars) - 1; i >= 0; i-- {
 		if s.vars[i].name == name {
-			return s.vars[i].value, nil
+			return s.vars[i], nil
 		}
 	}
-	return nil, s.errorf(n, "undefined variable %s", name)
+	return variable{}, s.errorf(n, "undefined variable %s", name)
 }
 
 func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
@@ -275,9 +290,11 @@ func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
 	}
 	for _, d := range p.Decl {
 		if p.IsAssign {
-			s.setVar(d.Ident[0], v, true)
+			if err := s.setVar(d, d.Ident[0], v, false); err != nil {
+				return nil, err
+			}
 		} else {
-			s.vars = append(s.vars, variable{d.Ident[0], v})
+			s.vars = append(s.vars, variable{name: d.Ident[0], value: v})
 		}
 	}
 	return v, nil
@@ -290,9 +307,44 @@ func (s *state) command(dot any, c *parse.CommandNode, final []any) (any, error)
 		return s.call(dot, id, c.Args[1:], final)
 	}
 	if len(c.Args) > 1 || final != nil {
+		// .a.b 1: text/template fails, but for a field of a missing
+		// member, which it does not evaluate.
+		switch n := c.Args[0].(type) {
+		case *parse.FieldNode, *parse.ChainNode:
+			return s.fieldArg(dot, n, true)
+		case *parse.VariableNode:
+			if len(n.Ident) > 1 {
+				return s.fieldArg(dot, n, true)
+			}
+		}
 		return nil, s.errorf(c, "%s is not a function: it takes no arguments", c.Args[0])
 	}
+	if _, ok := c.Args[0].(*parse.NilNode); ok {
+		return nil, s.errorf(c, "nil is not a command")
+	}
 	return s.arg(dot, c.Args[0])
+}
+
+// fieldArg evaluates a field, variable or chain (.a.b, $x.a, (.a).b);
+// called says the command gives it arguments.
+func (s *state) fieldArg(dot any, n parse.Node, called bool) (any, error) {
+	switch n := n.(type) {
+	case *parse.FieldNode:
+		return s.fields(n, dot, s.dotNull, ".", n.Ident, called)
+	case *parse.VariableNode:
+		v, err := s.lookupVar(n, n.Ident[0])
+		if err != nil {
+			return nil, err
+		}
+		return s.fields(n, v.value, v.null, n.Ident[0], n.Ident[1:], called)
+	case *parse.ChainNode:
+		v, err := s.arg(dot, n.Node)
+		if err != nil {
+			return nil, err
+		}
+		return s.fields(n, v, false, n.Node.String(), n.Field, called)
+	}
+	return nil, s.errorf(n, "can't evaluate %s", n)
 }
 
 // arg evaluates a node used as a value.
@@ -300,20 +352,8 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 	switch n := n.(type) {
 	case *parse.DotNode:
 		return dot, nil
-	case *parse.FieldNode:
-		return s.fields(n, dot, ".", n.Ident)
-	case *parse.VariableNode:
-		v, err := s.lookupVar(n, n.Ident[0])
-		if err != nil {
-			return nil, err
-		}
-		return s.fields(n, v, n.Ident[0], n.Ident[1:])
-	case *parse.ChainNode:
-		v, err := s.arg(dot, n.Node)
-		if err != nil {
-			return nil, err
-		}
-		return s.fields(n, v, n.Node.String(), n.Field)
+	case *parse.FieldNode, *parse.VariableNode, *parse.ChainNode:
+		return s.fieldArg(dot, n, false)
 	case *parse.PipeNode:
 		mark := len(s.vars)
 		defer func() { s.vars = s.vars[:mark] }()
@@ -325,11 +365,15 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 	case *parse.BoolNode:
 		return n.True, nil
 	case *parse.NumberNode:
+		// As text/template types a number written in the template: float64
+		// when it is written as one (1.0, 1e3), else int64 (its int).
 		switch {
+		case n.IsFloat && !isHexInt(n.Text) && !strings.HasPrefix(n.Text, "'") && strings.ContainsAny(n.Text, ".eEpP"):
+			return n.Float64, nil
 		case n.IsInt:
 			return n.Int64, nil
-		case n.IsFloat:
-			return Number(n.Float64), nil
+		case n.IsUint:
+			return nil, s.errorf(n, "%s overflows int", n.Text)
 		}
 		return nil, s.errorf(n, "invalid number %s", n.Text)
 	case *parse.NilNode:
@@ -339,16 +383,26 @@ func (s *state) arg(dot any, n parse.Node) (any, error) {
 }
 
 // fields follows .a.b from v: a field of an object is its member, null when
-// it has none (as text/template reads a map).
-func (s *state) fields(n parse.Node, v any, path string, names []string) (any, error) {
-	for _, name := range names {
+// it has none, as text/template reads a map. A field of null is null too,
+// except (text/template's nil interface) of a null that is a member of an
+// object, or an element of a range: v, when null says so, or a member
+// found on the way. called says the last field is given arguments, which
+// fails but where there is nothing to take it of.
+func (s *state) fields(n parse.Node, v any, null bool, path string, names []string, called bool) (any, error) {
+	for i, name := range names {
 		switch m := v.(type) {
 		case map[string]any:
-			v = m[name]
+			if called && i == len(names)-1 {
+				return nil, s.errorf(n, "%s is not a function: it takes no arguments", n)
+			}
+			v, null = m[name]
 		case nil:
-			return nil, s.errorf(n, "%s is null, so it has no field %s", strings.TrimSuffix(path, "."), name)
+			if !null {
+				return nil, nil
+			}
+			return nil, s.errorf(n, "%s is null, so it has no field %s", pathName(path), name)
 		default:
-			return nil, s.errorf(n, "%s is %s, which has no fields (asked for %s)", strings.TrimSuffix(path, "."), describe(m), name)
+			return nil, s.errorf(n, "%s is %s, which has no fields (asked for %s)", pathName(path), describe(m), name)
 		}
 		if path == "." {
 			path += name
@@ -357,6 +411,14 @@ func (s *state) fields(n parse.Node, v any, path string, names []string) (any, e
 		}
 	}
 	return v, nil
+}
+
+// pathName is path as a message names it: "." for dot itself.
+func pathName(path string) string {
+	if path == "." {
+		return path
+	}
+	return strings.TrimSuffix(path, ".")
 }
 
 func (s *state) call(dot any, id *parse.IdentifierNode, argNodes []parse.Node, final []any) (any, error) {
@@ -418,6 +480,8 @@ func truth(v any) bool {
 		return v != 0
 	case Number:
 		return v != 0
+	case float64:
+		return v != 0
 	case string:
 		return v != ""
 	case []any:
@@ -436,7 +500,7 @@ func printable(v any) string {
 		return "<no value>"
 	case string:
 		return v
-	case []any, map[string]any:
+	case []any, map[string]any, jsonArray, jsonObject:
 		b, err := json.Marshal(jsonValue(v))
 		if err != nil {
 			return fmt.Sprint(v)
@@ -452,17 +516,24 @@ func jsonValue(v any) any {
 	case Number:
 		return json.Number(v.String())
 	case []any:
+		if v == nil {
+			return v
+		}
 		out := make([]any, len(v))
 		for i := range v {
 			out[i] = jsonValue(v[i])
 		}
 		return out
+	case jsonArray:
+		return jsonValue([]any(v))
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k := range v {
 			out[k] = jsonValue(v[k])
 		}
 		return out
+	case jsonObject:
+		return jsonValue(map[string]any(v))
 	}
 	return v
 }
@@ -474,7 +545,7 @@ func describe(v any) string {
 		return "null"
 	case bool:
 		return "a boolean"
-	case int64, Number:
+	case int64, Number, float64:
 		return "a number"
 	case string:
 		return "a string"
@@ -509,14 +580,24 @@ func builtin(name string, a []any) (any, error) {
 			return nil, errors.New("want a value to index")
 		}
 		v := a[0]
+		if v == nil {
+			return nil, errors.New("index of null")
+		}
 		for _, k := range a[1:] {
 			switch x := v.(type) {
 			case []any:
-				i, ok := k.(int64)
-				if !ok || i < 0 || i >= int64(len(x)) {
-					return nil, fmt.Errorf("index %s out of range of an array of %d", printable(k), len(x))
+				i, err := indexArg(k, len(x))
+				if err != nil {
+					return nil, err
 				}
 				v = x[i]
+			case string:
+				// A byte, as text/template indexes a string.
+				i, err := indexArg(k, len(x))
+				if err != nil {
+					return nil, err
+				}
+				v = int64(x[i])
 			case map[string]any:
 				key, ok := k.(string)
 				if !ok {
@@ -524,154 +605,238 @@ func builtin(name string, a []any) (any, error) {
 				}
 				v = x[key]
 			case nil:
-				return nil, nil
+				return nil, errors.New("index of null")
 			default:
 				return nil, fmt.Errorf("can't index %s", describe(x))
 			}
 		}
 		return v, nil
 	case "slice":
-		if len(a) < 1 || len(a) > 3 {
-			return nil, errors.New("want a value and up to two indexes")
+		// As text/template slices: up to three indexes (x[i:j:k], not for
+		// a string), each up to the capacity, which is an array's length
+		// unless it is a slice of one.
+		if len(a) == 0 || a[0] == nil {
+			return nil, errors.New("slice of null")
 		}
-		var n int64
+		if len(a) > 4 {
+			return nil, fmt.Errorf("too many slice indexes: %d", len(a)-1)
+		}
+		var n, capacity int
 		switch x := a[0].(type) {
 		case string:
-			n = int64(len(x))
+			if len(a) == 4 {
+				return nil, errors.New("a string takes two slice indexes, not three")
+			}
+			n, capacity = len(x), len(x)
 		case []any:
-			n = int64(len(x))
+			n, capacity = len(x), cap(x)
 		default:
 			return nil, fmt.Errorf("can't slice %s", describe(x))
 		}
-		idx := []int64{0, n}
+		idx := [3]int64{0, int64(n), int64(capacity)}
 		for i, k := range a[1:] {
-			v, ok := k.(int64)
-			if !ok || v < 0 || v > n {
-				return nil, fmt.Errorf("index %s out of range 0 to %d", printable(k), n)
+			v, err := indexArg(k, capacity+1)
+			if err != nil {
+				return nil, err
 			}
 			idx[i] = v
 		}
-		if idx[0] > idx[1] {
-			return nil, fmt.Errorf("invalid slice indexes %d > %d", idx[0], idx[1])
+		for i := range 2 {
+			if idx[i] > idx[i+1] {
+				return nil, fmt.Errorf("invalid slice indexes %d > %d", idx[i], idx[i+1])
+			}
 		}
 		if s, ok := a[0].(string); ok {
 			return s[idx[0]:idx[1]], nil
 		}
-		return a[0].([]any)[idx[0]:idx[1]], nil
+		return a[0].([]any)[idx[0]:idx[1]:idx[2]], nil
 	case "eq", "ne", "lt", "le", "gt", "ge":
 		if len(a) < 2 || name != "eq" && len(a) != 2 {
 			return nil, errors.New("want two arguments (eq: two or more)")
 		}
-		if name == "eq" {
+		switch name {
+		case "eq":
 			for _, b := range a[1:] {
-				c, err := compare(a[0], b, true)
-				if err != nil {
-					return nil, err
-				}
-				if c == 0 {
-					return true, nil
+				if eq, err := equal(a[0], b); eq || err != nil {
+					return eq, err
 				}
 			}
 			return false, nil
-		}
-		c, err := compare(a[0], a[1], name == "ne")
-		if err != nil {
-			return nil, err
-		}
-		switch name {
 		case "ne":
-			return c != 0, nil
-		case "lt":
-			return c < 0, nil
-		case "le":
-			return c <= 0, nil
-		case "gt":
-			return c > 0, nil
+			eq, err := equal(a[0], a[1])
+			return !eq, err
+		case "lt", "ge":
+			lt, err := less(a[0], a[1])
+			return lt == (name == "lt"), err
 		}
-		return c >= 0, nil
+		lt, err := less(a[0], a[1])
+		if !lt && err == nil {
+			lt, err = equal(a[0], a[1])
+		}
+		return lt == (name == "le"), err
 	case "print", "println":
 		args := make([]any, len(a))
 		for i, v := range a {
-			args[i] = printArg(v, false)
+			args[i] = printArg(v)
 		}
 		if name == "println" {
 			return fmt.Sprintln(args...), nil
 		}
 		return fmt.Sprint(args...), nil
 	case "printf":
+		if len(a) == 0 {
+			return nil, errors.New("want a format string first")
+		}
 		format, ok := a[0].(string)
 		if !ok {
 			return nil, errors.New("want a format string first")
 		}
 		args := make([]any, len(a)-1)
 		for i, v := range a[1:] {
-			args[i] = printArg(v, true)
+			args[i] = printArg(v)
 		}
 		return fmt.Sprintf(format, args...), nil
 	}
 	return nil, fmt.Errorf("function %q not defined", name)
 }
 
-// printArg is a value as print and printf take it: arrays and objects as
-// JSON, null as <nil>; for printf, numbers as Go numbers so that %d and %f
-// work.
-func printArg(v any, printf bool) any {
+// indexArg is k as an index of something n long.
+func indexArg(k any, n int) (int64, error) {
+	i, ok := k.(int64)
+	if !ok {
+		return 0, fmt.Errorf("an index is a whole number, not %s", describe(k))
+	}
+	if i < 0 || i >= int64(n) {
+		return 0, fmt.Errorf("index %d out of range of %d", i, n)
+	}
+	return i, nil
+}
+
+// printArg is a value as print, printf and println take it: an array or
+// object as a jsonArray or jsonObject, so that it prints as JSON and fmt
+// puts spaces around it as around any operand that is not a string.
+func printArg(v any) any {
 	switch v := v.(type) {
-	case []any, map[string]any:
-		return printable(v)
-	case Number:
-		if printf {
-			return float64(v)
+	case []any:
+		if v == nil {
+			return jsonArray(nil)
 		}
+		out := make(jsonArray, len(v))
+		for i := range v {
+			out[i] = printArg(v[i])
+		}
+		return out
+	case map[string]any:
+		out := make(jsonObject, len(v))
+		for k := range v {
+			out[k] = printArg(v[k])
+		}
+		return out
 	}
 	return v
 }
 
-// compare orders a and b: numbers by value (whole or not), strings by
-// bytes; booleans and null only for equality.
-func compare(a, b any, equality bool) (int, error) {
-	num := func(v any) (float64, bool) {
-		switch v := v.(type) {
-		case int64:
-			return float64(v), true
-		case Number:
-			return float64(v), true
-		}
-		return 0, false
+// kindOf is what text/template compares a value as: "" for null, arrays
+// and objects, which only eq and ne take.
+func kindOf(v any) string {
+	switch v.(type) {
+	case bool:
+		return "bool"
+	case int64:
+		return "int"
+	case Number, float64:
+		return "float"
+	case string:
+		return "string"
 	}
-	if x, ok := a.(int64); ok {
-		if y, ok := b.(int64); ok {
-			return cmpOrdered(x, y), nil
-		}
-	}
-	if x, ok := num(a); ok {
-		if y, ok := num(b); ok {
-			return cmpOrdered(x, y), nil
-		}
-	}
-	if x, ok := a.(string); ok {
-		if y, ok := b.(string); ok {
-			return strings.Compare(x, y), nil
-		}
-	}
-	if equality {
-		switch a.(type) {
-		case bool, nil:
-			if a == b {
-				return 0, nil
-			}
-			return 1, nil
-		}
-	}
-	return 0, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	return ""
 }
 
-func cmpOrdered[T int64 | float64](x, y T) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
+// mixedNumbers says whether a and b are a whole and a fractional number,
+// which chatq compares by value where text/template fails: whether a JSON
+// number is one or the other depends on how it was written.
+func mixedNumbers(a, b any) (x, y float64, ok bool) {
+	ka, kb := kindOf(a), kindOf(b)
+	if ka == kb || ka != "int" && ka != "float" || kb != "int" && kb != "float" {
+		return 0, 0, false
+	}
+	return toFloat(a), toFloat(b), true
+}
+
+func toFloat(v any) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case Number:
+		return float64(v)
+	case float64:
+		return v
 	}
 	return 0
 }
+
+// equal is text/template's eq for two values: values of one kind compare,
+// null equals only null (or a null array), and anything else fails, but
+// that null with anything is false.
+func equal(a, b any) (bool, error) {
+	if x, y, ok := mixedNumbers(a, b); ok {
+		return x == y, nil
+	}
+	ka, kb := kindOf(a), kindOf(b)
+	switch {
+	case ka != kb && a != nil && b != nil:
+		return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	case ka != kb:
+		return false, nil
+	case ka == "bool":
+		return a == b, nil
+	case ka == "int":
+		return a.(int64) == b.(int64), nil
+	case ka == "float":
+		return toFloat(a) == toFloat(b), nil
+	case ka == "string":
+		return a.(string) == b.(string), nil
+	}
+	_, arrA := a.([]any)
+	_, arrB := b.([]any)
+	if a != nil && b != nil && arrA != arrB {
+		return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	}
+	nullA, nullB := isNull(a), isNull(b)
+	if nullA || nullB {
+		return nullA == nullB, nil
+	}
+	return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+}
+
+// isNull says whether v is null or a null array (pluck of nothing).
+func isNull(v any) bool {
+	l, ok := v.([]any)
+	return v == nil || ok && l == nil
+}
+
+// less is text/template's lt: numbers by value, strings by bytes.
+func less(a, b any) (bool, error) {
+	if x, y, ok := mixedNumbers(a, b); ok {
+		return x < y, nil
+	}
+	switch ka, kb := kindOf(a), kindOf(b); {
+	case ka == "" || ka != kb || ka == "bool":
+		return false, fmt.Errorf("can't compare %s with %s", describe(a), describe(b))
+	case ka == "int":
+		return a.(int64) < b.(int64), nil
+	case ka == "float":
+		return toFloat(a) < toFloat(b), nil
+	}
+	return a.(string) < b.(string), nil
+}
+
+// jsonArray and jsonObject are an array and an object as print, printf and
+// println see them: values that print as JSON (%v, %s), as an action does.
+type (
+	jsonArray  []any
+	jsonObject map[string]any
+)
+
+func (a jsonArray) String() string  { return printable(a) }
+func (o jsonObject) String() string { return printable(o) }

@@ -85,7 +85,7 @@ func TestTemplateErrors(t *testing.T) {
 		{`{{.name.x}}`, `.name is a string, which has no fields (asked for x)`},
 		{`{{range .name}}{{end}}`, `range can't iterate over a string`},
 		{`{{lt .name 1}}`, `lt: can't compare a string with a number`},
-		{`{{index .list 9}}`, `index: index 9 out of range of an array of 3`},
+		{`{{index .list 9}}`, `index: index 9 out of range of 3`},
 		{`{{template "nope"}}`, `no template "nope"`},
 		{`{{timefmt "15:04" .ok}}`, `not a time`},
 	} {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -50,7 +51,7 @@ func templateFuncs(tb *table) map[string]func(args []any) (any, error) {
 					out = append(out, m[field])
 				}
 			}
-			return out, nil
+			return slices.Clip(out), nil
 		},
 		"timefmt": func(a []any) (any, error) {
 			layout, ok := first(a, 2).(string)
@@ -96,9 +97,12 @@ func first(a []any, n int) any {
 }
 
 func stringAndList(a []any) (string, []any, error) {
-	s, ok := first(a, 2).(string)
-	list, ok2 := a[len(a)-1].([]any)
-	if !ok || !ok2 && a[len(a)-1] != nil {
+	if len(a) != 2 {
+		return "", nil, errors.New("want a string and an array")
+	}
+	s, ok := a[0].(string)
+	list, ok2 := a[1].([]any)
+	if !ok || !ok2 && a[1] != nil {
 		return "", nil, errors.New("want a string and an array")
 	}
 	return s, list, nil
@@ -134,6 +138,7 @@ func templateValue(v any) any {
 		for i := range v {
 			v[i] = templateValue(v[i])
 		}
+		return slices.Clip(v) // slice's indexes go up to the length
 	case map[string]any:
 		for k := range v {
 			v[k] = templateValue(v[k])
@@ -192,6 +197,8 @@ func toTime(v any) (time.Time, error) {
 		f = float64(v)
 	case Number:
 		f = float64(v)
+	case float64:
+		f = v
 	case string:
 		return time.Parse(time.RFC3339Nano, v)
 	default:
