@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
 
 // Every command a queue Lua script calls is granted by `chatq acl`: a

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/luascript"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdtest"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 

@@ -3,9 +3,9 @@ package cmd
 import (
 	"context"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 

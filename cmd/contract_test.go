@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // runTTY runs a command line as if stdin, stdout and stderr were terminals.

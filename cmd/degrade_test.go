@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // lackingServer is a redis-server of the test's own without the commands

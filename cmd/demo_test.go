@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/keyspace"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // Given --url, the demo runs on that server and leaves no key behind.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // An import whose reply is lost exits 4, says how many messages it knows

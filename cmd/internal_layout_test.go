@@ -67,7 +67,7 @@ func exported(t *testing.T, dir string) []string {
 // apart, and cmdutil does not grow back into all three.
 func TestInternalPackageSize(t *testing.T) {
 	const limit = 50
-	dirs, err := filepath.Glob("../internal/*")
+	dirs, err := filepath.Glob("../internal/*/*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +79,12 @@ func TestInternalPackageSize(t *testing.T) {
 		names := exported(t, dir)
 		seen[filepath.Base(dir)] = len(names)
 		if len(names) > limit {
-			t.Errorf("internal/%s exports %d identifiers, more than %d: %s", filepath.Base(dir), len(names), limit, strings.Join(names, " "))
+			t.Errorf("%s exports %d identifiers, more than %d: %s", strings.TrimPrefix(dir, "../"), len(names), limit, strings.Join(names, " "))
 		}
 	}
 	for _, p := range []string{"cmdutil", "conn", "iostreams"} {
 		if seen[p] == 0 {
-			t.Errorf("internal/%s: no exported identifiers found", p)
+			t.Errorf("internal/cli/%s: no exported identifiers found", p)
 		}
 	}
 }
@@ -94,16 +94,59 @@ func TestInternalPackageSize(t *testing.T) {
 func TestInternalImports(t *testing.T) {
 	forbidden := map[string][]string{
 		"cmdutil":   {"cmd"},
-		"conn":      {"cmd", "internal/cmdutil"},
-		"iostreams": {"cmd", "internal/cmdutil", "internal/conn"},
+		"conn":      {"cmd", "internal/cli/cmdutil"},
+		"iostreams": {"cmd", "internal/cli/cmdutil", "internal/cli/conn"},
 	}
 	for pkg, bad := range forbidden {
-		for p := range imports(t, "../internal/"+pkg) {
+		for p := range imports(t, "../internal/cli/"+pkg) {
 			for _, b := range bad {
 				if p == module+b || strings.HasPrefix(p, module+b+"/") {
-					t.Errorf("internal/%s imports %s", pkg, p)
+					t.Errorf("internal/cli/%s imports %s", pkg, p)
 				}
 			}
+		}
+	}
+}
+
+// The folders are the layers, bottom up: internal/base (what the packages
+// stand on), pkg (the packages), internal/cli (what the commands stand
+// on), cmd (the commands). A package imports only from its own layer and
+// those below; internal/testkit is for tests (and the embedded servers of
+// chatqtest), which no program code imports.
+func TestLayers(t *testing.T) {
+	layers := []string{"internal/base", "pkg", "internal/cli", "cmd"}
+	layerOf := func(p string) int {
+		rel := strings.TrimPrefix(p, module)
+		for i := len(layers) - 1; i >= 0; i-- {
+			if rel == layers[i] || strings.HasPrefix(rel, layers[i]+"/") {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, l := range layers {
+		err := filepath.WalkDir("../"+l, func(dir string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || d.Name() == "testdata" {
+				if d != nil && d.IsDir() && d.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				return err
+			}
+			for p := range imports(t, dir) {
+				if !strings.HasPrefix(p, module) {
+					continue
+				}
+				if strings.HasPrefix(p, module+"internal/testkit") {
+					t.Errorf("%s imports %s, which is for tests", strings.TrimPrefix(dir, "../"), p)
+				}
+				if j := layerOf(p); j > i {
+					t.Errorf("%s (layer %s) imports %s, a layer above it", strings.TrimPrefix(dir, "../"), l, p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

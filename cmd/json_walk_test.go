@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/jsonfilter"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/jsonfilter"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )

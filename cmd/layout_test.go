@@ -37,7 +37,7 @@ func imports(t *testing.T, dir string) map[string]bool {
 }
 
 // The layout rules: a command group imports no other group and no root
-// command code; internal/cmdutil imports no group; pkg/* import no cobra,
+// command code; internal/cli/cmdutil imports no group; pkg/* import no cobra,
 // viper or os.
 func TestLayout(t *testing.T) {
 	entries, err := os.ReadDir(".")
@@ -56,13 +56,13 @@ func TestLayout(t *testing.T) {
 	for _, g := range groups {
 		for p := range imports(t, g) {
 			if p == module+"cmd" || strings.HasPrefix(p, module+"cmd/") {
-				t.Errorf("cmd/%s imports %s: a group imports internal/cmdutil and pkg/*, never another group", g, p)
+				t.Errorf("cmd/%s imports %s: a group imports internal/cli/cmdutil and pkg/*, never another group", g, p)
 			}
 		}
 	}
-	for p := range imports(t, "../internal/cmdutil") {
+	for p := range imports(t, "../internal/cli/cmdutil") {
 		if strings.HasPrefix(p, module+"cmd") {
-			t.Errorf("internal/cmdutil imports %s", p)
+			t.Errorf("internal/cli/cmdutil imports %s", p)
 		}
 	}
 	for _, pkg := range []string{"chat", "delayq", "shardlist"} {

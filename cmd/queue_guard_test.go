@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // runTerminal runs a chatq command line with stdin and stderr on a

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // waitFor polls cond until it holds, failing t after a generous deadline

@@ -13,8 +13,8 @@ import (
 	"github.com/chatq-dev/chatq/cmd/metrics"
 	"github.com/chatq-dev/chatq/cmd/queue"
 	"github.com/chatq-dev/chatq/cmd/top"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 

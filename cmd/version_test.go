@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
 
 func TestVersionFlags(t *testing.T) {

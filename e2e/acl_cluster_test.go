@@ -11,7 +11,7 @@ import (
 
 	"github.com/chatq-dev/chatq/chatqtest"
 	"github.com/chatq-dev/chatq/cmd"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 )

@@ -18,7 +18,7 @@ import (
 )
 
 // A program outside the module can tell a bad name from other failures
-// with each package's own ErrInvalid (it cannot import internal/names),
+// with each package's own ErrInvalid (it cannot import internal/base/names),
 // and the constructors agree: none returns an error.
 func TestPackagesErrInvalid(t *testing.T) {
 	ctx := context.Background()

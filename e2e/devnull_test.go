@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/cli/embedded"
 	"github.com/creack/pty"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // TestLiveReshard moves, live and one key at a time, the cluster slots that
@@ -28,7 +28,7 @@ import (
 //
 // Not under -race: what it checks happens in the chatq processes, and a
 // race-built binary in each would only slow it down (the in-process tests of
-// internal/conn cover the same paths under -race).
+// internal/cli/conn cover the same paths under -race).
 //
 // Run alone: go test -run TestLiveReshard -count=1 -v .
 func TestLiveReshard(t *testing.T) {

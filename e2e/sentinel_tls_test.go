@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // TestSentinelTLS runs chatq against a master found through a Sentinel,

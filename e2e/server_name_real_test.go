@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/cmd"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 // TestSoak is scripts/soak.sh: for CHATQ_SOAK (a duration), chatq processes

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/embedded"
+	"github.com/chatq-dev/chatq/internal/cli/embedded"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/creack/pty"
 	"github.com/redis/go-redis/v9"

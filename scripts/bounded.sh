@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bounded.sh [SIZE...]: proves that every chatq command does bounded work on
 # the server. For each size (default 1000 100000 1000000) it starts a fresh
-# redis-server on a free loopback port, runs internal/bounded's TestBounded
+# redis-server on a free loopback port, runs e2e/bounded's TestBounded
 # (load a queue, a sharded list and a chat of SIZE items, log every call in
 # SLOWLOG, run every command, fail on a call over 10 ms and ten times the
 # reference in every run), and prints the worst
@@ -33,7 +33,7 @@ for n in "${sizes[@]}"; do
   echo "bounded: n=$n on redis-server $(redis-server --version | awk '{print $3}') port $port" >&2
   if ! CHATQ_TEST_REDIS_URL="redis://127.0.0.1:$port/0" CHATQ_TEST_BOUNDED_N="$n" \
     CHATQ_BOUNDED_REPORT="$dir/report-$n.md" \
-    go test -count=1 -timeout 60m -run '^TestBounded$' ./internal/bounded >"$dir/test-$n.log" 2>&1; then
+    go test -count=1 -timeout 60m -run '^TestBounded$' ./e2e/bounded >"$dir/test-$n.log" 2>&1; then
     status=1
     grep -E 'took|FAIL|Error' "$dir/test-$n.log" >&2 || cat "$dir/test-$n.log" >&2
   fi

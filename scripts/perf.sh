@@ -75,11 +75,11 @@ ratios() { # "a1 a2 ..." "b1 b2 ..."
   printf '%s (%s–%s)' "$(ratio "$(med "${a[@]}")" "$(med "${b[@]}")")" "$lo" "$hi"
 }
 
-# Scripts that write start with internal/luascript/permitted.lua (allowed),
+# Scripts that write start with internal/base/luascript/permitted.lua (allowed),
 # as the packages build them. The queue scripts are then queue.lua and the
 # script, as pkg/delayq builds them. The list scripts are state.lua and the
 # script, after a line that sets `legacy`, as pkg/shardlist builds them.
-permitted=internal/luascript/permitted.lua
+permitted=internal/base/luascript/permitted.lua
 sha() { rcli SCRIPT LOAD "$(cat "$@")"; }
 listsha() { rcli SCRIPT LOAD "$(cat $permitted; echo "local legacy = 'count'"; cat pkg/shardlist/state.lua "$@")"; }
 

@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/redistest"
-	"github.com/chatq-dev/chatq/internal/search"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/search"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
 

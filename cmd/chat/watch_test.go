@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
 func TestWatchFlags(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/cmd"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
 
 // The whole tour with chatq's real commands on the embedded server: on a

@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/embedded"
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/embedded"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 

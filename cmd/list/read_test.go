@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/cmdtest"
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 )
 

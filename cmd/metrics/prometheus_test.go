@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/cmd"
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/redistest"
-	"github.com/chatq-dev/chatq/internal/webconfig/testcerts"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/webconfig/testcerts"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"golang.org/x/crypto/bcrypt"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/queuekinds"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/spf13/cobra"
 )

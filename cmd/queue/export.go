@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/search"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )

@@ -7,16 +7,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/queuekinds"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/cli/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/spf13/cobra"
 )
 
 // kindsClient returns the constructor of cmd's registry of queue kinds
-// (internal/queuekinds): RSMQ's through cmd's queue client (--namespace),
+// (internal/cli/queuekinds): RSMQ's through cmd's queue client (--namespace),
 // and every other kind under --prefix.
 func kindsClient(f *cmdutil.Factory, cmd *cobra.Command) func() (*queues.Registry, error) {
 	qc := queueClient(f, cmd)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/iostreams"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
 
 // ms renders a time as Unix milliseconds for JSON, or nil for the zero time.

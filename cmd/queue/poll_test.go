@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/iostreams"
-	"github.com/chatq-dev/chatq/internal/redistest"
-	"github.com/chatq-dev/chatq/internal/search"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
 

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/cmdutil"
-	"github.com/chatq-dev/chatq/internal/conn"
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/snapshot"
+	"github.com/chatq-dev/chatq/internal/cli/snapshot"
 	"github.com/redis/go-redis/v9"
 )
 
-// What top shows is read by internal/snapshot, which chatq metrics shares.
+// What top shows is read by internal/cli/snapshot, which chatq metrics shares.
 type (
 	Snapshot   = snapshot.Snapshot
 	ServerInfo = snapshot.ServerInfo

@@ -3,7 +3,7 @@ package chat
 import (
 	"slices"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 )
 
 // Access is what one operation asks of the server (chatq acl).

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
 )
 
 // TestChatBounded loads a chat of CHATQ_TEST_BOUNDED_N stored messages on
 // the real server CHATQ_TEST_REDIS_URL, logs every call in SLOWLOG, runs
-// every operation, including the paths internal/bounded's commands do not
+// every operation, including the paths e2e/bounded's commands do not
 // reach (deleting what every member has seen, the last member leaving a
 // big chat, a user in 1,000 chats), and fails on a call over 10 ms. It
 // prints the worst server time per call of each step.

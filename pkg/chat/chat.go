@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/redis/go-redis/v9"
 )
 

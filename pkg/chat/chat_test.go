@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
-	"github.com/chatq-dev/chatq/internal/names"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/names"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
 )

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/faultproxy"
-	"github.com/chatq-dev/chatq/internal/keyspace"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/faultproxy"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
 )

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
 )

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/redis/go-redis/v9"
 )

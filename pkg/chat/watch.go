@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/redis/go-redis/v9"
 )
 

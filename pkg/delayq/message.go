@@ -665,7 +665,7 @@ func (o *PeekOptions) keeps(m *Message) bool {
 // first receive (a receive count, a time in flight, the delayed or
 // in-flight state), which costs the script two more calls per entry: at
 // 1e5 messages 1,000 such entries took 24 ms of server time a call
-// (internal/bounded), 250 stay well within its 10 ms.
+// (e2e/bounded), 250 stay well within its 10 ms.
 const (
 	peekExamine        = 1000
 	peekExamineCounted = 250

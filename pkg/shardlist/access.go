@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/names"
 )
 
 // Lists returns a page of the KEYs of the sharded lists under the prefix

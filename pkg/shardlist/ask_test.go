@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -33,7 +33,7 @@ import (
 func TestExactlyOnceThroughLiveReshard(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	// A program's own go-redis client, with its defaults: the package
-	// must not depend on chatq's (internal/conn).
+	// must not depend on chatq's (internal/cli/conn).
 	opt, err := redis.ParseClusterURL(c.URL())
 	if err != nil {
 		t.Fatal(err)

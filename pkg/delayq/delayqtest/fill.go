@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/delayq/internal/inside"
 	"github.com/redis/go-redis/v9"

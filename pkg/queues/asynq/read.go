@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/encoding/protowire"

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/chatq-dev/chatq/pkg/queues"
 )
 

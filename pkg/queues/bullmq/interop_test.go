@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/names"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/base/names"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
 	"github.com/redis/go-redis/v9"

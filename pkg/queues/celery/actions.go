@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/celery"
 )

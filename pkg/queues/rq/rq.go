@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/rq"
 	"github.com/redis/go-redis/v9"

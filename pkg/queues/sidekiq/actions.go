@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
-	"github.com/chatq-dev/chatq/internal/luascript"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/chatq-dev/chatq/pkg/queues"
 )
 

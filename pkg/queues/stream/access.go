@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/chatq-dev/chatq/internal/keyspace"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/pkg/queues"
 )
 

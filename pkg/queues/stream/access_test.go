@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/conn"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 	"github.com/redis/go-redis/v9"

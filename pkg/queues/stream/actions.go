@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/redis/go-redis/v9"
 )

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/names"
-	"github.com/chatq-dev/chatq/internal/redistest"
+	"github.com/chatq-dev/chatq/internal/base/names"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 	"github.com/redis/go-redis/v9"

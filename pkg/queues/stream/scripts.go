@@ -3,7 +3,7 @@ package stream
 import (
 	_ "embed"
 
-	"github.com/chatq-dev/chatq/internal/luascript"
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 )
 
 // The scripts, each with group.lua's helpers in front; those that write

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chatq-dev/chatq/internal/names"
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
 	"github.com/redis/go-redis/v9"
