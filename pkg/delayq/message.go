@@ -2,6 +2,8 @@ package delayq
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
@@ -20,6 +22,28 @@ type PushOptions struct {
 	// Delay: due this long after the server's now, whole milliseconds up
 	// to 9999999 seconds; 0 means the queue's delay, -1 no delay.
 	Delay time.Duration
+	// Token, when set, makes the push safe to repeat: a client-chosen
+	// random string (NewToken) recorded with the push's answer, in the
+	// queue's slot, for TokenLifetime. A Push with a token already
+	// recorded returns the first answer and stores nothing, so a caller
+	// whose reply was lost sends the same call again with the same token.
+	// Push reads it; PushMany ignores it.
+	Token string
+}
+
+// TokenLifetime is how long the record of a push with a token lasts: long
+// enough to cover a command's --timeout, a server restart and the repeats
+// in between, short enough that a busy queue's records stay few (about
+// 200 bytes each, see docs/reliability.md).
+const TokenLifetime = 10 * time.Minute
+
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// NewToken returns a random token of 128 bits, base64url-encoded.
+func NewToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // Pushed is the result of a push.
@@ -52,7 +76,15 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 		return nil, fmt.Errorf("message is not valid UTF-8 (send binary data encoded, e.g. base64): %w", errInvalidValue)
 	}
 	n16 := len16(body)
-	a, err := run(ctx, c.rdb, pushScript, c.keys(q), randomID(), mode, value, n16, body, c.channel(q))
+	keys, args := c.keys(q), []any{randomID(), mode, value, n16, body, c.channel(q)}
+	if opt.Token != "" {
+		if !tokenPattern.MatchString(opt.Token) {
+			return nil, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, errInvalidValue)
+		}
+		keys = append(keys, keys[0]+":T:"+opt.Token)
+		args = append(args, TokenLifetime.Milliseconds())
+	}
+	a, err := run(ctx, c.rdb, pushScript, keys, args...)
 	if err != nil {
 		return nil, err
 	}
