@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
 	"github.com/chatq-dev/chatq/internal/redistest"
@@ -31,7 +32,6 @@ func TestLostReplyExits4(t *testing.T) {
 			check []string // shows the write applied: stdout contains the body
 			hint  string
 		}{
-			{[]string{"queue", "push", "jobs", "body-q1"}, []string{"queue", "peek", "jobs"}, "chatq queue peek jobs"},
 			{[]string{"chat", "send", "1", "--from", "jeff", "body-c1"}, []string{"chat", "history", "1"}, "chatq chat history 1"},
 			{[]string{"list", "rpush", "items", "body-l1"}, []string{"list", "lrange", "items", "0", "-1"}, "chatq list lrange items 0 -1"},
 		}
@@ -56,6 +56,29 @@ func TestLostReplyExits4(t *testing.T) {
 		p.DropReplyTo("jobs")
 		if code, _, stderr := run(ctx, pb, "--timeout", "300ms", "queue", "stats", "jobs"); code != cmdutil.ExitError {
 			t.Errorf("a read with its reply lost: exit %d, want 1:\n%s", code, stderr)
+		}
+
+		// A push repeats after a lost reply (see TestLostReplyRepeated);
+		// when the server stays away past --timeout it exits 4.
+		_, _, _, before := p.Counts()
+		p.DropReplyTo("body-q1")
+		away := make(chan struct{})
+		go func() {
+			// The server goes away once the push's reply is dropped.
+			defer close(away)
+			for ctx.Err() == nil {
+				if _, _, _, dropped := p.Counts(); dropped > before {
+					p.Blackhole(true)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		code, _, stderr := run(ctx, pb, "--timeout", "300ms", "queue", "push", "jobs", "body-q1")
+		<-away
+		p.Blackhole(false)
+		if code != cmdutil.ExitMaybeApplied || !strings.Contains(stderr, "may have applied it") {
+			t.Errorf("a push whose server stays away past --timeout: exit %d, want 4:\n%s", code, stderr)
 		}
 
 		_ = p.Close()
@@ -100,6 +123,56 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 		var st struct{ Msgs int }
 		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.Msgs != 150 {
 			t.Errorf("the lost batch was not stored whole: exit %d, %+v %v %s", code, st, err, stderr)
+		}
+	})
+}
+
+// A push whose reply is lost is sent again with the same token on a new
+// connection: it exits 0, prints its id once, and the queue holds the
+// message once.
+func TestLostReplyRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		if code, _, stderr := run(ctx, pb, "queue", "create", "jobs"); code != 0 {
+			t.Fatalf("create: exit %d: %s", code, stderr)
+		}
+		// Once first, so that the request whose reply is lost is the
+		// EVALSHA that applies the push.
+		if code, _, stderr := run(ctx, pb, "queue", "push", "jobs", "warm"); code != 0 {
+			t.Fatalf("warm: exit %d: %s", code, stderr)
+		}
+		p.DropReplyTo("body-q1")
+		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "push", "jobs", "body-q1")
+		if code != 0 {
+			t.Fatalf("push with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want 1", dropped)
+		}
+		var pushed struct{ ID string }
+		if err := json.Unmarshal([]byte(stdout), &pushed); err != nil || pushed.ID == "" {
+			t.Fatalf("push printed %q: %v", stdout, err)
+		}
+		code, stdout, stderr = run(ctx, b, "-o", "json", "queue", "peek", "jobs", "-n", "10")
+		if code != 0 {
+			t.Fatalf("peek: exit %d: %s", code, stderr)
+		}
+		var msgs []struct{ ID, Message string }
+		if err := json.Unmarshal([]byte(stdout), &msgs); err != nil {
+			t.Fatalf("peek printed %q: %v", stdout, err)
+		}
+		var n int
+		for _, m := range msgs {
+			if m.Message == "body-q1" {
+				n++
+				if m.ID != pushed.ID {
+					t.Errorf("stored id %s, printed %s", m.ID, pushed.ID)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("the queue holds body-q1 %d times, want once: %s", n, stdout)
 		}
 	})
 }

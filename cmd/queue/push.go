@@ -31,6 +31,9 @@ type pushOptions struct {
 	JSONL bool
 	// due is when a message becomes due, from At or Delay (validate).
 	due delayq.PushOptions
+	// Timeout (--timeout) bounds the repeats of a push whose reply was
+	// lost (conn.Repeat); the push carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdPush returns `chatq queue push`. runF, when set (tests), replaces
@@ -80,6 +83,9 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
 			opts.Queue, opts.Body = args[0], args[1]
 			opts.Delay = given(cmd.Flags(), "delay", delay)
 			opts.JSON, opts.Client, opts.Redis = f.JSON(), queueClient(f, cmd), f.Client
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -157,7 +163,15 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 	if !utf8.ValidString(body) {
 		return invalidUTF8(0)
 	}
-	p, err := q.Push(ctx, opts.Queue, body, opts.due)
+	// One token for every try: a repeat after a lost reply returns the
+	// first push's answer and stores nothing more.
+	due := opts.due
+	due.Token = delayq.NewToken()
+	var p *delayq.Pushed
+	err = conn.Repeat(ctx, opts.Timeout, func(ctx context.Context) (err error) {
+		p, err = q.Push(ctx, opts.Queue, body, due)
+		return err
+	})
 	if err != nil {
 		return queueErr(err)
 	}
