@@ -47,4 +47,3 @@ func (e *repeatedError) Error() string {
 	return fmt.Sprintf("%v (sent again: %v)", e.lost, e.last)
 }
 func (e *repeatedError) Unwrap() error { return e.lost }
-
