@@ -79,3 +79,34 @@ func ExampleClient_Redrive() {
 	// moved 1 to jobs
 	// poison ready 0
 }
+
+// A push with a token may be sent again after a lost reply: the repeat
+// returns the first push's answer and stores nothing more.
+func ExampleClient_Push_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		panic(err)
+	}
+	opt := delayq.PushOptions{Token: delayq.NewToken()} // one token per message, kept across tries
+	first, err := q.Push(ctx, "jobs", "resize photo 42", opt)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := q.Push(ctx, "jobs", "resize photo 42", opt)
+	if err != nil {
+		panic(err)
+	}
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println("same id:", again.ID == first.ID, "messages:", st.Messages)
+	// Output: same id: true messages: 1
+}
