@@ -30,6 +30,22 @@ func BenchmarkPush(b *testing.B) {
 	})
 }
 
+// BenchmarkPushToken: a push with a token (as chatq queue push sends it),
+// the cost of the record beside BenchmarkPush.
+func BenchmarkPushToken(b *testing.B) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Attributes{})
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Push(ctx, "q", "a message of some 30 bytes....", delayq.PushOptions{Token: delayq.NewToken()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkPollAck: receive one message and ack it, two round trips.
 func BenchmarkPollAck(b *testing.B) {
 	backends(b, func(b *testing.B, be redistest.Backend) {
