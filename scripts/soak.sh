@@ -28,4 +28,4 @@ if [ -n "${2:-}" ]; then
 fi
 # go test's timeout is a guard against a hang: the soak, then at most three
 # minutes to drain, plus the setup, with room to spare.
-exec go test -run '^TestSoak$' -count=1 -v -timeout "$((secs + 600))s" .
+CHATQ_REQUIRE_REDIS=1 exec go test -run '^TestSoak$' -count=1 -v -timeout "$((secs + 600))s" .

@@ -48,6 +48,7 @@ require (
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	golang.org/x/tools v0.35.0 // indirect
+	google.golang.org/protobuf v1.36.8 // indirect
 )
 
 // The chatq in this repository, so that the example tests what is here.

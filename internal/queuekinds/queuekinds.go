@@ -9,6 +9,7 @@ import (
 	"github.com/chatq-dev/chatq/pkg/queues/asynq"
 	"github.com/chatq-dev/chatq/pkg/queues/bullmq"
 	"github.com/chatq-dev/chatq/pkg/queues/celery"
+	"github.com/chatq-dev/chatq/pkg/queues/rq"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
 	"github.com/chatq-dev/chatq/pkg/queues/sidekiq"
 	"github.com/chatq-dev/chatq/pkg/queues/stream"
@@ -16,7 +17,7 @@ import (
 
 // Names are the kinds' names, in the order listings show them; an address
 // KIND:NAME with another KIND is no queue chatq knows.
-var Names = []string{"rsmq", "bullmq", "asynq", "stream", "celery", "sidekiq"}
+var Names = []string{"rsmq", "bullmq", "asynq", "stream", "celery", "sidekiq", "rq"}
 
 // New returns the registry of every kind on q's server: RSMQ's through q
 // (its namespace), then the other libraries' layouts under env.Prefix.
@@ -28,5 +29,6 @@ func New(q *delayq.Client, env queues.Env) *queues.Registry {
 		stream.New(env),
 		celery.New(env),
 		sidekiq.New(env),
+		rq.New(env),
 	)
 }

@@ -361,3 +361,23 @@ type marked struct{ err, kind error }
 
 func (e *marked) Error() string   { return e.err.Error() }
 func (e *marked) Unwrap() []error { return []error{e.err, e.kind} }
+
+// Page reads one page of the members of key: n from offset off, of a LIST
+// (LRANGE; scores nil) or of a sorted set (ZRANGE with the scores). One
+// bounded call, for the kinds whose states are lists and sorted sets.
+func Page(ctx context.Context, rdb redis.UniversalClient, key string, list bool, off, n int64) ([]string, []float64, error) {
+	if list {
+		ids, err := rdb.LRange(ctx, key, off, off+n-1).Result()
+		return ids, nil, err
+	}
+	zs, err := rdb.ZRangeWithScores(ctx, key, off, off+n-1).Result()
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, scores := make([]string, len(zs)), make([]float64, len(zs))
+	for i, z := range zs {
+		ids[i], _ = z.Member.(string)
+		scores[i] = z.Score
+	}
+	return ids, scores, nil
+}

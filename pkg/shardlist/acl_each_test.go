@@ -29,6 +29,13 @@ func TestACLEachCommand(t *testing.T) {
 	if _, err := admin.RPush(ctx, "k", "1", "2", "3", "4", "5"); err != nil {
 		t.Fatal(err)
 	}
+	big := make([]string, 300) // 150 shards
+	for i := range big {
+		big[i] = "x"
+	}
+	if _, err := admin.RPush(ctx, "big", big...); err != nil {
+		t.Fatal(err)
+	}
 	ops := map[string]func(c *Client) error{
 		"LPush": func(c *Client) error { _, err := c.LPush(ctx, "k", "a", "b", "c"); return err },
 		"RPush": func(c *Client) error { _, err := c.RPush(ctx, "k", "a", "b", "c"); return err },
@@ -36,6 +43,9 @@ func TestACLEachCommand(t *testing.T) {
 		"RPop":  func(c *Client) error { _, err := c.RPop(ctx, "k", 3); return err },
 		"BLPop": func(c *Client) error { _, err := c.BLPop(ctx, "k", time.Second); return err },
 		"BRPop": func(c *Client) error { _, err := c.BRPop(ctx, "k", time.Second); return err },
+		// A list of more than 100 shards, so that a call moves its first
+		// end (SET, INCR) before the last one deletes its keys.
+		"Delete": func(c *Client) error { _, err := c.Delete(ctx, "big", true); return err },
 	}
 	var access []redistest.Op
 	for _, a := range admin.Access() {

@@ -10,16 +10,15 @@
 -- until then the list keeps its shape (a push meanwhile lands in it and
 -- is deleted with it, which --force means), and a list never loses its
 -- keys while a shard of it remains.
-local a, e = llen(first)
+local total, e = length()
 if e then return e end
-local total = a + mid
-if first ~= last then
-  local b, e2 = llen(last)
-  if e2 then return e2 end
-  total = total + b
-end
 if total > 0 and ARGV[1] ~= 'force' then
   return {'notempty', total}
+end
+-- Every command this call may write with is checked before the first
+-- write, so that a user refused one changes nothing.
+if not allowed({'unlink', base .. first}, {'set', KEYS[1], '0'}, {'incr', KEYS[5]}) then
+  return redis.error_reply('NOPERM this user may not delete the list ' .. base .. ' (UNLINK, SET, INCR): nothing deleted')
 end
 local s = first
 local n = 0

@@ -3,12 +3,6 @@
 --
 -- KEYS: see state.lua, which is put in front of this text.
 -- Returns {length, first, last, recorded shard size (0 when none)}.
-local a, e = llen(first)
+local total, e = length()
 if e then return e end
-local total = a + mid
-if first ~= last then
-  local b, e2 = llen(last)
-  if e2 then return e2 end
-  total = total + b
-end
 return {total, first, last, recorded or 0}

@@ -102,3 +102,18 @@ local function llen(s)
   end
   return n
 end
+
+-- length is the list's number of items, as LLEN, in O(1): the end shards'
+-- lengths plus the count strictly between them; or nil and an error reply
+-- (see llen): `local n, e = length(); if e then return e end`.
+local function length()
+  local a, e = llen(first)
+  if e then return nil, e end
+  local total = a + mid
+  if first ~= last then
+    local b, e2 = llen(last)
+    if e2 then return nil, e2 end
+    total = total + b
+  end
+  return total
+end

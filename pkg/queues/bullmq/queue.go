@@ -180,7 +180,7 @@ func (q *Queue) Scan(ctx context.Context, opt queues.ScanOptions, fn func([]queu
 	now := time.Now()
 	for _, src := range srcs {
 		for off := int64(0); ; off += page {
-			ids, scores, err := q.rangeOf(ctx, src, off, page)
+			ids, scores, err := queues.Page(ctx, q.rdb, src.key, src.list, off, page)
 			if err != nil {
 				return err
 			}
@@ -229,24 +229,6 @@ func keep(j *queues.Job, opt queues.ScanOptions, grep string, now time.Time) boo
 		return false
 	}
 	return true
-}
-
-// rangeOf reads one page of ids (and scores, for a set) of src.
-func (q *Queue) rangeOf(ctx context.Context, src source, off, n int64) ([]string, []float64, error) {
-	if src.list {
-		ids, err := q.rdb.LRange(ctx, src.key, off, off+n-1).Result()
-		return ids, nil, err
-	}
-	zs, err := q.rdb.ZRangeWithScores(ctx, src.key, off, off+n-1).Result()
-	if err != nil {
-		return nil, nil, err
-	}
-	ids, scores := make([]string, len(zs)), make([]float64, len(zs))
-	for i, z := range zs {
-		ids[i], _ = z.Member.(string)
-		scores[i] = z.Score
-	}
-	return ids, scores, nil
 }
 
 // read reads the hashes of ids in one pipeline; a job removed since its
