@@ -176,3 +176,45 @@ func TestLostReplyRepeated(t *testing.T) {
 		}
 	})
 }
+
+// A pop whose reply is lost is sent again with the same token on a new
+// connection: it exits 0, prints the message it popped once, and pops no
+// other: the queue holds the rest, and counts one receive.
+func TestLostPopRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		for _, args := range [][]string{
+			{"queue", "create", "popq"}, {"queue", "push", "popq", "first"}, {"queue", "push", "popq", "second"},
+			// Once first, so that the server has the script and the
+			// request whose reply is lost is the EVALSHA that pops.
+			{"queue", "create", "warm"}, {"queue", "poll", "warm", "--pop"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		p.DropReplyTo("popq")
+		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "poll", "popq", "--pop")
+		if code != 0 {
+			t.Fatalf("pop with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want 1", dropped)
+		}
+		var popped []struct{ ID, Message string }
+		if err := json.Unmarshal([]byte(stdout), &popped); err != nil || len(popped) != 1 || popped[0].Message != "first" {
+			t.Fatalf("pop printed %q (%v), want the first message once", stdout, err)
+		}
+		code, stdout, stderr = run(ctx, b, "-o", "json", "queue", "peek", "popq", "-n", "10")
+		var left []struct{ Message string }
+		if err := json.Unmarshal([]byte(stdout), &left); code != 0 || err != nil || len(left) != 1 || left[0].Message != "second" {
+			t.Errorf("after the pop the queue holds %s (exit %d, %v %s), want the second message only", stdout, code, err, stderr)
+		}
+		code, stdout, _ = run(ctx, b, "-o", "json", "queue", "stats", "popq")
+		var st struct{ TotalRecv int }
+		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.TotalRecv != 1 {
+			t.Errorf("stats %s: want totalrecv 1 (one pop applied)", stdout)
+		}
+	})
+}

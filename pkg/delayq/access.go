@@ -55,8 +55,9 @@ var access = []struct {
 }
 
 // receiveCommands are what Receive sends: receive.lua's calls and
-// retry.lua's.
-const receiveCommands = "hdel hexists hget hincrby hmget hset publish time type zadd zcard zrange zrangebyscore zrem zscore"
+// retry.lua's; a receive with a token also GETs and SETs its record,
+// <ns>:<q>:T:<token>.
+const receiveCommands = "get hdel hexists hget hincrby hmget hset publish set time type zadd zcard zrange zrangebyscore zrem zscore"
 
 // Access lists what each operation of the client asks of the server: the
 // Redis commands it sends, the key patterns and Pub/Sub channel patterns

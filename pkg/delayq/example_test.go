@@ -110,3 +110,39 @@ func ExampleClient_Push_token() {
 	fmt.Println("same id:", again.ID == first.ID, "messages:", st.Messages)
 	// Output: same id: true messages: 1
 }
+
+// A pop with a token may be sent again after a lost reply: the repeat
+// returns the message the first pop took and pops no other.
+func ExampleClient_Receive_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		panic(err)
+	}
+	for _, body := range []string{"resize photo 42", "resize photo 43"} {
+		if _, err := q.Push(ctx, "jobs", body, delayq.PushOptions{}); err != nil {
+			panic(err)
+		}
+	}
+	opt := delayq.ReceiveOptions{Pop: true, Token: delayq.NewToken()} // one token per pop, kept across tries
+	first, err := q.Receive(ctx, "jobs", opt)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := q.Receive(ctx, "jobs", opt)
+	if err != nil {
+		panic(err)
+	}
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println(again[0].Body, "same id:", again[0].ID == first[0].ID, "left:", st.Messages)
+	// Output: resize photo 42 same id: true left: 1
+}

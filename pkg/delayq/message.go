@@ -31,13 +31,33 @@ type PushOptions struct {
 	Token string
 }
 
-// TokenLifetime is how long the record of a push with a token lasts: long
-// enough to cover a command's --timeout, a server restart and the repeats
-// in between, short enough that a busy queue's records stay few (about
-// 200 bytes each, see docs/reliability.md).
+// TokenLifetime is how long the record of a push or a receive with a token
+// lasts: long enough to cover a command's --timeout, a server restart and
+// the repeats in between, short enough that a busy queue's records stay
+// few (a push's about 200 bytes, a receive's its messages plus about 100
+// bytes; see docs/reliability.md).
 const TokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// checkToken checks a token given in options ("" is none).
+func checkToken(token string) error {
+	if token != "" && !tokenPattern.MatchString(token) {
+		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, errInvalidValue)
+	}
+	return nil
+}
+
+// tokenRecord is the key of the record of the call-th script call made
+// with token, beside the queue's key queue (<ns>:<q>, hash-tagged on a
+// Cluster): <ns>:<q>:T:<token>, and <ns>:<q>:T:<token>.<call> after the
+// first ("." is not a token's character, so no other token's record).
+func tokenRecord(queue, token string, call int) string {
+	if call == 1 {
+		return queue + ":T:" + token
+	}
+	return fmt.Sprintf("%s:T:%s.%d", queue, token, call)
+}
 
 // NewToken returns a random token of 128 bits, base64url-encoded.
 func NewToken() string {
@@ -77,11 +97,11 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	}
 	n16 := len16(body)
 	keys, args := c.keys(q), []any{randomID(), mode, value, n16, body, c.channel(q)}
+	if err := checkToken(opt.Token); err != nil {
+		return nil, err
+	}
 	if opt.Token != "" {
-		if !tokenPattern.MatchString(opt.Token) {
-			return nil, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, errInvalidValue)
-		}
-		keys = append(keys, keys[0]+":T:"+opt.Token)
+		keys = append(keys, tokenRecord(keys[0], opt.Token, 1))
 		args = append(args, TokenLifetime.Milliseconds())
 	}
 	a, err := run(ctx, c.rdb, pushScript, keys, args...)
@@ -300,6 +320,16 @@ type ReceiveOptions struct {
 	// policy was set): nothing is lost, the policy is off until that queue
 	// is created again.
 	DeadLetterMissing func(deadLetter string)
+	// Token, when set, makes the receive safe to repeat, which matters
+	// with Pop (a popped message whose reply was lost exists nowhere
+	// else): a client-chosen random string (NewToken) under which each
+	// script call that claims messages records its answer, in the queue's
+	// slot, for TokenLifetime. A Receive with the same token returns the
+	// same messages and claims no others, so a caller whose reply was
+	// lost sends the same call again with the same token. Calls that
+	// claimed nothing record nothing: a waiting Receive with a token
+	// claims on until something is due.
+	Token string
 }
 
 // received is what one receive did.
@@ -334,6 +364,9 @@ func (o *ReceiveOptions) check() (string, error) {
 	}
 	if o.Wait < 0 {
 		return "", fmt.Errorf("wait %s: must not be negative: %w", o.Wait, errInvalidValue)
+	}
+	if err := checkToken(o.Token); err != nil {
+		return "", err
 	}
 	if !given {
 		return "", nil
@@ -396,7 +429,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 	// holds the server for long: the calls follow each other until N are
 	// claimed or fewer than asked were due. Each call is atomic; a message
 	// is claimed by one call only.
-	for attempt := 0; attempt < 3; {
+	for attempt, call := 0, 1; attempt < 3; call++ {
 		keys := c.keys(q)
 		dead := c.deadLetter(q)
 		if dead != "" {
@@ -405,7 +438,14 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		sent := time.Now()
 		want := min(opt.N-len(res.messages), maxBatch)
 		before := len(res.messages)
-		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.channel(dead), q)
+		args := []any{want, vt, pop, dead, c.channel(dead), q}
+		if opt.Token != "" {
+			// One record per script call: a repeat makes the same calls
+			// in the same order, each answered by its record.
+			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
+			args = append(args, TokenLifetime.Milliseconds())
+		}
+		a, err := run(ctx, c.rdb, receiveScript, keys, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package delayq_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,4 +69,99 @@ func TestPushTokenRecordExpires(t *testing.T) {
 			t.Errorf("the record's PTTL is %v; want about %v", ttl, delayq.TokenLifetime)
 		}
 	})
+}
+
+// A pop repeated with the same token returns the same messages, byte for
+// byte, and pops nothing else; over 100 messages (two script calls, two
+// records) too; a pop that found nothing records nothing.
+func TestPopTokenRepeatReturnsSameMessages(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tokpop", delayq.Attributes{})
+		opt := delayq.ReceiveOptions{Pop: true, Token: delayq.NewToken()}
+		if m, err := c.Receive(ctx, "tokpop", opt); err != nil || len(m) != 0 {
+			t.Fatalf("pop of an empty queue: %v %v", m, err)
+		}
+		bodies := []string{"first: a:b 12:x", "second"}
+		for i := range 150 {
+			bodies = append(bodies, fmt.Sprintf("m%d", i))
+		}
+		for _, body := range bodies {
+			mustPush(t, c, "tokpop", body, delayq.PushOptions{})
+		}
+		// The empty pop above recorded nothing: this one pops.
+		first, err := c.Receive(ctx, "tokpop", opt)
+		if err != nil || len(first) != 1 || first[0].Body != bodies[0] {
+			t.Fatalf("pop: %v %v", first, err)
+		}
+		for range 2 {
+			again, err := c.Receive(ctx, "tokpop", opt)
+			if err != nil || len(again) != 1 || again[0].ID != first[0].ID || again[0].Body != first[0].Body || again[0].RC != first[0].RC {
+				t.Fatalf("repeat answered %+v (%v), want %+v", again, err, first)
+			}
+		}
+		if st, err := c.Stats(ctx, "tokpop"); err != nil || st.Messages != int64(len(bodies)-1) || st.TotalRecv != 1 {
+			t.Fatalf("after repeats: %+v %v; want %d messages, 1 received", st, err, len(bodies)-1)
+		}
+
+		many := delayq.ReceiveOptions{Pop: true, N: 120, Token: delayq.NewToken()}
+		got, err := c.Receive(ctx, "tokpop", many)
+		if err != nil || len(got) != 120 {
+			t.Fatalf("pop 120: %d %v", len(got), err)
+		}
+		again, err := c.Receive(ctx, "tokpop", many)
+		if err != nil || len(again) != 120 {
+			t.Fatalf("repeat of pop 120: %d %v", len(again), err)
+		}
+		for i := range got {
+			if got[i].ID != again[i].ID || got[i].Body != again[i].Body {
+				t.Fatalf("repeat's message %d is %+v, want %+v", i, again[i], got[i])
+			}
+		}
+		if st, err := c.Stats(ctx, "tokpop"); err != nil || st.Messages != int64(len(bodies)-121) {
+			t.Fatalf("after the repeat of pop 120: %+v %v; want %d messages", st, err, len(bodies)-121)
+		}
+		if _, err := c.Receive(ctx, "tokpop", delayq.ReceiveOptions{Pop: true, Token: "short"}); err == nil {
+			t.Error("a 5-character token was accepted")
+		}
+	})
+}
+
+// A pop's record lives TokenLifetime beside the queue's keys; a body that
+// is not valid UTF-8 (another client's) comes back byte for byte.
+func TestPopTokenRecord(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := t.Context()
+	c := newClient(t, b)
+	mustCreate(t, c, "tokrec", delayq.Attributes{})
+	raw := "\xff\xfe:1:\x00 not UTF-8"
+	id := mustPush(t, c, "tokrec", "placeholder", delayq.PushOptions{})
+	if err := b.Client.HSet(ctx, b.Prefix+"rsmq:tokrec:Q", id, raw).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tok := delayq.NewToken()
+	opt := delayq.ReceiveOptions{Pop: true, Token: tok}
+	for range 2 {
+		m, err := c.Receive(ctx, "tokrec", opt)
+		if err != nil || len(m) != 1 || m[0].Body != raw || m[0].ID != id {
+			t.Fatalf("pop: %+v %v; want %s %q", m, err, id, raw)
+		}
+	}
+	ttl, err := b.Client.PTTL(ctx, b.Prefix+"rsmq:tokrec:T:"+tok).Result()
+	if err != nil || ttl <= delayq.TokenLifetime-time.Minute || ttl > delayq.TokenLifetime {
+		t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, delayq.TokenLifetime)
+	}
+	// A record that is not one is refused, nothing popped.
+	mustPush(t, c, "tokrec", "kept", delayq.PushOptions{})
+	bad := delayq.NewToken()
+	if err := b.Client.Set(ctx, b.Prefix+"rsmq:tokrec:T:"+bad, "9:short", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Receive(ctx, "tokrec", delayq.ReceiveOptions{Pop: true, Token: bad}); err == nil {
+		t.Errorf("a corrupt record answered %+v", m)
+	}
+	if st, err := c.Stats(ctx, "tokrec"); err != nil || st.Messages != 1 {
+		t.Errorf("after a corrupt record: %+v %v; want the message kept", st, err)
+	}
 }
