@@ -218,3 +218,49 @@ func TestLostPopRepeated(t *testing.T) {
 		}
 	})
 }
+
+// A list pop whose reply is lost is sent again with the same token on a
+// new connection: it exits 0, prints the item it popped once, and pops no
+// other: the list holds the rest.
+func TestLostListPopRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		for _, args := range [][]string{
+			{"list", "rpush", "plist", "first", "second", "third"},
+			// Once first, so that the server has the script and the
+			// request whose reply is lost is the EVALSHA that pops.
+			{"list", "lpop", "warm"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"list", "lpop", "plist"}, "first"},
+			{[]string{"list", "rpop", "plist"}, "third"},
+		} {
+			_, _, _, before := p.Counts()
+			p.DropReplyTo("plist")
+			code, stdout, stderr := run(ctx, pb, append([]string{"--timeout", "300ms", "-o", "json"}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("%v with its reply lost: exit %d, want 0:\n%s", tc.args, code, stderr)
+			}
+			if _, _, _, dropped := p.Counts(); dropped != before+1 {
+				t.Fatalf("the proxy dropped %d replies, want 1", dropped-before)
+			}
+			var popped []string
+			if err := json.Unmarshal([]byte(stdout), &popped); err != nil || len(popped) != 1 || popped[0] != tc.want {
+				t.Fatalf("%v printed %q (%v), want [%q]", tc.args, stdout, err, tc.want)
+			}
+		}
+		code, stdout, stderr := run(ctx, b, "-o", "json", "list", "lrange", "plist", "0", "-1")
+		var left []string
+		if err := json.Unmarshal([]byte(stdout), &left); code != 0 || err != nil || len(left) != 1 || left[0] != "second" {
+			t.Errorf("after the pops the list holds %s (exit %d, %v %s), want the second item only", stdout, code, err, stderr)
+		}
+	})
+}
