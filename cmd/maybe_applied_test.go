@@ -32,7 +32,7 @@ func TestLostReplyExits4(t *testing.T) {
 			check []string // shows the write applied: stdout contains the body
 			hint  string
 		}{
-			{[]string{"chat", "send", "1", "--from", "jeff", "body-c1"}, []string{"chat", "history", "1"}, "chatq chat history 1"},
+			{[]string{"chat", "join", "1", "body-c1"}, []string{"chat", "members", "1"}, "chatq chat members 1"},
 			{[]string{"list", "rpush", "items", "body-l1"}, []string{"list", "lrange", "items", "0", "-1"}, "chatq list lrange items 0 -1"},
 		}
 		for _, tt := range tests {
@@ -261,6 +261,63 @@ func TestLostListPopRepeated(t *testing.T) {
 		var left []string
 		if err := json.Unmarshal([]byte(stdout), &left); code != 0 || err != nil || len(left) != 1 || left[0] != "second" {
 			t.Errorf("after the pops the list holds %s (exit %d, %v %s), want the second item only", stdout, code, err, stderr)
+		}
+	})
+}
+
+// A chat send whose reply is lost is sent again with the same token on a
+// new connection: it exits 0, prints the id it was stored under, and the
+// chat holds the message once.
+func TestLostSendRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		for _, args := range [][]string{
+			{"chat", "create", "--from", "joe", "--to", "jeff", "hi"},
+			// Once first, so that the server has the script and the
+			// request whose reply is lost is the EVALSHA that sends.
+			{"chat", "send", "1", "--from", "jeff", "warm"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		p.DropReplyTo("body-c1")
+		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "chat", "send", "1", "--from", "jeff", "body-c1")
+		if code != 0 {
+			t.Fatalf("send with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want 1", dropped)
+		}
+		var sent struct {
+			MessageID int64 `json:"message_id"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &sent); err != nil || sent.MessageID == 0 {
+			t.Fatalf("send printed %q: %v", stdout, err)
+		}
+		code, stdout, stderr = run(ctx, b, "-o", "json", "chat", "history", "1")
+		if code != 0 {
+			t.Fatalf("history: exit %d: %s", code, stderr)
+		}
+		var msgs []struct {
+			ID      int64
+			Message string
+		}
+		if err := json.Unmarshal([]byte(stdout), &msgs); err != nil {
+			t.Fatalf("history printed %q: %v", stdout, err)
+		}
+		var n int
+		for _, m := range msgs {
+			if m.Message == "body-c1" {
+				n++
+				if m.ID != sent.MessageID {
+					t.Errorf("stored id %d, printed %d", m.ID, sent.MessageID)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("the chat holds body-c1 %d times, want once: %s", n, stdout)
 		}
 	})
 }
