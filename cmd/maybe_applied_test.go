@@ -88,9 +88,10 @@ func TestLostReplyExits4(t *testing.T) {
 	})
 }
 
-// A bulk push whose reply is lost part way prints the ids it stored, exits
-// 4, and says which lines (one batch: all or none) may also be stored and
-// how to resume either way; the batch was in fact stored whole.
+// A bulk push whose reply is lost part way, and whose server then stays
+// away past --timeout, prints the ids it stored, exits 4, and says which
+// lines (one batch: all or none) may also be stored and how to resume
+// either way; the batch was in fact stored whole.
 func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
@@ -102,10 +103,26 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 		for i := 1; i <= 150; i++ {
 			fmt.Fprintf(&in, "line-%d\n", i)
 		}
-		// The second batch, lines 101-150 (the first loads the script).
+		// The second batch, lines 101-150 (the first loads the script);
+		// the server goes away once its reply is dropped, so that the
+		// batch's repeats (with its token) fail too.
+		_, _, _, before := p.Counts()
 		p.DropReplyTo("line-120")
+		away := make(chan struct{})
+		go func() {
+			defer close(away)
+			for ctx.Err() == nil {
+				if _, _, _, dropped := p.Counts(); dropped > before {
+					p.Blackhole(true)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
 		var out, errOut syncBuffer
 		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "push", "bulk", "--lines", "-")
+		<-away
+		p.Blackhole(false)
 		if code != cmdutil.ExitMaybeApplied {
 			t.Fatalf("exit %d, want 4: %s", code, errOut.String())
 		}
@@ -318,6 +335,46 @@ func TestLostSendRepeated(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("the chat holds body-c1 %d times, want once: %s", n, stdout)
+		}
+	})
+}
+
+// A bulk push whose batch's reply is lost sends the batch again with its
+// token: it exits 0, prints each id once, and the queue holds each line
+// once.
+func TestLostBatchRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		if code, _, stderr := run(ctx, pb, "queue", "create", "bulk"); code != 0 {
+			t.Fatalf("create: %d %s", code, stderr)
+		}
+		var in strings.Builder
+		for i := 1; i <= 150; i++ {
+			fmt.Fprintf(&in, "line-%d\n", i)
+		}
+		// The second batch, lines 101-150 (the first loads the script).
+		p.DropReplyTo("line-120")
+		var out, errOut syncBuffer
+		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "300ms", "-o", "json", "queue", "push", "bulk", "--lines", "-")
+		if code != 0 {
+			t.Fatalf("exit %d, want 0: %s", code, errOut.String())
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want 1", dropped)
+		}
+		var ids []struct{ ID string }
+		if err := json.Unmarshal([]byte(out.String()), &ids); err != nil || len(ids) != 150 {
+			t.Fatalf("printed %d ids (%v), want 150", len(ids), err)
+		}
+		seen := map[string]bool{}
+		for _, id := range ids {
+			seen[id.ID] = true
+		}
+		code, stdout, stderr := run(ctx, b, "queue", "stats", "bulk", "-o", "json")
+		var st struct{ Msgs, TotalSent int }
+		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.Msgs != 150 || st.TotalSent != 150 || len(seen) != 150 {
+			t.Errorf("want 150 messages stored once, 150 distinct ids: exit %d, %+v, %d ids, %v %s", code, st, len(seen), err, stderr)
 		}
 	})
 }

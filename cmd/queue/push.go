@@ -57,9 +57,12 @@ With --lines and -, each line of stdin is a message of its own: every line is
 checked against maxsize before the first is pushed, they are pushed in order
 in batches (up to 100 messages or 1 MiB per script call, each call atomic),
 and their ids are printed one per line (a JSON array with -o json). If the
-push stops part way (the queue deleted, the connection lost, Ctrl-C, which
-waits for the batch in flight), chatq says how many messages were stored
-and how to resume without duplicates. A terminal shows a progress bar.
+push stops part way (the queue deleted, the server away past --timeout,
+Ctrl-C, which waits for the batch in flight), chatq says how many messages
+were stored and how to resume without duplicates. Each batch carries a
+token: one whose reply was lost is sent again, and the server answers the
+repeat with the batch's ids and stores nothing more. A terminal shows a
+progress bar.
 
 With --jsonl and -, each line of stdin is one JSON value, so a body may hold
 newlines: a JSON string (the body), or an object with "message" (the body)
@@ -258,7 +261,14 @@ func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items [
 			bodies = append(bodies, it.body)
 			due = append(due, it.po)
 		}
-		ps, err := q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)
+		// One token per batch, for every try of it: a repeat after a lost
+		// reply returns the batch's ids and stores nothing more.
+		due[0].Token = delayq.NewToken()
+		var ps []delayq.Pushed
+		err := conn.Repeat(ctx, opts.Timeout, func(context.Context) (err error) {
+			ps, err = q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)
+			return err
+		})
 		if err != nil {
 			return partialPush(ctx, opts, ids, items, end, flag, err)
 		}

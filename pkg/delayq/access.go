@@ -36,9 +36,10 @@ var access = []struct {
 	{"DeadLetterSources", false, false, "hget sscan"},
 	{"Delete", true, false, "discard exists multi srem type unlink zcard"},
 	{"Purge", true, false, "hmget hset type unlink zcard"},
-	// Push with a token also GETs and SETs its record, <ns>:<q>:T:<token>.
+	// Push and PushMany with a token also GET and SET its record,
+	// <ns>:<q>:T:<token>.
 	{"Push", true, true, "get hget hincrby hmget hset publish set time type zadd zcard"},
-	{"PushMany", true, true, "hget hincrby hmget hset publish time type zadd zcard"},
+	{"PushMany", true, true, "get hget hincrby hmget hset publish set time type zadd zcard"},
 	// A receive whose caller left releases what it claimed (retry.lua).
 	{"Receive", true, true, receiveCommands},
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},

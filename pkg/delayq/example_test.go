@@ -146,3 +146,35 @@ func ExampleClient_Receive_token() {
 	fmt.Println(again[0].Body, "same id:", again[0].ID == first[0].ID, "left:", st.Messages)
 	// Output: resize photo 42 same id: true left: 1
 }
+
+// A batch pushed with a token (the first due's) may be sent again after a
+// lost reply: the repeat returns the batch's ids and stores nothing more.
+func ExampleClient_PushMany_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		panic(err)
+	}
+	bodies := []string{"resize photo 42", "resize photo 43"}
+	due := []delayq.PushOptions{{Token: delayq.NewToken()}} // one token per batch, kept across tries
+	first, err := q.PushMany(ctx, "jobs", bodies, due)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := q.PushMany(ctx, "jobs", bodies, due)
+	if err != nil {
+		panic(err)
+	}
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println("same ids:", again[1].ID == first[1].ID, "messages:", st.Messages)
+	// Output: same ids: true messages: 2
+}

@@ -27,7 +27,7 @@ type PushOptions struct {
 	// queue's slot, for TokenLifetime. A Push with a token already
 	// recorded returns the first answer and stores nothing, so a caller
 	// whose reply was lost sends the same call again with the same token.
-	// Push reads it; PushMany ignores it.
+	// PushMany reads the first due's, for the whole batch.
 	Token string
 }
 
@@ -129,6 +129,10 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 // due at the same time are received in that order. totalsent grows by
 // len(bodies), and one PUBLISH on the realtime channel announces the
 // batch (Pushed.Notified, the same in every result). One round trip.
+//
+// The first due's Token, when set, makes the batch safe to repeat, as
+// PushOptions.Token does a Push: the batch's answer is recorded, and a
+// PushMany with that token returns it and stores nothing.
 func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []PushOptions) ([]Pushed, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
@@ -162,7 +166,15 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []
 		// of one call, which share their time part, in the order given.
 		args = append(args, fmt.Sprintf("%02d", i)+randomID()[2:], mode, value, len16(body), body)
 	}
-	a, err := run(ctx, c.rdb, pushManyScript, c.keys(q), args...)
+	keys := c.keys(q)[:2]
+	if token := dueOf(0).Token; token != "" {
+		if err := checkToken(token); err != nil {
+			return nil, err
+		}
+		keys = append(keys, tokenRecord(keys[0], token, 1))
+		args = append(args, TokenLifetime.Milliseconds())
+	}
+	a, err := run(ctx, c.rdb, pushManyScript, keys, args...)
 	if err != nil {
 		return nil, err
 	}

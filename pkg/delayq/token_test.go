@@ -165,3 +165,30 @@ func TestPopTokenRecord(t *testing.T) {
 		t.Errorf("after a corrupt record: %+v %v; want the message kept", st, err)
 	}
 }
+
+// A batch pushed with a token (the first due's) and repeated returns the
+// first answer and stores nothing more.
+func TestPushManyTokenRepeat(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tokmany", delayq.Attributes{})
+		due := []delayq.PushOptions{{Token: delayq.NewToken()}}
+		first, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
+		if err != nil || len(again) != 3 {
+			t.Fatalf("repeat: %+v %v", again, err)
+		}
+		for i := range first {
+			if again[i] != first[i] {
+				t.Errorf("repeat's message %d is %+v, want %+v", i, again[i], first[i])
+			}
+		}
+		if st, err := c.Stats(ctx, "tokmany"); err != nil || st.Messages != 3 || st.TotalSent != 3 {
+			t.Errorf("after a repeat: %+v %v; want 3 messages, 3 sent", st, err)
+		}
+	})
+}
