@@ -279,8 +279,8 @@ type SendOptions struct {
 
 // TokenLifetime is how long the record of a send with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
-// in between, short enough that records stay few (about 100 bytes each;
-// see docs/reliability.md).
+// in between, short enough that records stay few (about 180 bytes of
+// server memory each; see docs/reliability.md).
 const TokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)

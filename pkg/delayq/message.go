@@ -34,7 +34,7 @@ type PushOptions struct {
 // TokenLifetime is how long the record of a push or a receive with a token
 // lasts: long enough to cover a command's --timeout, a server restart and
 // the repeats in between, short enough that a busy queue's records stay
-// few (a push's about 200 bytes, a receive's its messages plus about 100
+// few (a push's about 230 bytes, a receive's its messages plus about 300
 // bytes; see docs/reliability.md).
 const TokenLifetime = 10 * time.Minute
 

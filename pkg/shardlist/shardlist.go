@@ -492,7 +492,7 @@ type PopOptions struct {
 // TokenLifetime is how long the record of a pop with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (each holds the items it
-// popped plus about 60 bytes; see docs/reliability.md).
+// popped, plus about 165 bytes of server memory; see docs/reliability.md).
 const TokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
