@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -95,7 +96,7 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	}
 	// One token for every try: a repeat after a lost reply returns the
 	// first send's id and stores nothing more.
-	opt := chat.SendOptions{Token: chat.NewToken()}
+	opt := chat.SendOptions{Token: rand.Text()}
 	var id int64
 	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
 		id, err = chats.SendWith(ctx, o.Chat, o.From, msg, opt)

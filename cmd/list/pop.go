@@ -2,6 +2,7 @@ package list
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,7 +88,7 @@ func popRun(ctx context.Context, o *popOptions) error {
 	}
 	// One token for every try: a repeat after a lost reply returns the
 	// items the first popped and pops no others.
-	opt := shardlist.PopOptions{Tail: o.Side == tail, Count: o.Count, Token: shardlist.NewToken()}
+	opt := shardlist.PopOptions{Tail: o.Side == tail, Count: o.Count, Token: rand.Text()}
 	// Items popped before an error (a pop of more than 1000 items takes
 	// several calls) are out of the list: print them all the same.
 	var items []string

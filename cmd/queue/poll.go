@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cmdutil"
@@ -150,7 +151,7 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 	// A pop carries a token, one for every try: a repeat after a lost
 	// reply returns the messages the first popped and pops no others.
 	if opts.Pop {
-		ro.Token = delayq.NewToken()
+		ro.Token = rand.Text()
 	}
 	// A waiting poll rides out a restart or failover until --wait's
 	// deadline, and retries a receive whose reply was lost: without --pop

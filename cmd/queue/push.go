@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"strconv"
@@ -169,7 +170,7 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 	// One token for every try: a repeat after a lost reply returns the
 	// first push's answer and stores nothing more.
 	due := opts.due
-	due.Token = delayq.NewToken()
+	due.Token = rand.Text()
 	var p *delayq.Pushed
 	err = conn.Repeat(ctx, opts.Timeout, func(ctx context.Context) (err error) {
 		p, err = q.Push(ctx, opts.Queue, body, due)
@@ -263,7 +264,7 @@ func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items [
 		}
 		// One token per batch, for every try of it: a repeat after a lost
 		// reply returns the batch's ids and stores nothing more.
-		due[0].Token = delayq.NewToken()
+		due[0].Token = rand.Text()
 		var ps []delayq.Pushed
 		err := conn.Repeat(ctx, opts.Timeout, func(context.Context) (err error) {
 			ps, err = q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)

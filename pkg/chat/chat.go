@@ -2,9 +2,7 @@ package chat
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
@@ -269,28 +267,22 @@ func (s *Client) Send(ctx context.Context, chatID, sender, message string) (int6
 // SendOptions control SendWith.
 type SendOptions struct {
 	// Token, when set, makes the send safe to repeat: a client-chosen
-	// random string (NewToken) recorded with the message's id, in the
-	// chat's slot (sent:{ID}:<token>), for TokenLifetime. A send with a
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) recorded with the message's id, in the
+	// chat's slot (sent:{ID}:<token>), for 10 minutes. A send with a
 	// token already recorded returns the first id and stores (and
 	// announces) nothing, so a caller whose reply was lost sends the same
 	// call again with the same token.
 	Token string
 }
 
-// TokenLifetime is how long the record of a send with a token lasts: long
+// tokenLifetime is how long the record of a send with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (about 180 bytes of
 // server memory each; see docs/reliability.md).
-const TokenLifetime = 10 * time.Minute
+const tokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
-
-// NewToken returns a random token of 128 bits, base64url-encoded.
-func NewToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
 
 // sentKey is the record of a send with token to chat id, in its slot.
 func (s *Client) sentKey(id, token string) string {
@@ -317,7 +309,7 @@ func (s *Client) SendWith(ctx context.Context, chatID, sender, message string, o
 	args := []any{sender, tail, s.channel(), chatID}
 	if opt.Token != "" {
 		keys = append(keys, s.sentKey(chatID, opt.Token))
-		args = append(args, TokenLifetime.Milliseconds())
+		args = append(args, tokenLifetime.Milliseconds())
 	}
 	res, err := sendScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {

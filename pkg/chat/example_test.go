@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -67,7 +68,7 @@ func ExampleClient_SendWith_token() {
 	if err != nil {
 		panic(err)
 	}
-	opt := chat.SendOptions{Token: chat.NewToken()} // one token per message, kept across tries
+	opt := chat.SendOptions{Token: rand.Text()} // one token per message, kept across tries
 	first, err := chats.SendWith(ctx, c.ChatID, "joe", "lunch?", opt)
 	if err != nil {
 		panic(err)

@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"crypto/rand"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func BenchmarkPushToken(b *testing.B) {
 		ctx := context.Background()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if _, err := c.Push(ctx, "q", "a message of some 30 bytes....", delayq.PushOptions{Token: delayq.NewToken()}); err != nil {
+			if _, err := c.Push(ctx, "q", "a message of some 30 bytes....", delayq.PushOptions{Token: rand.Text()}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -69,7 +70,7 @@ func benchPop(b *testing.B, token bool) {
 		for i := 0; i < b.N; i++ {
 			opt := delayq.ReceiveOptions{Pop: true}
 			if token {
-				opt.Token = delayq.NewToken()
+				opt.Token = rand.Text()
 			}
 			if m, err := c.Receive(ctx, "q", opt); err != nil || len(m) != 1 {
 				b.Fatal(m, err)

@@ -68,7 +68,7 @@
 //	                    neither reads nor writes it
 //	p ns:q:T:tok  STRING  the answer of a Push or Receive with a token
 //	                    (PushOptions.Token, ReceiveOptions.Token), for
-//	                    TokenLifetime; rsmq neither reads nor writes it
+//	                    10 minutes; rsmq neither reads nor writes it
 //
 // Realtime notifications go to channel "p ns:rt:q" (RSMQ's realtime
 // channel): every push publishes the queue's message count there, and

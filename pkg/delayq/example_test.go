@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -96,7 +97,7 @@ func ExampleClient_Push_token() {
 	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
 		panic(err)
 	}
-	opt := delayq.PushOptions{Token: delayq.NewToken()} // one token per message, kept across tries
+	opt := delayq.PushOptions{Token: rand.Text()} // one token per message, kept across tries
 	first, err := q.Push(ctx, "jobs", "resize photo 42", opt)
 	if err != nil {
 		panic(err)
@@ -132,7 +133,7 @@ func ExampleClient_Receive_token() {
 			panic(err)
 		}
 	}
-	opt := delayq.ReceiveOptions{Pop: true, Token: delayq.NewToken()} // one token per pop, kept across tries
+	opt := delayq.ReceiveOptions{Pop: true, Token: rand.Text()} // one token per pop, kept across tries
 	first, err := q.Receive(ctx, "jobs", opt)
 	if err != nil {
 		panic(err)
@@ -164,7 +165,7 @@ func ExampleClient_PushMany_token() {
 		panic(err)
 	}
 	bodies := []string{"resize photo 42", "resize photo 43"}
-	due := []delayq.PushOptions{{Token: delayq.NewToken()}} // one token per batch, kept across tries
+	due := []delayq.PushOptions{{Token: rand.Text()}} // one token per batch, kept across tries
 	first, err := q.PushMany(ctx, "jobs", bodies, due)
 	if err != nil {
 		panic(err)

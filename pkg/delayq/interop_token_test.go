@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/redistest"
@@ -18,11 +19,11 @@ func TestInteropTokens(t *testing.T) {
 	c := newClient(t, b)
 	mustCreate(t, c, "tokens", delayq.Attributes{})
 	for _, body := range []string{"first", "second"} {
-		if _, err := c.Push(ctx, "tokens", body, delayq.PushOptions{Token: delayq.NewToken()}); err != nil {
+		if _, err := c.Push(ctx, "tokens", body, delayq.PushOptions{Token: rand.Text()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	opt := delayq.ReceiveOptions{Pop: true, Token: delayq.NewToken()}
+	opt := delayq.ReceiveOptions{Pop: true, Token: rand.Text()}
 	for range 2 {
 		if m, err := c.Receive(ctx, "tokens", opt); err != nil || len(m) != 1 || m[0].Body != "first" {
 			t.Fatalf("pop with a token: %+v %v", m, err)

@@ -2,8 +2,6 @@ package delayq
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
@@ -23,20 +21,21 @@ type PushOptions struct {
 	// to 9999999 seconds; 0 means the queue's delay, -1 no delay.
 	Delay time.Duration
 	// Token, when set, makes the push safe to repeat: a client-chosen
-	// random string (NewToken) recorded with the push's answer, in the
-	// queue's slot, for TokenLifetime. A Push with a token already
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) recorded with the push's answer, in the
+	// queue's slot, for 10 minutes. A Push with a token already
 	// recorded returns the first answer and stores nothing, so a caller
 	// whose reply was lost sends the same call again with the same token.
 	// PushMany reads the first due's, for the whole batch.
 	Token string
 }
 
-// TokenLifetime is how long the record of a push or a receive with a token
+// tokenLifetime is how long the record of a push or a receive with a token
 // lasts: long enough to cover a command's --timeout, a server restart and
 // the repeats in between, short enough that a busy queue's records stay
 // few (a push's about 230 bytes, a receive's its messages plus about 300
 // bytes; see docs/reliability.md).
-const TokenLifetime = 10 * time.Minute
+const tokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 
@@ -57,13 +56,6 @@ func tokenRecord(queue, token string, call int) string {
 		return queue + ":T:" + token
 	}
 	return fmt.Sprintf("%s:T:%s.%d", queue, token, call)
-}
-
-// NewToken returns a random token of 128 bits, base64url-encoded.
-func NewToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // Pushed is the result of a push.
@@ -102,7 +94,7 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	}
 	if opt.Token != "" {
 		keys = append(keys, tokenRecord(keys[0], opt.Token, 1))
-		args = append(args, TokenLifetime.Milliseconds())
+		args = append(args, tokenLifetime.Milliseconds())
 	}
 	a, err := run(ctx, c.rdb, pushScript, keys, args...)
 	if err != nil {
@@ -172,7 +164,7 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []
 			return nil, err
 		}
 		keys = append(keys, tokenRecord(keys[0], token, 1))
-		args = append(args, TokenLifetime.Milliseconds())
+		args = append(args, tokenLifetime.Milliseconds())
 	}
 	a, err := run(ctx, c.rdb, pushManyScript, keys, args...)
 	if err != nil {
@@ -334,9 +326,10 @@ type ReceiveOptions struct {
 	DeadLetterMissing func(deadLetter string)
 	// Token, when set, makes the receive safe to repeat, which matters
 	// with Pop (a popped message whose reply was lost exists nowhere
-	// else): a client-chosen random string (NewToken) under which each
+	// else): a client-chosen random string of 16 to 64 characters of
+	// A-Z a-z 0-9 _ - (as crypto/rand.Text returns) under which each
 	// script call that claims messages records its answer, in the queue's
-	// slot, for TokenLifetime. A Receive with the same token returns the
+	// slot, for 10 minutes. A Receive with the same token returns the
 	// same messages and claims no others, so a caller whose reply was
 	// lost sends the same call again with the same token. Calls that
 	// claimed nothing record nothing: a waiting Receive with a token
@@ -455,7 +448,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 			// One record per script call: a repeat makes the same calls
 			// in the same order, each answered by its record.
 			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
-			args = append(args, TokenLifetime.Milliseconds())
+			args = append(args, tokenLifetime.Milliseconds())
 		}
 		a, err := run(ctx, c.rdb, receiveScript, keys, args...)
 		if err != nil {

@@ -1,6 +1,7 @@
 package delayq_test
 
 import (
+	"crypto/rand"
 	"fmt"
 	"testing"
 	"time"
@@ -10,14 +11,14 @@ import (
 )
 
 // A push repeated with the same token returns the first answer and stores
-// nothing more; the record expires after TokenLifetime; another token
+// nothing more; the record expires after 10 minutes; another token
 // pushes again.
 func TestPushTokenRepeatReturnsFirstAnswer(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		c := newClient(t, b)
 		mustCreate(t, c, "tok", delayq.Attributes{})
-		opt := delayq.PushOptions{Token: delayq.NewToken(), Delay: time.Minute}
+		opt := delayq.PushOptions{Token: rand.Text(), Delay: time.Minute}
 		first, err := c.Push(ctx, "tok", "once", opt)
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +37,7 @@ func TestPushTokenRepeatReturnsFirstAnswer(t *testing.T) {
 		if st.Messages != 1 || st.TotalSent != 1 {
 			t.Errorf("after a repeat: %d messages, totalsent %d; want 1 and 1", st.Messages, st.TotalSent)
 		}
-		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: delayq.NewToken()}); err != nil {
+		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: rand.Text()}); err != nil {
 			t.Fatal(err)
 		}
 		if st, _ := c.Stats(ctx, "tok"); st == nil || st.Messages != 2 {
@@ -49,13 +50,13 @@ func TestPushTokenRepeatReturnsFirstAnswer(t *testing.T) {
 }
 
 // The record is a STRING beside the queue's keys (in its slot on a
-// Cluster) with a lifetime of TokenLifetime.
+// Cluster) with a lifetime of 10 minutes.
 func TestPushTokenRecordExpires(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		c := newClient(t, b)
 		mustCreate(t, c, "tok", delayq.Attributes{})
-		tok := delayq.NewToken()
+		tok := rand.Text()
 		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: tok}); err != nil {
 			t.Fatal(err)
 		}
@@ -65,8 +66,8 @@ func TestPushTokenRecordExpires(t *testing.T) {
 				ttl = d
 			}
 		}
-		if ttl <= delayq.TokenLifetime-time.Minute || ttl > delayq.TokenLifetime {
-			t.Errorf("the record's PTTL is %v; want about %v", ttl, delayq.TokenLifetime)
+		if ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
+			t.Errorf("the record's PTTL is %v; want about %v", ttl, tokenLifetime)
 		}
 	})
 }
@@ -79,7 +80,7 @@ func TestPopTokenRepeatReturnsSameMessages(t *testing.T) {
 		ctx := t.Context()
 		c := newClient(t, b)
 		mustCreate(t, c, "tokpop", delayq.Attributes{})
-		opt := delayq.ReceiveOptions{Pop: true, Token: delayq.NewToken()}
+		opt := delayq.ReceiveOptions{Pop: true, Token: rand.Text()}
 		if m, err := c.Receive(ctx, "tokpop", opt); err != nil || len(m) != 0 {
 			t.Fatalf("pop of an empty queue: %v %v", m, err)
 		}
@@ -105,7 +106,7 @@ func TestPopTokenRepeatReturnsSameMessages(t *testing.T) {
 			t.Fatalf("after repeats: %+v %v; want %d messages, 1 received", st, err, len(bodies)-1)
 		}
 
-		many := delayq.ReceiveOptions{Pop: true, N: 120, Token: delayq.NewToken()}
+		many := delayq.ReceiveOptions{Pop: true, N: 120, Token: rand.Text()}
 		got, err := c.Receive(ctx, "tokpop", many)
 		if err != nil || len(got) != 120 {
 			t.Fatalf("pop 120: %d %v", len(got), err)
@@ -128,7 +129,7 @@ func TestPopTokenRepeatReturnsSameMessages(t *testing.T) {
 	})
 }
 
-// A pop's record lives TokenLifetime beside the queue's keys; a body that
+// A pop's record lives 10 minutes beside the queue's keys; a body that
 // is not valid UTF-8 (another client's) comes back byte for byte.
 func TestPopTokenRecord(t *testing.T) {
 	b := redistest.Real(t)
@@ -140,7 +141,7 @@ func TestPopTokenRecord(t *testing.T) {
 	if err := b.Client.HSet(ctx, b.Prefix+"rsmq:tokrec:Q", id, raw).Err(); err != nil {
 		t.Fatal(err)
 	}
-	tok := delayq.NewToken()
+	tok := rand.Text()
 	opt := delayq.ReceiveOptions{Pop: true, Token: tok}
 	for range 2 {
 		m, err := c.Receive(ctx, "tokrec", opt)
@@ -149,12 +150,12 @@ func TestPopTokenRecord(t *testing.T) {
 		}
 	}
 	ttl, err := b.Client.PTTL(ctx, b.Prefix+"rsmq:tokrec:T:"+tok).Result()
-	if err != nil || ttl <= delayq.TokenLifetime-time.Minute || ttl > delayq.TokenLifetime {
-		t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, delayq.TokenLifetime)
+	if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
+		t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, tokenLifetime)
 	}
 	// A record that is not one is refused, nothing popped.
 	mustPush(t, c, "tokrec", "kept", delayq.PushOptions{})
-	bad := delayq.NewToken()
+	bad := rand.Text()
 	if err := b.Client.Set(ctx, b.Prefix+"rsmq:tokrec:T:"+bad, "9:short", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestPushManyTokenRepeat(t *testing.T) {
 		ctx := t.Context()
 		c := newClient(t, b)
 		mustCreate(t, c, "tokmany", delayq.Attributes{})
-		due := []delayq.PushOptions{{Token: delayq.NewToken()}}
+		due := []delayq.PushOptions{{Token: rand.Text()}}
 		first, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
 		if err != nil {
 			t.Fatal(err)
@@ -192,3 +193,6 @@ func TestPushManyTokenRepeat(t *testing.T) {
 		}
 	})
 }
+
+// tokenLifetime is how long a record lasts (docs/reliability.md).
+const tokenLifetime = 10 * time.Minute

@@ -30,7 +30,7 @@
 //	                             every pop that changes the list
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
 //	<prefix>{KEY}:T:<token>  STRING  the answer of a Pop with a token, for
-//	                             TokenLifetime (not a list key: Lists and
+//	                             10 minutes (not a list key: Lists and
 //	                             Delete pass it by)
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis

@@ -2,6 +2,7 @@ package shardlist_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -59,7 +60,7 @@ func ExampleClient_Pop_token() {
 	if _, err := lists.RPush(ctx, "jobs", "a", "b", "c"); err != nil {
 		panic(err)
 	}
-	opt := shardlist.PopOptions{Count: 2, Token: shardlist.NewToken()} // one token per pop, kept across tries
+	opt := shardlist.PopOptions{Count: 2, Token: rand.Text()} // one token per pop, kept across tries
 	first, err := lists.Pop(ctx, "jobs", opt)
 	if err != nil {
 		panic(err)

@@ -2,9 +2,7 @@ package shardlist
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
@@ -480,29 +478,23 @@ type PopOptions struct {
 	// Count is the most items to pop; 0 means 1.
 	Count int
 	// Token, when set, makes the pop safe to repeat: a client-chosen
-	// random string (NewToken) under which each script call that pops
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) under which each script call that pops
 	// items records its answer, in the list's slot ({KEY}:T:<token>), for
-	// TokenLifetime. A Pop with the same token returns the same items and
+	// 10 minutes. A Pop with the same token returns the same items and
 	// pops no others, so a caller whose reply was lost sends the same call
 	// again with the same token. A call that popped nothing records
 	// nothing.
 	Token string
 }
 
-// TokenLifetime is how long the record of a pop with a token lasts: long
+// tokenLifetime is how long the record of a pop with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (each holds the items it
 // popped, plus about 165 bytes of server memory; see docs/reliability.md).
-const TokenLifetime = 10 * time.Minute
+const tokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
-
-// NewToken returns a random token of 128 bits, base64url-encoded.
-func NewToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
 
 // Pop pops up to opt.Count items from the head (or, with opt.Tail, the
 // tail) of the list KEY, as LPop (RPop), optionally with a token that
@@ -584,7 +576,7 @@ func (l *list) popCallRecord(ctx context.Context, side dir, count int, record st
 		if len(extra) == 0 {
 			args = append(args, "")
 		}
-		args = append(args, TokenLifetime.Milliseconds())
+		args = append(args, tokenLifetime.Milliseconds())
 		keys = append(slices.Clip(l.keys), record)
 	}
 	res, err := l.runKeys(context.WithoutCancel(ctx), popScript, keys, args...).Slice()
