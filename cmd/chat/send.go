@@ -2,9 +2,12 @@ package chat
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"time"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/pkg/chat"
@@ -20,6 +23,9 @@ type sendOptions struct {
 	From string
 	// Message is the MESSAGE argument; "-" is read from stdin by the run.
 	Message string
+	// Timeout (--timeout) bounds the repeats of a send whose reply was
+	// lost (conn.Repeat); the send carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdSend returns `chatq chat send`. runF, when set (tests), replaces the
@@ -34,7 +40,12 @@ its id. The id comes from the chat's counter and the message is stored in
 one atomic step, so concurrent senders never share an id.
 
 Fails (exit 1) when the chat does not exist or USER is not a member; nothing
-is written then. JSON: {"chat_id":"1","message_id":5}.`,
+is written then. JSON: {"chat_id":"1","message_id":5}.
+
+A send carries a token: when its reply is lost it is sent again within
+--timeout, and the server answers the repeat with the first send's id
+(kept 10 minutes) and stores nothing more. When every repeat fails it
+exits 4: the message may be stored.`,
 		Example: `  chatq chat send 1 --from joe 'message 2'
   printf 'two\nlines' | chatq chat send 1 --from jeff -`,
 		Args:              cmdutil.ExactArgs(2),
@@ -43,6 +54,9 @@ is written then. JSON: {"chat_id":"1","message_id":5}.`,
 			opts.Chat, opts.Message = args[0], args[1]
 			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -80,7 +94,14 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := chats.Send(ctx, o.Chat, o.From, msg)
+	// One token for every try: a repeat after a lost reply returns the
+	// first send's id and stores nothing more.
+	opt := chat.SendOptions{Token: rand.Text()}
+	var id int64
+	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+		id, err = chats.SendWith(ctx, o.Chat, o.From, msg, opt)
+		return err
+	})
 	if err != nil {
 		return chatError(err, o.Chat, o.From)
 	}

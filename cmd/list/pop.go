@@ -2,6 +2,7 @@ package list
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,6 +20,9 @@ type popOptions struct {
 	Side  side
 	Key   string
 	Count int
+	// Timeout (--timeout) bounds the repeats of a pop whose reply was lost
+	// (conn.Repeat); the pop carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdPop returns `chatq list lpop` (head) or `rpop` (tail). runF, when
@@ -35,7 +39,12 @@ func NewCmdPop(f *cmdutil.Factory, s side, runF func(context.Context, *popOption
 script call, in the order ` + strings.ToUpper(name) + ` KEY COUNT returns them on a plain
 list. Each item is printed followed by a newline; -o json prints a JSON array
 of strings. An empty list prints nothing ([] with -o json) and exits 0, or 3
-with -e.`,
+with -e.
+
+A pop carries a token: when its reply is lost it is sent again within
+--timeout, and the server answers the repeat with the items it popped
+(kept 10 minutes beside the list), printed once; no other item is popped.
+When every repeat fails it exits 4: the items may be popped.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs
   chatq list %[1]s jobs -n 10 -o json
   chatq -e list %[1]s jobs || echo empty`, name),
@@ -43,6 +52,9 @@ with -e.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.listOptions = newListOptions(f, cmd)
 			opts.Key = args[0]
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -74,13 +86,16 @@ func popRun(ctx context.Context, o *popOptions) error {
 	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
-	pop := c.LPop
-	if o.Side == tail {
-		pop = c.RPop
-	}
+	// One token for every try: a repeat after a lost reply returns the
+	// items the first popped and pops no others.
+	opt := shardlist.PopOptions{Tail: o.Side == tail, Count: o.Count, Token: rand.Text()}
 	// Items popped before an error (a pop of more than 1000 items takes
 	// several calls) are out of the list: print them all the same.
-	items, err := pop(ctx, o.Key, o.Count)
+	var items []string
+	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+		items, err = c.Pop(ctx, o.Key, opt)
+		return err
+	})
 	if perr := o.printItems(items); perr != nil {
 		return perr
 	}

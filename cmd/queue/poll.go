@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
@@ -25,6 +26,9 @@ type pollOptions struct {
 	// GiveUpAfter ends a waiting poll's reconnecting after the server was
 	// away this long.
 	GiveUpAfter time.Duration
+	// Timeout (--timeout) bounds the repeats of a pop whose reply was lost
+	// (conn.Repeat); the pop carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdPoll returns `chatq queue poll`. runF, when set (tests), replaces
@@ -51,8 +55,10 @@ and [] with -o json. A receive that would exceed a dead-letter policy's
 A waiting poll rides out a restart or failover: it says so once on stderr,
 reconnects with capped backoff and waits on until --wait's deadline
 (--give-up-after ends that sooner). A receive whose reply was lost is
-retried without --pop (its messages come back after their visibility
-timeout); with --pop it exits 4, since popped messages may be gone.
+retried: without --pop its messages come back after their visibility
+timeout; a --pop carries a token, so the server answers its repeat with
+the messages it popped (kept 10 minutes) and pops no others. A pop whose
+reply was lost and whose repeats all failed within --timeout exits 4.
 
 Text output: one line per message, ID, RC and MESSAGE (tab-separated when
 piped; tabs and newlines in the message escaped); it has no receipt: --jq
@@ -69,6 +75,9 @@ by receipt to act only while no later receive has taken the message (see
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.VT = args[0], given(cmd.Flags(), "vt", vt)
 			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -139,17 +148,28 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 	moved, missing := 0, false
 	ro.Moved = func(n int, _ string) { moved += n }
 	ro.DeadLetterMissing = func(string) { missing = true }
+	// A pop carries a token, one for every try: a repeat after a lost
+	// reply returns the messages the first popped and pops no others.
+	if opts.Pop {
+		ro.Token = rand.Text()
+	}
 	// A waiting poll rides out a restart or failover until --wait's
-	// deadline. A receive whose reply was lost is retried only without
-	// --pop: its messages are hidden for the visibility timeout and come
-	// back (at-least-once); popped ones would be gone, so that exits 4.
+	// deadline, and retries a receive whose reply was lost: without --pop
+	// its messages are hidden for the visibility timeout and come back
+	// (at-least-once); a pop is repeated with its token.
 	var r []delayq.Message
-	if opts.Wait <= 0 {
+	switch {
+	case opts.Wait <= 0 && opts.Pop:
+		err = conn.Repeat(ctx, opts.Timeout, func(ctx context.Context) (err error) {
+			moved, missing = 0, false
+			r, err = q.Receive(ctx, opts.Queue, ro)
+			return err
+		})
+	case opts.Wait <= 0:
 		r, err = q.Receive(ctx, opts.Queue, ro)
-	} else {
+	default:
 		deadline := time.Now().Add(opts.Wait)
 		p := opts.Persistent(opts.GiveUpAfter)
-		p.Retryable = func(err error) bool { return !opts.Pop || !conn.ReplyLost(err) }
 		err = p.Run(ctx, func(ctx context.Context) error {
 			ro.Wait = time.Until(deadline)
 			if ro.Wait <= 0 {

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,6 +32,9 @@ type pushOptions struct {
 	JSONL bool
 	// due is when a message becomes due, from At or Delay (validate).
 	due delayq.PushOptions
+	// Timeout (--timeout) bounds the repeats of a push whose reply was
+	// lost (conn.Repeat); the push carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdPush returns `chatq queue push`. runF, when set (tests), replaces
@@ -54,9 +58,12 @@ With --lines and -, each line of stdin is a message of its own: every line is
 checked against maxsize before the first is pushed, they are pushed in order
 in batches (up to 100 messages or 1 MiB per script call, each call atomic),
 and their ids are printed one per line (a JSON array with -o json). If the
-push stops part way (the queue deleted, the connection lost, Ctrl-C, which
-waits for the batch in flight), chatq says how many messages were stored
-and how to resume without duplicates. A terminal shows a progress bar.
+push stops part way (the queue deleted, the server away past --timeout,
+Ctrl-C, which waits for the batch in flight), chatq says how many messages
+were stored and how to resume without duplicates. Each batch carries a
+token: one whose reply was lost is sent again, and the server answers the
+repeat with the batch's ids and stores nothing more. A terminal shows a
+progress bar.
 
 With --jsonl and -, each line of stdin is one JSON value, so a body may hold
 newlines: a JSON string (the body), or an object with "message" (the body)
@@ -80,6 +87,9 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
 			opts.Queue, opts.Body = args[0], args[1]
 			opts.Delay = given(cmd.Flags(), "delay", delay)
 			opts.JSON, opts.Client, opts.Redis = f.JSON(), queueClient(f, cmd), f.Client
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -157,7 +167,15 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 	if !utf8.ValidString(body) {
 		return invalidUTF8(0)
 	}
-	p, err := q.Push(ctx, opts.Queue, body, opts.due)
+	// One token for every try: a repeat after a lost reply returns the
+	// first push's answer and stores nothing more.
+	due := opts.due
+	due.Token = rand.Text()
+	var p *delayq.Pushed
+	err = conn.Repeat(ctx, opts.Timeout, func(ctx context.Context) (err error) {
+		p, err = q.Push(ctx, opts.Queue, body, due)
+		return err
+	})
 	if err != nil {
 		return queueErr(err)
 	}
@@ -244,7 +262,14 @@ func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items [
 			bodies = append(bodies, it.body)
 			due = append(due, it.po)
 		}
-		ps, err := q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)
+		// One token per batch, for every try of it: a repeat after a lost
+		// reply returns the batch's ids and stores nothing more.
+		due[0].Token = rand.Text()
+		var ps []delayq.Pushed
+		err := conn.Repeat(ctx, opts.Timeout, func(context.Context) (err error) {
+			ps, err = q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)
+			return err
+		})
 		if err != nil {
 			return partialPush(ctx, opts, ids, items, end, flag, err)
 		}

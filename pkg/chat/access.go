@@ -18,7 +18,8 @@ type Access struct {
 // Access lists, per method, what it asks of the server: what an ACL user
 // needs to call it. Every method that touches a chat may touch all of its
 // keys (chat:{ID}, msgs:{ID}, ids:{ID}) and a user's seen:{USER}; Create
-// also ids:chat:. Pending and Watch come twice: marking what they return
+// also ids:chat:, Send also the records of sends with a token,
+// sent:{ID}:<token>. Pending and Watch come twice: marking what they return
 // seen, and reading only (peek, or Watch without Mark).
 func (s *Client) Access() []Access {
 	p := keyspace.Quote(s.prefix)
@@ -39,8 +40,9 @@ func (s *Client) Access() []Access {
 	return []Access{
 		{Op: "Create", Write: true, Keys: append(slices.Clip(keys), p+"ids:chat:"), Channels: sent,
 			Commands: join(run, []string{"exists", "incr", "publish", "time", "type", "zadd"})},
-		{Op: "Send", Write: true, Keys: keys, Channels: sent,
-			Commands: join(run, []string{"get", "incr", "publish", "time", "type", "zadd", "zscore"})},
+		// Send with a token also GETs and SETs its record, sent:{ID}:<token>.
+		{Op: "Send", Write: true, Keys: append(slices.Clip(keys), p+"sent:{*}:*"), Channels: sent,
+			Commands: join(run, []string{"get", "incr", "publish", "set", "time", "type", "zadd", "zscore"})},
 		{Op: "Join", Write: true, Keys: keys, Commands: join(run, []string{"get", "type", "zadd", "zscore"})},
 		{Op: "Leave", Write: true, Keys: keys,
 			Commands: join(run, trim, []string{"type", "unlink", "zcard", "zcount", "zrange", "zrem", "zremrangebyrank", "zscore"})},

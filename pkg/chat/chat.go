@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/chatq-dev/chatq/internal/base/names"
@@ -260,19 +261,57 @@ func (s *Client) create(ctx context.Context, id string, members []string, tail s
 // Send appends message to the chat as sender and returns its id. It fails
 // with ErrChatNotFound or ErrNotMember, writing nothing.
 func (s *Client) Send(ctx context.Context, chatID, sender, message string) (int64, error) {
+	return s.SendWith(ctx, chatID, sender, message, SendOptions{})
+}
+
+// SendOptions control SendWith.
+type SendOptions struct {
+	// Token, when set, makes the send safe to repeat: a client-chosen
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) recorded with the message's id, in the
+	// chat's slot (sent:{ID}:<token>), for 10 minutes. A send with a
+	// token already recorded returns the first id and stores (and
+	// announces) nothing, so a caller whose reply was lost sends the same
+	// call again with the same token.
+	Token string
+}
+
+// tokenLifetime is how long the record of a send with a token lasts: long
+// enough to cover a command's --timeout, a server restart and the repeats
+// in between, short enough that records stay few (about 180 bytes of
+// server memory each; see docs/reliability.md).
+const tokenLifetime = 10 * time.Minute
+
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// sentKey is the record of a send with token to chat id, in its slot.
+func (s *Client) sentKey(id, token string) string {
+	return s.prefix + "sent:{" + id + "}:" + token
+}
+
+// SendWith is Send with options: with a token, a repeat of the same call
+// returns the first call's id and stores nothing.
+func (s *Client) SendWith(ctx context.Context, chatID, sender, message string, opt SendOptions) (int64, error) {
 	if err := names.Chat(chatID); err != nil {
 		return 0, err
 	}
 	if err := names.User(sender); err != nil {
 		return 0, err
 	}
+	if opt.Token != "" && !tokenPattern.MatchString(opt.Token) {
+		return 0, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, ErrInvalid)
+	}
 	tail, err := messageTail(sender, message)
 	if err != nil {
 		return 0, err
 	}
-	res, err := sendScript.Run(ctx, s.rdb,
-		[]string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)},
-		sender, tail, s.channel(), chatID).Result()
+	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
+	args := []any{sender, tail, s.channel(), chatID}
+	if opt.Token != "" {
+		keys = append(keys, s.sentKey(chatID, opt.Token))
+		args = append(args, tokenLifetime.Milliseconds())
+	}
+	res, err := sendScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
 		return 0, err
 	}

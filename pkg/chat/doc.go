@@ -30,6 +30,8 @@
 //	                    (the truth about membership and seen ids)
 //	msgs:{ID}     ZSET  message JSON -> message id
 //	ids:{ID}      STRING  last message id of the chat (INCR)
+//	sent:{ID}:<token>  STRING  the answer of a SendWith with a token, for
+//	                      10 minutes
 //	seen:{USER}   ZSET  chat id -> seen id: the index of a user's chats
 //	ids:chat:     STRING  last automatic chat id (INCR), never deleted
 //

@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -48,4 +49,36 @@ func Example() {
 	//   chat 1 #1 joe: message 1
 	//   chat 1 #2 joe: message 2
 	// jeff has 0 chat(s) with news
+}
+
+// A send with a token may be sent again after a lost reply: the repeat
+// returns the first send's id and stores nothing more.
+func ExampleClient_SendWith_token() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	chats := chat.New(rdb, chat.Options{})
+	c, err := chats.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}})
+	if err != nil {
+		panic(err)
+	}
+	opt := chat.SendOptions{Token: rand.Text()} // one token per message, kept across tries
+	first, err := chats.SendWith(ctx, c.ChatID, "joe", "lunch?", opt)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := chats.SendWith(ctx, c.ChatID, "joe", "lunch?", opt)
+	if err != nil {
+		panic(err)
+	}
+	msgs, _ := chats.History(ctx, c.ChatID, chat.HistoryOptions{})
+	fmt.Println("same id:", again == first, "messages:", len(msgs))
+	// Output: same id: true messages: 1
 }

@@ -36,8 +36,10 @@ var access = []struct {
 	{"DeadLetterSources", false, false, "hget sscan"},
 	{"Delete", true, false, "discard exists multi srem type unlink zcard"},
 	{"Purge", true, false, "hmget hset type unlink zcard"},
-	{"Push", true, true, "hget hincrby hmget hset publish time type zadd zcard"},
-	{"PushMany", true, true, "hget hincrby hmget hset publish time type zadd zcard"},
+	// Push and PushMany with a token also GET and SET its record,
+	// <ns>:<q>:T:<token>.
+	{"Push", true, true, "get hget hincrby hmget hset publish set time type zadd zcard"},
+	{"PushMany", true, true, "get hget hincrby hmget hset publish set time type zadd zcard"},
 	// A receive whose caller left releases what it claimed (retry.lua).
 	{"Receive", true, true, receiveCommands},
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},
@@ -54,8 +56,9 @@ var access = []struct {
 }
 
 // receiveCommands are what Receive sends: receive.lua's calls and
-// retry.lua's.
-const receiveCommands = "hdel hexists hget hincrby hmget hset publish time type zadd zcard zrange zrangebyscore zrem zscore"
+// retry.lua's; a receive with a token also GETs and SETs its record,
+// <ns>:<q>:T:<token>.
+const receiveCommands = "get hdel hexists hget hincrby hmget hset publish set time type zadd zcard zrange zrangebyscore zrem zscore"
 
 // Access lists what each operation of the client asks of the server: the
 // Redis commands it sends, the key patterns and Pub/Sub channel patterns

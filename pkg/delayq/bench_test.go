@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"crypto/rand"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,61 @@ func BenchmarkPush(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPushToken: a push with a token (as chatq queue push sends it),
+// the cost of the record beside BenchmarkPush.
+func BenchmarkPushToken(b *testing.B) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Attributes{})
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Push(ctx, "q", "a message of some 30 bytes....", delayq.PushOptions{Token: rand.Text()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchPop pops b.N messages one at a time, each with a new token when
+// token is set (as chatq queue poll --pop sends it); the pushes that fill
+// the queue are outside the timer.
+func benchPop(b *testing.B, token bool) {
+	backends(b, func(b *testing.B, be redistest.Backend) {
+		c := newClient(b, be)
+		mustCreate(b, c, "q", delayq.Attributes{})
+		ctx := context.Background()
+		bodies := make([]string, b.N)
+		for i := range bodies {
+			bodies[i] = "a message of some 30 bytes...."
+		}
+		for len(bodies) > 0 {
+			n := min(len(bodies), 100)
+			if _, err := c.PushMany(ctx, "q", bodies[:n], nil); err != nil {
+				b.Fatal(err)
+			}
+			bodies = bodies[n:]
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			opt := delayq.ReceiveOptions{Pop: true}
+			if token {
+				opt.Token = rand.Text()
+			}
+			if m, err := c.Receive(ctx, "q", opt); err != nil || len(m) != 1 {
+				b.Fatal(m, err)
+			}
+		}
+	})
+}
+
+// BenchmarkPop: one pop, one round trip.
+func BenchmarkPop(b *testing.B) { benchPop(b, false) }
+
+// BenchmarkPopToken: a pop with a token, the cost of its record beside
+// BenchmarkPop.
+func BenchmarkPopToken(b *testing.B) { benchPop(b, true) }
 
 // BenchmarkPollAck: receive one message and ack it, two round trips.
 func BenchmarkPollAck(b *testing.B) {

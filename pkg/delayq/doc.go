@@ -66,6 +66,9 @@
 //	p ns:q:R      ZSET  chatq's index of received messages, id -> visible-at
 //	                    (the score in ns:q), for O(log n) stats; rsmq
 //	                    neither reads nor writes it
+//	p ns:q:T:tok  STRING  the answer of a Push or Receive with a token
+//	                    (PushOptions.Token, ReceiveOptions.Token), for
+//	                    10 minutes; rsmq neither reads nor writes it
 //
 // Realtime notifications go to channel "p ns:rt:q" (RSMQ's realtime
 // channel): every push publishes the queue's message count there, and

@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -78,4 +79,103 @@ func ExampleClient_Redrive() {
 	// dead-lettered: 1 to jobs-dead
 	// moved 1 to jobs
 	// poison ready 0
+}
+
+// A push with a token may be sent again after a lost reply: the repeat
+// returns the first push's answer and stores nothing more.
+func ExampleClient_Push_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		panic(err)
+	}
+	opt := delayq.PushOptions{Token: rand.Text()} // one token per message, kept across tries
+	first, err := q.Push(ctx, "jobs", "resize photo 42", opt)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := q.Push(ctx, "jobs", "resize photo 42", opt)
+	if err != nil {
+		panic(err)
+	}
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println("same id:", again.ID == first.ID, "messages:", st.Messages)
+	// Output: same id: true messages: 1
+}
+
+// A pop with a token may be sent again after a lost reply: the repeat
+// returns the message the first pop took and pops no other.
+func ExampleClient_Receive_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		panic(err)
+	}
+	for _, body := range []string{"resize photo 42", "resize photo 43"} {
+		if _, err := q.Push(ctx, "jobs", body, delayq.PushOptions{}); err != nil {
+			panic(err)
+		}
+	}
+	opt := delayq.ReceiveOptions{Pop: true, Token: rand.Text()} // one token per pop, kept across tries
+	first, err := q.Receive(ctx, "jobs", opt)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := q.Receive(ctx, "jobs", opt)
+	if err != nil {
+		panic(err)
+	}
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println(again[0].Body, "same id:", again[0].ID == first[0].ID, "left:", st.Messages)
+	// Output: resize photo 42 same id: true left: 1
+}
+
+// A batch pushed with a token (the first due's) may be sent again after a
+// lost reply: the repeat returns the batch's ids and stores nothing more.
+func ExampleClient_PushMany_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	q := delayq.New(rdb, delayq.Options{})
+	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
+		panic(err)
+	}
+	bodies := []string{"resize photo 42", "resize photo 43"}
+	due := []delayq.PushOptions{{Token: rand.Text()}} // one token per batch, kept across tries
+	first, err := q.PushMany(ctx, "jobs", bodies, due)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := q.PushMany(ctx, "jobs", bodies, due)
+	if err != nil {
+		panic(err)
+	}
+	st, _ := q.Stats(ctx, "jobs")
+	fmt.Println("same ids:", again[1].ID == first[1].ID, "messages:", st.Messages)
+	// Output: same ids: true messages: 2
 }

@@ -20,6 +20,42 @@ type PushOptions struct {
 	// Delay: due this long after the server's now, whole milliseconds up
 	// to 9999999 seconds; 0 means the queue's delay, -1 no delay.
 	Delay time.Duration
+	// Token, when set, makes the push safe to repeat: a client-chosen
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) recorded with the push's answer, in the
+	// queue's slot, for 10 minutes. A Push with a token already
+	// recorded returns the first answer and stores nothing, so a caller
+	// whose reply was lost sends the same call again with the same token.
+	// PushMany reads the first due's, for the whole batch.
+	Token string
+}
+
+// tokenLifetime is how long the record of a push or a receive with a token
+// lasts: long enough to cover a command's --timeout, a server restart and
+// the repeats in between, short enough that a busy queue's records stay
+// few (a push's about 230 bytes, a receive's its messages plus about 300
+// bytes; see docs/reliability.md).
+const tokenLifetime = 10 * time.Minute
+
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// checkToken checks a token given in options ("" is none).
+func checkToken(token string) error {
+	if token != "" && !tokenPattern.MatchString(token) {
+		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, errInvalidValue)
+	}
+	return nil
+}
+
+// tokenRecord is the key of the record of the call-th script call made
+// with token, beside the queue's key queue (<ns>:<q>, hash-tagged on a
+// Cluster): <ns>:<q>:T:<token>, and <ns>:<q>:T:<token>.<call> after the
+// first ("." is not a token's character, so no other token's record).
+func tokenRecord(queue, token string, call int) string {
+	if call == 1 {
+		return queue + ":T:" + token
+	}
+	return fmt.Sprintf("%s:T:%s.%d", queue, token, call)
 }
 
 // Pushed is the result of a push.
@@ -52,7 +88,15 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 		return nil, fmt.Errorf("message is not valid UTF-8 (send binary data encoded, e.g. base64): %w", errInvalidValue)
 	}
 	n16 := len16(body)
-	a, err := run(ctx, c.rdb, pushScript, c.keys(q), randomID(), mode, value, n16, body, c.channel(q))
+	keys, args := c.keys(q), []any{randomID(), mode, value, n16, body, c.channel(q)}
+	if err := checkToken(opt.Token); err != nil {
+		return nil, err
+	}
+	if opt.Token != "" {
+		keys = append(keys, tokenRecord(keys[0], opt.Token, 1))
+		args = append(args, tokenLifetime.Milliseconds())
+	}
+	a, err := run(ctx, c.rdb, pushScript, keys, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +121,10 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 // due at the same time are received in that order. totalsent grows by
 // len(bodies), and one PUBLISH on the realtime channel announces the
 // batch (Pushed.Notified, the same in every result). One round trip.
+//
+// The first due's Token, when set, makes the batch safe to repeat, as
+// PushOptions.Token does a Push: the batch's answer is recorded, and a
+// PushMany with that token returns it and stores nothing.
 func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []PushOptions) ([]Pushed, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
@@ -110,7 +158,15 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []
 		// of one call, which share their time part, in the order given.
 		args = append(args, fmt.Sprintf("%02d", i)+randomID()[2:], mode, value, len16(body), body)
 	}
-	a, err := run(ctx, c.rdb, pushManyScript, c.keys(q), args...)
+	keys := c.keys(q)[:2]
+	if token := dueOf(0).Token; token != "" {
+		if err := checkToken(token); err != nil {
+			return nil, err
+		}
+		keys = append(keys, tokenRecord(keys[0], token, 1))
+		args = append(args, tokenLifetime.Milliseconds())
+	}
+	a, err := run(ctx, c.rdb, pushManyScript, keys, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +324,17 @@ type ReceiveOptions struct {
 	// policy was set): nothing is lost, the policy is off until that queue
 	// is created again.
 	DeadLetterMissing func(deadLetter string)
+	// Token, when set, makes the receive safe to repeat, which matters
+	// with Pop (a popped message whose reply was lost exists nowhere
+	// else): a client-chosen random string of 16 to 64 characters of
+	// A-Z a-z 0-9 _ - (as crypto/rand.Text returns) under which each
+	// script call that claims messages records its answer, in the queue's
+	// slot, for 10 minutes. A Receive with the same token returns the
+	// same messages and claims no others, so a caller whose reply was
+	// lost sends the same call again with the same token. Calls that
+	// claimed nothing record nothing: a waiting Receive with a token
+	// claims on until something is due.
+	Token string
 }
 
 // received is what one receive did.
@@ -302,6 +369,9 @@ func (o *ReceiveOptions) check() (string, error) {
 	}
 	if o.Wait < 0 {
 		return "", fmt.Errorf("wait %s: must not be negative: %w", o.Wait, errInvalidValue)
+	}
+	if err := checkToken(o.Token); err != nil {
+		return "", err
 	}
 	if !given {
 		return "", nil
@@ -364,7 +434,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 	// holds the server for long: the calls follow each other until N are
 	// claimed or fewer than asked were due. Each call is atomic; a message
 	// is claimed by one call only.
-	for attempt := 0; attempt < 3; {
+	for attempt, call := 0, 1; attempt < 3; call++ {
 		keys := c.keys(q)
 		dead := c.deadLetter(q)
 		if dead != "" {
@@ -373,7 +443,14 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		sent := time.Now()
 		want := min(opt.N-len(res.messages), maxBatch)
 		before := len(res.messages)
-		a, err := run(ctx, c.rdb, receiveScript, keys, want, vt, pop, dead, c.channel(dead), q)
+		args := []any{want, vt, pop, dead, c.channel(dead), q}
+		if opt.Token != "" {
+			// One record per script call: a repeat makes the same calls
+			// in the same order, each answered by its record.
+			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
+			args = append(args, tokenLifetime.Milliseconds())
+		}
+		a, err := run(ctx, c.rdb, receiveScript, keys, args...)
 		if err != nil {
 			return nil, err
 		}

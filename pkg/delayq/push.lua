@@ -6,6 +6,10 @@
 -- ARGV[4] body length in UTF-16 code units (what RSMQ's maxsize counts)
 -- ARGV[5] body
 -- ARGV[6] realtime channel <ns>:rt:<q>
+-- KEYS[4], optional: <ns>:<q>:T:<token> (STRING), the record of a push
+--   made with a client-chosen token; ARGV[7] its lifetime in ms. When it
+--   exists the push was applied already: its answer is returned and
+--   nothing is written, so a repeat after a lost reply stores one message.
 -- Returns {"ok", id, visible-at ms, now ms, notified}, {"notfound"},
 -- {"toolong", maxsize} or {"toolate", now ms} (an "at" further ahead than
 -- RSMQ's largest delay, 9999999 s). Nothing is written unless "ok":
@@ -14,6 +18,14 @@
 -- PUBLISH is best-effort: notified is 0 when this user may not publish on the channel (Redis 7's
 -- default for new users), and the message is stored all the same, so a
 -- retry never duplicates it; waiting consumers then find it by their timer.
+local record = KEYS[4]
+if record then
+  -- GET refuses a record of another type (WRONGTYPE) before any write.
+  local r = redis.call("GET", record)
+  if r then
+    return cjson.decode(r)
+  end
+end
 local a = attributes(KEYS[2])
 if not a then
   return {"notfound"}
@@ -36,6 +48,9 @@ end
 if not allowed({"ZADD", KEYS[1], "0", "x"}, {"HSET", KEYS[2], "x", "x"}, {"HINCRBY", KEYS[2], "totalsent", "1"}) then
   return redis.error_reply("NOPERM this user may not push to " .. KEYS[1] .. " (ZADD, HSET, HINCRBY): nothing written")
 end
+if record and not allowed({"SET", record, "x", "PX", "1"}) then
+  return redis.error_reply("NOPERM this user may not SET " .. record .. " (the record of a push with a token): nothing written")
+end
 local notify = allowed({"PUBLISH", ARGV[6], "1"})
 local now, _, t = clock()
 local id = messageID(t) .. ARGV[1]
@@ -55,4 +70,8 @@ if notify then
     notified = 1
   end
 end
-return {"ok", id, visible, string.format("%.0f", now), notified}
+local answer = {"ok", id, visible, string.format("%.0f", now), notified}
+if record then
+  redis.call("SET", record, cjson.encode(answer), "PX", ARGV[7])
+end
+return answer

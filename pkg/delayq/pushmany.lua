@@ -14,6 +14,21 @@
 -- same server time; the client's index after it keeps the messages in
 -- order where their visible-at times are equal. totalsent grows once by
 -- the count, and one PUBLISH (best-effort, as push's) announces the batch.
+-- KEYS[3], optional: <ns>:<q>:T:<token> (STRING), the record of a batch
+--   pushed with a client-chosen token, whose lifetime in ms is then the
+--   last ARGV (taken off before the messages are read). When it exists the
+--   batch was stored already: its answer is returned and nothing is
+--   written, so a repeat after a lost reply stores the batch once.
+local record = KEYS[3]
+local lifetime
+if record then
+  lifetime = table.remove(ARGV)
+  -- GET refuses a record of another type (WRONGTYPE) before any write.
+  local r = redis.call("GET", record)
+  if r then
+    return cjson.decode(r)
+  end
+end
 local a = attributes(KEYS[2])
 if not a then
   return {"notfound"}
@@ -39,6 +54,9 @@ if sent and not whole(sent, 18, true) then
 end
 if not allowed({"ZADD", KEYS[1], "0", "x"}, {"HSET", KEYS[2], "x", "x"}, {"HINCRBY", KEYS[2], "totalsent", "1"}) then
   return redis.error_reply("NOPERM this user may not push to " .. KEYS[1] .. " (ZADD, HSET, HINCRBY): nothing written")
+end
+if record and not allowed({"SET", record, "x", "PX", "1"}) then
+  return redis.error_reply("NOPERM this user may not SET " .. record .. " (the record of a push with a token): nothing written")
 end
 local notify = allowed({"PUBLISH", ARGV[1], "1"})
 local now, nowstr, t = clock()
@@ -71,5 +89,8 @@ if notify then
   if type(r) == "number" then
     res[3] = 1
   end
+end
+if record then
+  redis.call("SET", record, cjson.encode(res), "PX", lifetime)
 end
 return res

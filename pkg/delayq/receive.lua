@@ -11,6 +11,13 @@
 -- ARGV[5] the dead-letter queue's realtime channel
 -- ARGV[6] this queue's name, recorded with each message moved to the
 -- dead-letter queue
+-- ARGV[7], optional: the lifetime in ms of the record of a receive made
+--   with a client-chosen token, whose key <ns>:<q>:T:<token> (STRING) is
+--   then the last of KEYS. When it exists the receive was applied already:
+--   the answer recorded there is returned and nothing is written, so a
+--   repeat after a lost reply returns the same messages and claims no
+--   others. A receive that claimed messages records its answer; one that
+--   claimed none records nothing (a waiting receive claims again).
 -- Returns {status, now ms, next visible-at ms or "" (none left, or not
 -- read: all N were claimed), dead-letter name,
 -- moved, visible-at ms of the claimed, microseconds of the server time,
@@ -20,6 +27,26 @@
 -- given: the messages claimed so far are returned, nothing else is written;
 -- or "nodlq": as "ok", but a message that the policy would have moved was
 -- delivered, because the dead-letter queue does not exist.
+local record = ARGV[7] and KEYS[#KEYS]
+if record then
+  -- GET refuses a record of another type (WRONGTYPE) before any write.
+  local r = redis.call("GET", record)
+  if r then
+    -- The answer as netstrings (<length>:<bytes>), byte for byte: bodies
+    -- need not be valid UTF-8 (cjson would not keep them).
+    local res, pos = {}, 1
+    while pos <= #r do
+      local colon = string.find(r, ":", pos, true)
+      local n = colon and tonumber(string.sub(r, pos, colon - 1))
+      if not n or colon + n > #r then
+        return redis.error_reply("ERR " .. record .. " is not the record of a receive: nothing written")
+      end
+      res[#res + 1] = string.sub(r, colon + 1, colon + n)
+      pos = colon + n + 1
+    end
+    return res
+  end
+end
 local a = attributes(KEYS[2], "maxreceives", "deadletter", "totalrecv", "rsync", "rscan", "totaldead")
 if not a then
   return {"notfound"}
@@ -72,6 +99,9 @@ if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZREM", KEYS[1], "x"}, {"HSET", KEY
   or maxrc > 0 and dlq ~= "" and ARGV[4] == dlq
     and not allowed({"ZADD", KEYS[4], "0", "x"}, {"HSET", KEYS[5], "x", "x"}, {"HINCRBY", KEYS[5], "totalsent", "1"}) then
   return redis.error_reply("NOPERM this user may not receive from " .. KEYS[1] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY, here and in the dead-letter queue)" .. nothing)
+end
+if record and not allowed({"SET", record, "x", "PX", "1"}) then
+  return redis.error_reply("NOPERM this user may not SET " .. record .. " (the record of a receive with a token)" .. nothing)
 end
 local want = tonumber(ARGV[1])
 local out = {}
@@ -203,5 +233,13 @@ end
 local res = {status, nowstr, next, dlq, moved, visible, t[2], more}
 for _, v in ipairs(out) do
   res[#res + 1] = v
+end
+if record and got > 0 then
+  local parts = {}
+  for i, v in ipairs(res) do
+    local s = tostring(v)
+    parts[i] = #s .. ":" .. s
+  end
+  redis.call("SET", record, table.concat(parts), "PX", ARGV[7])
 end
 return res

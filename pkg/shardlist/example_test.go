@@ -2,6 +2,7 @@ package shardlist_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -41,4 +42,35 @@ func Example() {
 	// {jobs}:2 1
 	// [a b c]
 	// [e]
+}
+
+// A pop with a token may be sent again after a lost reply: the repeat
+// returns the items the first pop took and pops no others.
+func ExampleClient_Pop_token() {
+	s, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	ctx := context.Background()
+
+	lists := shardlist.New(c, shardlist.Options{})
+	if _, err := lists.RPush(ctx, "jobs", "a", "b", "c"); err != nil {
+		panic(err)
+	}
+	opt := shardlist.PopOptions{Count: 2, Token: rand.Text()} // one token per pop, kept across tries
+	first, err := lists.Pop(ctx, "jobs", opt)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same call again.
+	again, err := lists.Pop(ctx, "jobs", opt)
+	if err != nil {
+		panic(err)
+	}
+	n, _ := lists.LLen(ctx, "jobs")
+	fmt.Println(first, again, "left:", n)
+	// Output: [a b] [a b] left: 1
 }

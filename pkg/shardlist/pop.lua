@@ -10,6 +10,13 @@
 -- Optional ARGV[5] = a shard into which this caller's wake script pushed the
 -- marker: one marker is removed from its waiting end if the shard is still
 -- outside the list.
+-- Optional KEYS[6] = <prefix>{KEY}:T:<token> (STRING), the record of a pop
+-- made with a client-chosen token, and ARGV[6] its lifetime in ms (ARGV[5]
+-- is then "" unless a wake marker is to be removed). When the record
+-- exists the pop was applied already: its answer is returned and nothing is
+-- written, so a repeat after a lost reply returns the same items and pops
+-- no others. A pop that took items records its answer, as netstrings
+-- (<length>:<bytes>, byte for byte); one that took none records nothing.
 -- Returns {endpoint shard after the pop, more, item, item, ...}: more is 1
 -- when the call stopped at its shard bound (the list may hold more), else 0.
 --
@@ -21,6 +28,28 @@
 -- Every loop step consumes an element or moves to the next shard, which
 -- must be non-empty unless it is the other end, so a call does at most
 -- count + 1000 element reads and visits at most ARGV[4] + 2 shards.
+local record = ARGV[6] and KEYS[6]
+if record then
+  -- GET refuses a record of another type (WRONGTYPE) before any write.
+  local r = redis.call('get', record)
+  if r then
+    local res, pos = {}, 1
+    while pos <= #r do
+      local colon = string.find(r, ':', pos, true)
+      local n = colon and tonumber(string.sub(r, pos, colon - 1))
+      if not n or colon + n > #r then
+        return redis.error_reply('CORRUPT ' .. record .. ' is not the record of a pop')
+      end
+      res[#res + 1] = string.sub(r, colon + 1, colon + n)
+      pos = colon + n + 1
+    end
+    if #res < 2 then
+      return redis.error_reply('CORRUPT ' .. record .. ' is not the record of a pop')
+    end
+    res[1], res[2] = tonumber(res[1]), tonumber(res[2])
+    return res
+  end
+end
 local left = ARGV[1] == 'left'
 local want = tonumber(ARGV[2])
 local marker = ARGV[3]
@@ -107,9 +136,9 @@ trims[#trims + 1] = {shard, taken}
 -- Everything this pop may write with (on Redis 6.2 LTRIM and SET are
 -- checked, the others cannot be: docs/compatibility.md).
 if not allowed({left and 'lpop' or 'rpop', base .. shard}, {'ltrim', base .. shard, '0', '-1'}, {'set', KEYS[1], '0'},
-    {'del', KEYS[3]}, {'incr', KEYS[5]}) then
+    {'del', KEYS[3]}, {'incr', KEYS[5]}) or record and not allowed({'set', record, 'x', 'px', '1'}) then
   return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (LTRIM, SET, DEL, INCR, ' ..
-    (left and 'LPOP' or 'RPOP') .. ')')
+    (left and 'LPOP' or 'RPOP') .. ', and SET of the record of a pop with a token)')
 end
 -- Writes from here on; nothing below can fail.
 if ARGV[5] then
@@ -150,4 +179,12 @@ end
 
 local ret = {shard, more}
 for i = 1, #out do ret[i + 2] = out[i] end
+if record and #out > 0 then
+  local parts = {}
+  for i, v in ipairs(ret) do
+    local s = tostring(v)
+    parts[i] = #s .. ':' .. s
+  end
+  redis.call('set', record, table.concat(parts), 'px', ARGV[6])
+end
 return ret

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -296,8 +298,14 @@ func (l *list) midKey() string { return l.keys[2] }
 // many middle shards is counted first (in bounded calls), and the script
 // run again; script errors for impossible state become ErrCorrupt.
 func (l *list) run(ctx context.Context, s luascript.Runner, args ...any) *redis.Cmd {
+	return l.runKeys(ctx, s, l.keys, args...)
+}
+
+// runKeys is run with keys in place of the list's five: those five and
+// more of the list's slot (the record of a pop with a token).
+func (l *list) runKeys(ctx context.Context, s luascript.Runner, keys []string, args ...any) *redis.Cmd {
 	declineASK(ctx, l.rdb, l.keys[0])
-	cmd := s.Run(ctx, l.rdb, l.keys, args...)
+	cmd := s.Run(ctx, l.rdb, keys, args...)
 	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
 		if err := l.countMid(ctx); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
@@ -307,7 +315,7 @@ func (l *list) run(ctx context.Context, s luascript.Runner, args ...any) *redis.
 			cmd.SetErr(err)
 			return cmd
 		}
-		cmd = s.Run(ctx, l.rdb, l.keys, args...)
+		cmd = s.Run(ctx, l.rdb, keys, args...)
 	}
 	if msg, ok := scriptError(cmd.Err(), "CORRUPT"); ok {
 		cmd.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, msg))
@@ -463,15 +471,76 @@ func (c *Client) RPop(ctx context.Context, key string, count int) ([]string, err
 	return l.pop(ctx, right, count)
 }
 
+// PopOptions control Pop.
+type PopOptions struct {
+	// Tail pops from the tail, as RPop; by default from the head, as LPop.
+	Tail bool
+	// Count is the most items to pop; 0 means 1.
+	Count int
+	// Token, when set, makes the pop safe to repeat: a client-chosen
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) under which each script call that pops
+	// items records its answer, in the list's slot ({KEY}:T:<token>), for
+	// 10 minutes. A Pop with the same token returns the same items and
+	// pops no others, so a caller whose reply was lost sends the same call
+	// again with the same token. A call that popped nothing records
+	// nothing.
+	Token string
+}
+
+// tokenLifetime is how long the record of a pop with a token lasts: long
+// enough to cover a command's --timeout, a server restart and the repeats
+// in between, short enough that records stay few (each holds the items it
+// popped, plus about 165 bytes of server memory; see docs/reliability.md).
+const tokenLifetime = 10 * time.Minute
+
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// Pop pops up to opt.Count items from the head (or, with opt.Tail, the
+// tail) of the list KEY, as LPop (RPop), optionally with a token that
+// makes it safe to repeat.
+func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Token != "" && !tokenPattern.MatchString(opt.Token) {
+		return nil, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, ErrInvalid)
+	}
+	side := left
+	if opt.Tail {
+		side = right
+	}
+	if opt.Count == 0 {
+		opt.Count = 1
+	}
+	return l.popToken(ctx, side, opt.Count, opt.Token)
+}
+
 // pop pops up to count items from one end (see LPop).
 func (l *list) pop(ctx context.Context, side dir, count int) ([]string, error) {
+	return l.popToken(ctx, side, count, "")
+}
+
+// popToken is pop with a token ("" for none): the call-th script call's
+// record is {KEY}:T:<token>, and {KEY}:T:<token>.<call> after the first
+// ("." is not a token's character), so that a repeat, making the same
+// calls in the same order, gets each one's answer.
+func (l *list) popToken(ctx context.Context, side dir, count int, token string) ([]string, error) {
 	if count < 1 {
 		return nil, ErrCount
 	}
 	var out []string
-	for len(out) < count {
+	for call := 1; len(out) < count; call++ {
 		want := min(count-len(out), maxBatchSize)
-		items, more, _, err := l.popCall(ctx, side, want)
+		record := ""
+		if token != "" {
+			record = l.base + "T:" + token
+			if call > 1 {
+				record += "." + strconv.Itoa(call)
+			}
+		}
+		items, more, _, err := l.popCallRecord(ctx, side, want, record)
 		out = append(out, items...)
 		if err != nil {
 			return out, err
@@ -492,11 +561,25 @@ func (l *list) pop(ctx context.Context, side dir, count int) ([]string, error) {
 // client's read timeout): the items it takes are out of the list, so the
 // reply must be read to be returned.
 func (l *list) popCall(ctx context.Context, side dir, count int, extra ...any) ([]string, bool, int64, error) {
+	return l.popCallRecord(ctx, side, count, "", extra...)
+}
+
+// popCallRecord is popCall that records its answer in the key record when
+// it is not "" (a pop with a token), or returns the answer recorded there.
+func (l *list) popCallRecord(ctx context.Context, side dir, count int, record string, extra ...any) ([]string, bool, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, 0, err
 	}
 	args := append([]any{side.String(), count, WakeMarker, maxShardsPerCall}, extra...)
-	res, err := l.run(context.WithoutCancel(ctx), popScript, args...).Slice()
+	keys := l.keys
+	if record != "" {
+		if len(extra) == 0 {
+			args = append(args, "")
+		}
+		args = append(args, tokenLifetime.Milliseconds())
+		keys = append(slices.Clip(l.keys), record)
+	}
+	res, err := l.runKeys(context.WithoutCancel(ctx), popScript, keys, args...).Slice()
 	if err != nil {
 		return nil, false, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
 	}

@@ -1,0 +1,198 @@
+package delayq_test
+
+import (
+	"crypto/rand"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+)
+
+// A push repeated with the same token returns the first answer and stores
+// nothing more; the record expires after 10 minutes; another token
+// pushes again.
+func TestPushTokenRepeatReturnsFirstAnswer(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tok", delayq.Attributes{})
+		opt := delayq.PushOptions{Token: rand.Text(), Delay: time.Minute}
+		first, err := c.Push(ctx, "tok", "once", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := c.Push(ctx, "tok", "once", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *again != *first {
+			t.Errorf("repeat answered %+v, want the first answer %+v", again, first)
+		}
+		st, err := c.Stats(ctx, "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Messages != 1 || st.TotalSent != 1 {
+			t.Errorf("after a repeat: %d messages, totalsent %d; want 1 and 1", st.Messages, st.TotalSent)
+		}
+		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: rand.Text()}); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := c.Stats(ctx, "tok"); st == nil || st.Messages != 2 {
+			t.Errorf("another token did not push: %+v", st)
+		}
+		if _, err := c.Push(ctx, "tok", "x", delayq.PushOptions{Token: "short"}); err == nil {
+			t.Error("a 5-character token was accepted")
+		}
+	})
+}
+
+// The record is a STRING beside the queue's keys (in its slot on a
+// Cluster) with a lifetime of 10 minutes.
+func TestPushTokenRecordExpires(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tok", delayq.Attributes{})
+		tok := rand.Text()
+		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: tok}); err != nil {
+			t.Fatal(err)
+		}
+		var ttl time.Duration
+		for _, key := range []string{b.Prefix + "rsmq:tok:T:" + tok, b.Prefix + "rsmq:{tok}:T:" + tok} {
+			if d, err := b.Client.PTTL(ctx, key).Result(); err == nil && d > ttl {
+				ttl = d
+			}
+		}
+		if ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
+			t.Errorf("the record's PTTL is %v; want about %v", ttl, tokenLifetime)
+		}
+	})
+}
+
+// A pop repeated with the same token returns the same messages, byte for
+// byte, and pops nothing else; over 100 messages (two script calls, two
+// records) too; a pop that found nothing records nothing.
+func TestPopTokenRepeatReturnsSameMessages(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tokpop", delayq.Attributes{})
+		opt := delayq.ReceiveOptions{Pop: true, Token: rand.Text()}
+		if m, err := c.Receive(ctx, "tokpop", opt); err != nil || len(m) != 0 {
+			t.Fatalf("pop of an empty queue: %v %v", m, err)
+		}
+		bodies := []string{"first: a:b 12:x", "second"}
+		for i := range 150 {
+			bodies = append(bodies, fmt.Sprintf("m%d", i))
+		}
+		for _, body := range bodies {
+			mustPush(t, c, "tokpop", body, delayq.PushOptions{})
+		}
+		// The empty pop above recorded nothing: this one pops.
+		first, err := c.Receive(ctx, "tokpop", opt)
+		if err != nil || len(first) != 1 || first[0].Body != bodies[0] {
+			t.Fatalf("pop: %v %v", first, err)
+		}
+		for range 2 {
+			again, err := c.Receive(ctx, "tokpop", opt)
+			if err != nil || len(again) != 1 || again[0].ID != first[0].ID || again[0].Body != first[0].Body || again[0].RC != first[0].RC {
+				t.Fatalf("repeat answered %+v (%v), want %+v", again, err, first)
+			}
+		}
+		if st, err := c.Stats(ctx, "tokpop"); err != nil || st.Messages != int64(len(bodies)-1) || st.TotalRecv != 1 {
+			t.Fatalf("after repeats: %+v %v; want %d messages, 1 received", st, err, len(bodies)-1)
+		}
+
+		many := delayq.ReceiveOptions{Pop: true, N: 120, Token: rand.Text()}
+		got, err := c.Receive(ctx, "tokpop", many)
+		if err != nil || len(got) != 120 {
+			t.Fatalf("pop 120: %d %v", len(got), err)
+		}
+		again, err := c.Receive(ctx, "tokpop", many)
+		if err != nil || len(again) != 120 {
+			t.Fatalf("repeat of pop 120: %d %v", len(again), err)
+		}
+		for i := range got {
+			if got[i].ID != again[i].ID || got[i].Body != again[i].Body {
+				t.Fatalf("repeat's message %d is %+v, want %+v", i, again[i], got[i])
+			}
+		}
+		if st, err := c.Stats(ctx, "tokpop"); err != nil || st.Messages != int64(len(bodies)-121) {
+			t.Fatalf("after the repeat of pop 120: %+v %v; want %d messages", st, err, len(bodies)-121)
+		}
+		if _, err := c.Receive(ctx, "tokpop", delayq.ReceiveOptions{Pop: true, Token: "short"}); err == nil {
+			t.Error("a 5-character token was accepted")
+		}
+	})
+}
+
+// A pop's record lives 10 minutes beside the queue's keys; a body that
+// is not valid UTF-8 (another client's) comes back byte for byte.
+func TestPopTokenRecord(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := t.Context()
+	c := newClient(t, b)
+	mustCreate(t, c, "tokrec", delayq.Attributes{})
+	raw := "\xff\xfe:1:\x00 not UTF-8"
+	id := mustPush(t, c, "tokrec", "placeholder", delayq.PushOptions{})
+	if err := b.Client.HSet(ctx, b.Prefix+"rsmq:tokrec:Q", id, raw).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tok := rand.Text()
+	opt := delayq.ReceiveOptions{Pop: true, Token: tok}
+	for range 2 {
+		m, err := c.Receive(ctx, "tokrec", opt)
+		if err != nil || len(m) != 1 || m[0].Body != raw || m[0].ID != id {
+			t.Fatalf("pop: %+v %v; want %s %q", m, err, id, raw)
+		}
+	}
+	ttl, err := b.Client.PTTL(ctx, b.Prefix+"rsmq:tokrec:T:"+tok).Result()
+	if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
+		t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, tokenLifetime)
+	}
+	// A record that is not one is refused, nothing popped.
+	mustPush(t, c, "tokrec", "kept", delayq.PushOptions{})
+	bad := rand.Text()
+	if err := b.Client.Set(ctx, b.Prefix+"rsmq:tokrec:T:"+bad, "9:short", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Receive(ctx, "tokrec", delayq.ReceiveOptions{Pop: true, Token: bad}); err == nil {
+		t.Errorf("a corrupt record answered %+v", m)
+	}
+	if st, err := c.Stats(ctx, "tokrec"); err != nil || st.Messages != 1 {
+		t.Errorf("after a corrupt record: %+v %v; want the message kept", st, err)
+	}
+}
+
+// A batch pushed with a token (the first due's) and repeated returns the
+// first answer and stores nothing more.
+func TestPushManyTokenRepeat(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tokmany", delayq.Attributes{})
+		due := []delayq.PushOptions{{Token: rand.Text()}}
+		first, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
+		if err != nil || len(again) != 3 {
+			t.Fatalf("repeat: %+v %v", again, err)
+		}
+		for i := range first {
+			if again[i] != first[i] {
+				t.Errorf("repeat's message %d is %+v, want %+v", i, again[i], first[i])
+			}
+		}
+		if st, err := c.Stats(ctx, "tokmany"); err != nil || st.Messages != 3 || st.TotalSent != 3 {
+			t.Errorf("after a repeat: %+v %v; want 3 messages, 3 sent", st, err)
+		}
+	})
+}
+
+// tokenLifetime is how long a record lasts (docs/reliability.md).
+const tokenLifetime = 10 * time.Minute
