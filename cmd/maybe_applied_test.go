@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/testkit/faultproxy"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 )
 
@@ -60,23 +62,9 @@ func TestLostReplyExits4(t *testing.T) {
 
 		// A push repeats after a lost reply (see TestLostReplyRepeated);
 		// when the server stays away past --timeout it exits 4.
-		_, _, _, before := p.Counts()
-		p.DropReplyTo("body-q1")
-		away := make(chan struct{})
-		go func() {
-			// The server goes away once the push's reply is dropped.
-			defer close(away)
-			for ctx.Err() == nil {
-				if _, _, _, dropped := p.Counts(); dropped > before {
-					p.Blackhole(true)
-					return
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}()
+		back := awayAfterDrop(ctx, p, "body-q1")
 		code, _, stderr := run(ctx, pb, "--timeout", "1s", "queue", "push", "jobs", "body-q1")
-		<-away
-		p.Blackhole(false)
+		back()
 		if code != cmdutil.ExitMaybeApplied || !strings.Contains(stderr, "may have applied it") {
 			t.Errorf("a push whose server stays away past --timeout: exit %d, want 4:\n%s", code, stderr)
 		}
@@ -106,23 +94,10 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 		// The second batch, lines 101-150 (the first loads the script);
 		// the server goes away once its reply is dropped, so that the
 		// batch's repeats (with its token) fail too.
-		_, _, _, before := p.Counts()
-		p.DropReplyTo("line-120")
-		away := make(chan struct{})
-		go func() {
-			defer close(away)
-			for ctx.Err() == nil {
-				if _, _, _, dropped := p.Counts(); dropped > before {
-					p.Blackhole(true)
-					return
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}()
+		back := awayAfterDrop(ctx, p, "line-120")
 		var out, errOut syncBuffer
 		code := runChatq(ctx, pb, in.String(), &out, &errOut, "--timeout", "1s", "-o", "json", "queue", "push", "bulk", "--lines", "-")
-		<-away
-		p.Blackhole(false)
+		back()
 		if code != cmdutil.ExitMaybeApplied {
 			t.Fatalf("exit %d, want 4: %s", code, errOut.String())
 		}
@@ -377,4 +352,27 @@ func TestLostBatchRepeated(t *testing.T) {
 			t.Errorf("want 150 messages stored once, 150 distinct ids: exit %d, %+v, %d ids, %v %s", code, st, len(seen), err, stderr)
 		}
 	})
+}
+
+// awayAfterDrop drops the reply to the request holding marker, and makes
+// the server go away (a blackhole) as soon as it has: the call's repeats
+// with its token fail too. back waits for that and brings the server back.
+func awayAfterDrop(ctx context.Context, p *faultproxy.Proxy, marker string) (back func()) {
+	_, _, _, before := p.Counts()
+	p.DropReplyTo(marker)
+	away := make(chan struct{})
+	go func() {
+		defer close(away)
+		for ctx.Err() == nil {
+			if _, _, _, dropped := p.Counts(); dropped > before {
+				p.Blackhole(true)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return func() {
+		<-away
+		p.Blackhole(false)
+	}
 }
