@@ -87,9 +87,9 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/cmd"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/internal/cli/embedded"
 	"github.com/chatq-dev/chatq/internal/cli/jsonfilter"
-	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 )

@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
 	"github.com/spf13/cobra"
 )
 

@@ -18,9 +18,9 @@ import (
 
 	"github.com/chatq-dev/chatq/chatqtest"
 	"github.com/chatq-dev/chatq/cmd"
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
-	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 )

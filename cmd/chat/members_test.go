@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
-	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/internal/cli/search"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
 

@@ -7,10 +7,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/embedded"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
-	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )

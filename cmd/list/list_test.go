@@ -5,10 +5,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
+	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"

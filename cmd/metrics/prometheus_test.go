@@ -21,8 +21,8 @@ import (
 
 	"github.com/chatq-dev/chatq/cmd"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
-	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/internal/cli/webconfig/testcerts"
+	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"golang.org/x/crypto/bcrypt"
 )

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/cli/queuekinds"
+	"github.com/chatq-dev/chatq/internal/testkit/cmdtest"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/jsonfilter"
-	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/spf13/cobra"
 )
 

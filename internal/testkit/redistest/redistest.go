@@ -10,9 +10,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/internal/cli/embedded"
 	"github.com/chatq-dev/chatq/internal/testkit/faultproxy"
-	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/redis/go-redis/v9"
 )
 
