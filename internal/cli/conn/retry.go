@@ -30,8 +30,18 @@ import (
 type retryable struct{ cluster, failover bool }
 
 // notRun reports whether err is a refusal, from a server answering this kind
-// of client, of a command it did not run and may run a moment later.
+// of client, of a command it did not run and may run a moment later; or a
+// new connection that failed before the server's first reply (refused, or
+// closed after accepting) when other connections of the client have had
+// replies: the server is restarting, or a proxy in front of it lost it,
+// and the command never went out. Before any reply at all, a failure says
+// more likely that --url is wrong (nothing there, or TLS expected): it ends
+// the command at once, with its hint.
 func (r retryable) notRun(err error) bool {
+	var ci *ConnInitError
+	if errors.As(err, &ci) {
+		return ci.Spoke
+	}
 	switch replyCode(err) {
 	case "LOADING":
 		return true
