@@ -161,6 +161,8 @@ func TestNotRun(t *testing.T) {
 		{&handshakeError{&ConnInitError{Err: io.EOF, Spoke: true}}, true, true, true},
 		{&ConnInitError{Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, Spoke: true}, true, true, true},
 		{&ConnInitError{Err: io.EOF}, false, false, false},
+		{&net.OpError{Op: "write", Err: syscall.EPIPE}, true, true, true},
+		{&net.OpError{Op: "read", Err: syscall.ECONNRESET}, false, false, false},
 		{nil, false, false, false},
 	} {
 		for _, k := range []struct {
