@@ -388,15 +388,11 @@ func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
 		}
 		m.DeadLetteredFrom, m.DeadLetteredAt = dl.From, time.UnixMilli(at)
 	}
-	if err := delayq.CheckImport([]delayq.Message{m}); err != nil {
-		return m, err
+	err = delayq.CheckImport([]delayq.Message{m}, &im.attrs.Attributes)
+	if errors.Is(err, delayq.ErrMessageTooLong) {
+		err = fmt.Errorf("%w (raise it with `chatq queue set %s --maxsize N`)", err, im.opts.Queue)
 	}
-	if max := im.attrs.MaxSize; max >= 0 {
-		if n := len16(m.Body); n > max {
-			return m, fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d (raise it with `chatq queue set %s --maxsize N`)", m.ID, n, im.opts.Queue, max, im.opts.Queue)
-		}
-	}
-	return m, nil
+	return m, err
 }
 
 // msNumber reads a whole, non-negative number.

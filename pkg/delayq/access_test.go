@@ -209,7 +209,7 @@ func TestAccessClientCommands(t *testing.T) {
 		do("SetAttributes", func() error { return c.SetAttributes(ctx, "q", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"}) })
 		var id string
 		do("Push", func() error { p, err := c.Push(ctx, "q", "x", delayq.PushOptions{}); id = p.ID; return err })
-		do("PushMany", func() error { _, err := c.PushMany(ctx, "q", []string{"y", "z"}, nil); return err })
+		do("PushMany", func() error { _, err := c.PushMany(ctx, "q", []string{"y", "z"}, delayq.PushManyOptions{}); return err })
 		do("Stats", func() error { _, err := c.Stats(ctx, "q"); return err })
 		do("StatsEach", func() error { _, err := c.StatsEach(ctx, []string{"q", "dead"}); return err })
 		do("Reindex", func() error { return c.Reindex(ctx, "q") })
