@@ -35,9 +35,7 @@ type pushOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPush returns `chatq queue push`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdPush returns `chatq queue push` (runF: see cmdutil.RunE).
 func NewCmdPush(f *cmdutil.Factory, runF func(context.Context, *pushOptions) error) *cobra.Command {
 	opts := &pushOptions{IO: f.IO}
 	var delay time.Duration
@@ -81,21 +79,15 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
   printf '%s\n' '"two\nlines"' '{"message":"later","delay":"90s"}' | chatq queue push jobs --jsonl -
   chatq queue peek old -n 100 --jq '.[]' | chatq queue push jobs --jsonl -`,
 		Args: cmdutil.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Body = args[0], args[1]
 			opts.Delay = given(cmd.Flags(), "delay", delay)
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return pushRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVar(&opts.At, "at", "", "due at this time: RFC 3339 or Unix seconds")
 	cmd.Flags().DurationVar(&delay, "delay", 0, "due after this delay (default: the queue's delay)")
