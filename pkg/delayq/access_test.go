@@ -32,7 +32,7 @@ var accessOps = map[string]struct {
 	"Delete":            {[]string{"delete.lua"}, "type srem multi discard"},
 	"Purge":             {[]string{"purge.lua"}, ""},
 	"Push":              {[]string{"push.lua"}, ""},
-	"PushMany":          {[]string{"pushmany.lua"}, ""},
+	"PushMany":          {[]string{"stats.lua", "pushmany.lua"}, "hexists"},
 	"Receive":           {[]string{"receive.lua", "retry.lua"}, ""},
 	"Receive (wait)":    {[]string{"receive.lua", "retry.lua"}, "subscribe"},
 	"Ack":               {[]string{"ack.lua"}, ""},

@@ -95,8 +95,7 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, opt Pu
 		return nil, err
 	}
 	b := &bulk{c: c, q: q, bodies: bodies, due: due, token: token, out: make([]Pushed, 0, len(bodies))}
-	args, err := b.args()
-	if err != nil {
+	if err := b.checkInput(); err != nil {
 		return nil, err
 	}
 	ends := batchEnds(bodies)
@@ -118,7 +117,7 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, opt Pu
 		// The call does not end with ctx: a batch sent is waited for (up
 		// to the client's read timeout), so that what it did is known.
 		err := do(ctx, func(context.Context) (err error) {
-			ps, err = b.batch(context.WithoutCancel(ctx), k+1, start, args[5*start:5*end])
+			ps, err = b.batch(context.WithoutCancel(ctx), k+1, start, end)
 			return err
 		})
 		if err != nil {
@@ -172,24 +171,17 @@ func (b *bulk) failBatch(n int, err error) error {
 	return e
 }
 
-// args checks every body and due time, and returns pushmany.lua's five
-// arguments per message.
-func (b *bulk) args() ([]any, error) {
-	args := make([]any, 0, 5*len(b.bodies))
+// checkInput checks every body and due time before the first call.
+func (b *bulk) checkInput() error {
 	for i, body := range b.bodies {
-		mode, value, err := b.dueOf(i).script()
-		if err != nil {
-			return nil, b.fail(i+1, err)
+		if _, _, err := b.dueOf(i).script(); err != nil {
+			return b.fail(i+1, err)
 		}
 		if !utf8.ValidString(body) {
-			return nil, b.fail(i+1, fmt.Errorf("not valid UTF-8 (send binary data encoded, e.g. base64): %w", errInvalidValue))
+			return b.fail(i+1, fmt.Errorf("not valid UTF-8 (send binary data encoded, e.g. base64): %w", errInvalidValue))
 		}
-		// Two decimal digits of position in the batch (maxBatch is 100)
-		// sort the ids of one call, which share their time part, in the
-		// order given; the batch's call sets them.
-		args = append(args, randomID()[2:], mode, value, len16(body), body)
 	}
-	return args, nil
+	return nil
 }
 
 // check refuses, before the first batch, a body over the queue's maxsize
@@ -232,15 +224,17 @@ func batchEnds(bodies []string) []int {
 	return ends
 }
 
-// batch pushes the messages from start whose arguments are args, the
-// call-th batch, in one pushmany.lua call.
-func (b *bulk) batch(ctx context.Context, call, start int, args []any) ([]Pushed, error) {
-	n := len(args) / 5
-	a := make([]any, 0, 2+len(args))
+// batch pushes messages start to end, the call-th batch, in one
+// pushmany.lua call.
+func (b *bulk) batch(ctx context.Context, call, start, end int) ([]Pushed, error) {
+	n := end - start
+	a := make([]any, 0, 2+5*n)
 	a = append(a, b.c.channel(b.q))
-	for i := 0; i < n; i++ {
-		m := args[5*i : 5*i+5]
-		a = append(a, fmt.Sprintf("%02d", i)+m[0].(string), m[1], m[2], m[3], m[4])
+	for i := start; i < end; i++ {
+		mode, value, _ := b.dueOf(i).script() // checked (checkInput)
+		// Two decimal digits of position (maxBatch is 100) sort the ids of
+		// one call, which share their time part, in the order given.
+		a = append(a, fmt.Sprintf("%02d", i-start)+randomID()[2:], mode, value, len16(b.bodies[i]), b.bodies[i])
 	}
 	keys := b.c.keys(b.q)[:2]
 	if b.token != "" {
