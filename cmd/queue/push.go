@@ -145,14 +145,14 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 		}
 		body = iostreams.TrimLineEnding(string(b))
 	}
-	q, err := opts.Client()
-	if err != nil {
-		return err
-	}
 	// Push refuses it too, but says neither "nothing pushed" nor how to
 	// send binary data.
 	if !utf8.ValidString(body) {
 		return invalidUTF8(0)
+	}
+	q, err := opts.Client()
+	if err != nil {
+		return err
 	}
 	// One token for every try: a repeat after a lost reply returns the
 	// first push's answer and stores nothing more.
