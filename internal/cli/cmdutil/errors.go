@@ -41,7 +41,6 @@ type HintError = clierr.HintError
 // The error kinds commands build, from internal/cli/clierr, which the
 // connection layer shares: a usage error (exit 2), a hint, a refusal
 // (exit 2, no usage line).
-
 var (
 	// UsageErr marks err as a usage error (exit 2).
 	UsageErr = clierr.Usage
