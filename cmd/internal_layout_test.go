@@ -89,13 +89,16 @@ func TestInternalPackageSize(t *testing.T) {
 	}
 }
 
-// The three shared packages depend one way: cmdutil on conn and iostreams,
-// conn on iostreams; none of them on cmd.
+// The shared packages depend one way: cmdutil on conn, iostreams and
+// clierr, conn on iostreams and clierr; none of them on cmd. clierr, the
+// error kinds both conn and cmdutil use, is a leaf: it imports nothing of
+// chatq.
 func TestInternalImports(t *testing.T) {
 	forbidden := map[string][]string{
 		"cmdutil":   {"cmd"},
 		"conn":      {"cmd", "internal/cli/cmdutil"},
 		"iostreams": {"cmd", "internal/cli/cmdutil", "internal/cli/conn"},
+		"clierr":    {"cmd", "internal", "pkg"},
 	}
 	for pkg, bad := range forbidden {
 		for p := range imports(t, "../internal/cli/"+pkg) {

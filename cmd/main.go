@@ -67,7 +67,7 @@ func runTree(ctx context.Context, args []string, io *iostreams.IOStreams, getenv
 	if hint := f.HintFor(err); hint != "" {
 		io.Infof("hint: %s", hint)
 	}
-	if code == cmdutil.ExitUsage && c != nil && !conn.IsConfigError(err) && !cmdutil.IsRefused(err) {
+	if code == cmdutil.ExitUsage && c != nil && !cmdutil.IsRefused(err) {
 		io.Infof("usage: %s", c.UseLine())
 		io.Infof("run '%s --help' for flags and examples", c.CommandPath())
 	}

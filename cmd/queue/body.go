@@ -3,7 +3,6 @@ package queue
 import (
 	"encoding/base64"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -15,13 +14,4 @@ func bodyJSON(body string) (message, b64 string) {
 		return body, ""
 	}
 	return strings.ToValidUTF8(body, "\uFFFD"), base64.StdEncoding.EncodeToString([]byte(body))
-}
-
-// len16 is a body's length as RSMQ's maxsize counts it: UTF-16 code units
-// (JavaScript's String length), an invalid UTF-8 byte counting one, as
-// Node decodes it to U+FFFD. Bulk pushes and imports check every body
-// with it before the first write; the push and import scripts check
-// again.
-func len16(body string) int {
-	return len(utf16.Encode([]rune(body)))
 }

@@ -44,8 +44,7 @@ var checks = []struct {
 	{"max-dead", func(_ *delayq.Stats, dead int64) int64 { return dead }},
 }
 
-// NewCmdCheck returns `chatq queue check`. runF, when set (tests), replaces
-// the run function and gets the options once they are parsed and validated.
+// NewCmdCheck returns `chatq queue check` (runF: see cmdutil.RunE).
 func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *checkOptions) error) *cobra.Command {
 	opts := &checkOptions{IO: f.IO}
 	var maxReady, maxInflight, maxDead int64
@@ -83,7 +82,7 @@ dead-letter queues --max-dead reads, each O(log n).`,
   chatq queue check bullmq:mail asynq:default --max-dead 0 --max-oldest 5m
   chatq queue check jobs --max-oldest 10m --jq '.queues[].checks[] | select(.ok | not)'`,
 		Args: cmdutil.MinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, checkRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queues = args
 			opts.JSON = f.JSON()
 			opts.Client, opts.Kinds = queueClient(f, cmd), kindsClient(f, cmd)
@@ -96,14 +95,8 @@ dead-letter queues --max-dead reads, each O(log n).`,
 					opts.Thresholds = append(opts.Thresholds, threshold{t.flag, t.max})
 				}
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return checkRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&maxReady, "max-ready", 0, "breached when more than N messages are ready")

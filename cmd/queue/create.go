@@ -22,9 +22,7 @@ type createOptions struct {
 	DeadLetter  string
 }
 
-// NewCmdCreate returns `chatq queue create`. runF, when set (tests),
-// replaces the run function and gets the options after flags are parsed
-// and validated.
+// NewCmdCreate returns `chatq queue create` (runF: see cmdutil.RunE).
 func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *createOptions) error) *cobra.Command {
 	opts := &createOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -39,17 +37,11 @@ to Q2 by the receive that would exceed the limit.`,
   chatq queue create emails --vt 2m --delay 5s --maxsize -1
   chatq queue create jobs-dead && chatq queue create jobs --max-receives 5 --dead-letter jobs-dead`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, createRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return createRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.VT, "vt", 30*time.Second, "visibility timeout of received messages (whole seconds)")
@@ -109,8 +101,7 @@ type setOptions struct {
 	DeadLetter  string
 }
 
-// NewCmdSet returns `chatq queue set`. runF, when set (tests), replaces the
-// run function and gets the options after flags are parsed and validated.
+// NewCmdSet returns `chatq queue set` (runF: see cmdutil.RunE).
 func NewCmdSet(f *cmdutil.Factory, runF func(context.Context, *setOptions) error) *cobra.Command {
 	opts := &setOptions{IO: f.IO}
 	var vt, delay time.Duration
@@ -125,20 +116,14 @@ policy.`,
   chatq queue set jobs --max-receives 3 --dead-letter jobs-dead
   chatq queue set jobs --max-receives 0 --dead-letter ''`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, setRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			fl := cmd.Flags()
 			opts.VT, opts.Delay = given(fl, "vt", vt), given(fl, "delay", delay)
 			opts.MaxSize, opts.MaxReceives = given(fl, "maxsize", maxSize), given(fl, "max-receives", maxReceives)
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return setRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	fl := cmd.Flags()
 	fl.DurationVar(&vt, "vt", 0, "visibility timeout of received messages (whole seconds)")

@@ -28,9 +28,7 @@ count is checked again inside the script that deletes, atomically: a message
 pushed after chatq looked (or while you read the question) is never destroyed
 unasked; if the queue grew meanwhile, chatq asks again with the new count.`
 
-// NewCmdDelete returns `chatq queue delete`. runF, when set (tests),
-// replaces the run function and gets the options after flags are parsed
-// and validated.
+// NewCmdDelete returns `chatq queue delete` (runF: see cmdutil.RunE).
 func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) error) *cobra.Command {
 	opts := &deleteOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -53,17 +51,11 @@ Declining the question exits 2; nothing was changed.`,
   chatq queue delete jobs --force      # in scripts: delete it whatever it holds
   chatq queue delete old-dlq --force -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, deleteRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return deleteRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "delete without asking, even a queue holding messages or named as another queue's dead-letter queue")
 	return cmdutil.MarkWrite(cmd, "chatq queue ls")
@@ -158,9 +150,7 @@ func messages(n int64) string {
 	return iostreams.Count(n) + " messages"
 }
 
-// NewCmdPurge returns `chatq queue purge`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdPurge returns `chatq queue purge` (runF: see cmdutil.RunE).
 func NewCmdPurge(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) error) *cobra.Command {
 	opts := &deleteOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -182,21 +172,15 @@ Declining the question exits 2; nothing was changed.`,
   chatq queue purge jobs --force -o json
   chatq queue purge celery:emails --force`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, purgeRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if isKindAddress(opts.Queue) && runF == nil {
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: opts.Queue}
-				return kindPurge(cmd.Context(), target, opts.Force)
+				target := targetOf(f, cmd, opts.Queue)
+				return func(ctx context.Context) error { return kindPurge(ctx, target, opts.Force) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return purgeRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "purge without asking, whatever the queue holds")
 	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")

@@ -23,9 +23,7 @@ type exportOptions struct {
 	Filter filterFlags
 }
 
-// NewCmdExport returns `chatq queue export`. runF, when set (tests),
-// replaces the run function and gets the options after flags are parsed
-// and validated.
+// NewCmdExport returns `chatq queue export` (runF: see cmdutil.RunE).
 func NewCmdExport(f *cmdutil.Factory, runF func(context.Context, *exportOptions) error) *cobra.Command {
 	opts := &exportOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -73,25 +71,19 @@ stop the queue's consumers and producers first.`,
   chatq queue export jobs-dead --jq 'select(.dead_lettered.from == "payments") | .id'
   chatq queue export bullmq:mail --state dead -f failed.jsonl   # another kind: its jobs, read-only`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, exportRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.Filter.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
 				if err := opts.Filter.validateKind(); err != nil {
-					return err
+					return nil, err
 				}
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-				return kindExportRun(cmd.Context(), target, opts)
+				target := targetOf(f, cmd, args[0])
+				return func(ctx context.Context) error { return kindExportRun(ctx, target, opts) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return exportRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "write to FILE instead of stdout")
 	opts.Filter.addState(cmd)

@@ -18,8 +18,7 @@ type getOptions struct {
 	Ref    string // an id or a receipt
 }
 
-// NewCmdGet returns `chatq queue get`. runF, when set (tests), replaces the
-// run function and gets the options after flags are parsed and validated.
+// NewCmdGet returns `chatq queue get` (runF: see cmdutil.RunE).
 func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *getOptions) error) *cobra.Command {
 	opts := &getOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -43,21 +42,15 @@ there and when it moved (dead_lettered_from, _rc, _at; in JSON
   chatq queue get bullmq:mail 42 --jq .error          # another kind: by its own id
   chatq queue get asynq:default 2f6c9a1e-6b1e-4c1e-9f1e-1b2c3d4e5f60`,
 		Args: cmdutil.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, getRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Ref = args[0], args[1]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-				return kindGet(cmd.Context(), target, opts.Ref)
+				target := targetOf(f, cmd, args[0])
+				return func(ctx context.Context) error { return kindGet(ctx, target, opts.Ref) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return getRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	return cmdutil.MarkRead(cmd)
 }

@@ -3,10 +3,10 @@ package queue
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/clierr"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
@@ -122,8 +122,7 @@ func TestQueueClientChecksTheNamespace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `invalid --namespace "my app"`) || cmdutil.ExitCode(err, false) != cmdutil.ExitUsage {
 		t.Fatalf("got %v", err)
 	}
-	var ue interface{ Usage() bool }
-	if !errors.As(err, &ue) {
+	if !clierr.IsUsage(err) {
 		t.Fatalf("%v is not a usage error", err)
 	}
 }

@@ -27,9 +27,7 @@ type importOptions struct {
 	Rest   []string // the arguments after QUEUE: only - (stdin) is allowed
 }
 
-// NewCmdImport returns `chatq queue import`. runF, when set (tests),
-// replaces the run function and gets the options after flags are parsed
-// and validated.
+// NewCmdImport returns `chatq queue import` (runF: see cmdutil.RunE).
 func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *importOptions) error) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -70,17 +68,11 @@ prints nothing, and -o json prints {"imported","already_present",…}.`,
   chatq --url redis://other:6379 queue import jobs - < jobs.jsonl
   chatq queue import jobs -f jobs.jsonl -o json   # {"imported":…,"already_present":…,"conflicts":…}`,
 		Args: cmdutil.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, importRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Rest = args[0], args[1:]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return importRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "read FILE (- or none: stdin)")
 	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")
@@ -388,15 +380,11 @@ func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
 		}
 		m.DeadLetteredFrom, m.DeadLetteredAt = dl.From, time.UnixMilli(at)
 	}
-	if err := delayq.CheckImport([]delayq.Message{m}); err != nil {
-		return m, err
+	err = delayq.CheckImport([]delayq.Message{m}, &im.attrs.Attributes)
+	if errors.Is(err, delayq.ErrMessageTooLong) {
+		err = fmt.Errorf("%w (raise it with `chatq queue set %s --maxsize N`)", err, im.opts.Queue)
 	}
-	if max := im.attrs.MaxSize; max >= 0 {
-		if n := len16(m.Body); n > max {
-			return m, fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d (raise it with `chatq queue set %s --maxsize N`)", m.ID, n, im.opts.Queue, max, im.opts.Queue)
-		}
-	}
-	return m, nil
+	return m, err
 }
 
 // msNumber reads a whole, non-negative number.

@@ -14,6 +14,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
+	"github.com/spf13/cobra"
 )
 
 // kindTarget is a queue of a kind other than RSMQ's, as a command names it
@@ -24,6 +25,11 @@ type kindTarget struct {
 	JSON    bool
 	Kinds   func() (*queues.Registry, error)
 	Address string
+}
+
+// targetOf is the queue of another kind at address, for command cmd.
+func targetOf(f *cmdutil.Factory, cmd *cobra.Command, address string) *kindTarget {
+	return &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: address}
 }
 
 // open returns the target's queue; a malformed address or an unknown

@@ -23,8 +23,7 @@ type lsOptions struct {
 	Kind  string
 }
 
-// NewCmdLs returns `chatq queue ls`. runF, when set (tests), replaces the
-// run function and gets the options after flags are parsed.
+// NewCmdLs returns `chatq queue ls` (runF: see cmdutil.RunE).
 func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
 	opts := &lsOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -70,13 +69,10 @@ without a queue) shows the error in its row; ls then exits 1.`,
   chatq queue ls -l --kind bullmq
   chatq queue ls -l --jq '.[] | select(.dead > 0) | .name'   # queues of any kind with dead jobs`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, lsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.JSON, opts.Kinds = f.JSON(), kindsClient(f, cmd)
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return lsRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	cmd.Flags().BoolVarP(&opts.Long, "long", "l", false, "show each queue's counts, oldest ready age and dead-letter queue")
 	cmd.Flags().StringVar(&opts.Kind, "kind", "", "list only the queues of one kind: rsmq, bullmq, asynq or stream")

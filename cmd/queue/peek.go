@@ -19,9 +19,7 @@ type peekOptions struct {
 	Filter filterFlags
 }
 
-// NewCmdPeek returns `chatq queue peek`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdPeek returns `chatq queue peek` (runF: see cmdutil.RunE).
 func NewCmdPeek(f *cmdutil.Factory, runF func(context.Context, *peekOptions) error) *cobra.Command {
 	opts := &peekOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -69,25 +67,19 @@ and when it moved).`,
   chatq queue peek asynq:default --state retry -n 20 -o json
   chatq queue peek stream:orders/billing --inflight-for 10m   # entries idle 10 minutes`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, peekRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.Filter.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
 				if err := opts.Filter.validateKind(); err != nil {
-					return err
+					return nil, err
 				}
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-				return kindPeek(cmd.Context(), target, &opts.Filter, opts.N)
+				target := targetOf(f, cmd, args[0])
+				return func(ctx context.Context) error { return kindPeek(ctx, target, &opts.Filter, opts.N) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return peekRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().IntVarP(&opts.N, "count", "n", 10, "show up to N messages")
 	opts.Filter.addState(cmd)

@@ -31,9 +31,7 @@ type pollOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPoll returns `chatq queue poll`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdPoll returns `chatq queue poll` (runF: see cmdutil.RunE).
 func NewCmdPoll(f *cmdutil.Factory, runF func(context.Context, *pollOptions) error) *cobra.Command {
 	opts := &pollOptions{IO: f.IO}
 	var vt time.Duration
@@ -72,20 +70,14 @@ by receipt to act only while no later receive has taken the message (see
   chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs
   chatq queue poll jobs --wait 30s --pop`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, pollRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.VT = args[0], given(cmd.Flags(), "vt", vt)
 			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return pollRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	fl := cmd.Flags()
 	fl.DurationVar(&vt, "vt", 0, "visibility timeout (default: the queue's)")

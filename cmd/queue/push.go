@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
@@ -22,14 +22,12 @@ type pushOptions struct {
 	IO     *iostreams.IOStreams
 	JSON   bool
 	Client func() (*delayq.Client, error)
-	// Redis is the connection, for the server's time (--jsonl's at).
-	Redis func() (redis.UniversalClient, error)
-	Queue string
-	Body  string         // the message, or - for stdin
-	At    string         // --at
-	Delay *time.Duration // --delay, if given
-	Lines bool
-	JSONL bool
+	Queue  string
+	Body   string         // the message, or - for stdin
+	At     string         // --at
+	Delay  *time.Duration // --delay, if given
+	Lines  bool
+	JSONL  bool
 	// due is when a message becomes due, from At or Delay (validate).
 	due delayq.PushOptions
 	// Timeout (--timeout) bounds the repeats of a push whose reply was
@@ -37,9 +35,7 @@ type pushOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPush returns `chatq queue push`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdPush returns `chatq queue push` (runF: see cmdutil.RunE).
 func NewCmdPush(f *cmdutil.Factory, runF func(context.Context, *pushOptions) error) *cobra.Command {
 	opts := &pushOptions{IO: f.IO}
 	var delay time.Duration
@@ -83,21 +79,15 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
   printf '%s\n' '"two\nlines"' '{"message":"later","delay":"90s"}' | chatq queue push jobs --jsonl -
   chatq queue peek old -n 100 --jq '.[]' | chatq queue push jobs --jsonl -`,
 		Args: cmdutil.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Body = args[0], args[1]
 			opts.Delay = given(cmd.Flags(), "delay", delay)
-			opts.JSON, opts.Client, opts.Redis = f.JSON(), queueClient(f, cmd), f.Client
+			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return pushRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVar(&opts.At, "at", "", "due at this time: RFC 3339 or Unix seconds")
 	cmd.Flags().DurationVar(&delay, "delay", 0, "due after this delay (default: the queue's delay)")
@@ -143,11 +133,8 @@ type queuePushJSON struct {
 }
 
 func pushRun(ctx context.Context, opts *pushOptions) error {
-	switch {
-	case opts.Lines:
-		return pushLines(ctx, opts)
-	case opts.JSONL:
-		return pushJSONL(ctx, opts)
+	if opts.Lines || opts.JSONL {
+		return pushBulk(ctx, opts)
 	}
 	body := opts.Body
 	if body == "-" {
@@ -158,14 +145,14 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 		}
 		body = iostreams.TrimLineEnding(string(b))
 	}
-	q, err := opts.Client()
-	if err != nil {
-		return err
-	}
 	// Push refuses it too, but says neither "nothing pushed" nor how to
 	// send binary data.
 	if !utf8.ValidString(body) {
 		return invalidUTF8(0)
+	}
+	q, err := opts.Client()
+	if err != nil {
+		return err
 	}
 	// One token for every try: a repeat after a lost reply returns the
 	// first push's answer and stores nothing more.
@@ -190,153 +177,152 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 	return nil
 }
 
-// pushLines pushes each line of stdin as a message, after checking every
-// line against the queue's maxsize, so that a bad line writes nothing.
-func pushLines(ctx context.Context, opts *pushOptions) error {
-	opts.IO.NoteStdin("messages, one per line,")
-	lines, err := iostreams.ReadLines(iostreams.Interruptible(ctx, opts.IO.In))
+// pushBulk pushes each line of stdin (--lines), or each JSON line
+// (--jsonl), as a message: every line is read and checked before the first
+// is pushed, so that a bad line writes nothing.
+func pushBulk(ctx context.Context, opts *pushOptions) error {
+	read, flag := readLines, "--lines"
+	if opts.JSONL {
+		read, flag = readJSONL, "--jsonl"
+	}
+	in, err := read(ctx, opts)
 	if err != nil {
-		return stdinErr(ctx, opts.IO, "messages", err)
+		return err
 	}
 	q, err := opts.Client()
 	if err != nil {
 		return err
 	}
+	// One token for the push: each batch records its answer under it, so
+	// a repeat after a lost reply returns the batch's ids and stores
+	// nothing more.
+	if len(in.due) > 0 {
+		in.due[0].Token = rand.Text()
+	}
+	w := &pushWriter{opts: opts, prog: opts.IO.NewProgress("pushing", len(in.bodies))}
+	ps, err := q.PushMany(ctx, opts.Queue, in.bodies, delayq.PushManyOptions{
+		Due: in.due,
+		Do: func(ctx context.Context, call func(context.Context) error) error {
+			return conn.Repeat(ctx, opts.Timeout, call)
+		},
+		Progress: w.batch,
+	})
+	w.prog.Done()
+	if err != nil {
+		return in.pushErr(ctx, opts, w, ps, flag, err)
+	}
+	return w.end(ps)
+}
+
+// bulkInput is what a bulk push read: the bodies, their due times (one
+// for all, or one each) and the input line of each (nil: body i is line
+// i+1).
+type bulkInput struct {
+	bodies []string
+	due    []delayq.PushOptions
+	lines  []int
+}
+
+// line is the input line of message k (from 1), or the line after the
+// last for k past the end.
+func (in *bulkInput) line(k int) int {
+	switch {
+	case in.lines == nil:
+		return k
+	case k <= len(in.lines):
+		return in.lines[k-1]
+	}
+	return in.lines[len(in.lines)-1] + 1
+}
+
+// readLines reads --lines' messages, one per line of stdin.
+func readLines(ctx context.Context, opts *pushOptions) (*bulkInput, error) {
+	opts.IO.NoteStdin("messages, one per line,")
+	lines, err := iostreams.ReadLines(iostreams.Interruptible(ctx, opts.IO.In))
+	if err != nil {
+		return nil, stdinErr(ctx, opts.IO, "messages", err)
+	}
 	for i, l := range lines {
 		if !utf8.ValidString(l) {
-			return invalidUTF8(i + 1)
+			return nil, invalidUTF8(i + 1)
 		}
 	}
-	// One read-only script, O(log n) at any queue size.
-	st, err := q.Stats(ctx, opts.Queue)
-	if err != nil {
-		return queueErr(err)
-	}
-	if st.MaxSize >= 0 {
-		for i, l := range lines {
-			if n := len16(l); n > st.MaxSize {
-				return queueErr(fmt.Errorf("line %d: %w (%d > maxsize %d)", i+1, delayq.ErrMessageTooLong, n, st.MaxSize))
-			}
-		}
-	}
-	items := make([]pushItem, len(lines))
-	for i, l := range lines {
-		items[i] = pushItem{line: i + 1, body: l, po: opts.due}
-	}
-	return pushItems(ctx, opts, q, items, "--lines")
+	return &bulkInput{bodies: lines, due: []delayq.PushOptions{opts.due}}, nil
 }
 
-// pushItem is one message of a bulk push: its input line, body and due time.
-type pushItem struct {
-	line int
-	body string
-	po   delayq.PushOptions
+// pushWriter prints the ids of a bulk push: in text as each batch is
+// stored, in JSON as one array once the push ends (or stops).
+type pushWriter struct {
+	opts    *pushOptions
+	prog    *iostreams.Progress
+	batches int
 }
 
-// pushBatch and pushBatchBytes bound one PushMany call of a bulk push: at
-// most 100 messages (the package's limit), fewer once their bodies reach
-// 1 MiB (a single bigger body goes alone).
-const (
-	pushBatch      = 100
-	pushBatchBytes = 1 << 20
-)
-
-// pushItems pushes checked items in order, in batches of one atomic script
-// call each, printing the ids of each batch as it is stored (a JSON array
-// at the end with -o json). An interrupt stops between batches: a batch
-// sent is waited for (bounded by the client's read timeout), so that what
-// was stored is known.
-func pushItems(ctx context.Context, opts *pushOptions, q *delayq.Client, items []pushItem, flag string) error {
-	prog := opts.IO.NewProgress("pushing", len(items))
-	defer prog.Done()
-	ids := make([]queuePushJSON, 0, len(items))
-	bodies := make([]string, 0, pushBatch)
-	due := make([]delayq.PushOptions, 0, pushBatch)
-	for start := 0; start < len(items); {
-		end := batchEnd(items, start)
-		if ctx.Err() != nil {
-			return partialPush(ctx, opts, ids, items, end, flag, ctx.Err())
-		}
-		bodies, due = bodies[:0], due[:0]
-		for _, it := range items[start:end] {
-			bodies = append(bodies, it.body)
-			due = append(due, it.po)
-		}
-		// One token per batch, for every try of it: a repeat after a lost
-		// reply returns the batch's ids and stores nothing more.
-		due[0].Token = rand.Text()
-		var ps []delayq.Pushed
-		err := conn.Repeat(ctx, opts.Timeout, func(context.Context) (err error) {
-			ps, err = q.PushMany(context.WithoutCancel(ctx), opts.Queue, bodies, due)
-			return err
-		})
-		if err != nil {
-			return partialPush(ctx, opts, ids, items, end, flag, err)
-		}
-		if start == 0 {
-			warnNotNotified(opts.IO, &ps[0])
-		}
+// batch prints the ids of a batch stored.
+func (w *pushWriter) batch(ps []delayq.Pushed) {
+	if w.batches++; w.batches == 1 {
+		warnNotNotified(w.opts.IO, &ps[0])
+	}
+	if !w.opts.JSON {
 		for _, p := range ps {
-			ids = append(ids, queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()})
-			if !opts.JSON {
-				fmt.Fprintln(opts.IO.Out, p.ID)
-			}
+			fmt.Fprintln(w.opts.IO.Out, p.ID)
 		}
-		prog.Add(end - start)
-		start = end
 	}
-	if opts.JSON {
-		return opts.IO.WriteJSON(ids)
-	}
-	return nil
+	w.prog.Add(len(ps))
 }
 
-// batchEnd is where the batch that starts at items[start] ends: after
-// pushBatch messages, or once its bodies reach pushBatchBytes.
-func batchEnd(items []pushItem, start int) int {
-	end, size := start, 0
-	for end < len(items) && end-start < pushBatch && (end == start || size+len(items[end].body) <= pushBatchBytes) {
-		size += len(items[end].body)
-		end++
+// end prints the JSON array of every message stored.
+func (w *pushWriter) end(ps []delayq.Pushed) error {
+	if !w.opts.JSON {
+		return nil
 	}
-	return end
+	ids := make([]queuePushJSON, len(ps))
+	for i, p := range ps {
+		ids[i] = queuePushJSON{ID: p.ID, VisibleAt: p.VisibleAt.UnixMilli(), Sent: p.Sent.UnixMilli()}
+	}
+	return w.opts.IO.WriteJSON(ids)
 }
 
-// partialPush reports a bulk push that stopped part way, while the batch
-// of items[len(ids):end] was to be or was being sent: the ids stored are
-// printed (they were, batch by batch, in text), and the hint says how many
+// pushErr reports a bulk push that stopped: a message refused before
+// anything was stored names its line; a push that stopped part way prints
+// the ids stored (in text they were, batch by batch) and says how many
 // messages were stored and how to resume without duplicates. A batch is
 // one atomic call, so a lost reply leaves all of its lines stored or none.
-func partialPush(ctx context.Context, opts *pushOptions, ids []queuePushJSON, items []pushItem, end int, flag string, err error) error {
-	if opts.JSON {
-		_ = opts.IO.WriteJSON(ids)
+func (in *bulkInput) pushErr(ctx context.Context, opts *pushOptions, w *pushWriter, ps []delayq.Pushed, flag string, err error) error {
+	var pe *delayq.PushError
+	if !errors.As(err, &pe) {
+		return queueErr(err)
 	}
-	n, total := len(ids), len(items)
-	// The input line of message k (1-based), for the resume command.
-	lineOf := func(k int) int {
-		if k <= len(items) {
-			return items[k-1].line
+	interrupted := ctx.Err() != nil && !conn.ReplyLost(pe.Err)
+	if pe.Stored == 0 && pe.Uncertain == 0 && !interrupted {
+		if pe.Position == 0 {
+			return queueErr(pe.Err)
 		}
-		return items[len(items)-1].line + 1
+		if flag == "--jsonl" {
+			return queueErr(fmt.Errorf("line %d: %w: nothing pushed", in.line(pe.Position), pe.Err))
+		}
+		return queueErr(fmt.Errorf("line %d: %w", in.line(pe.Position), pe.Err))
 	}
+	_ = w.end(ps)
+	n, total, end := pe.Stored, pe.Total, pe.Stored+pe.Uncertain
 	resume := func(k int) string {
-		return fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", lineOf(k), opts.Queue, flag)
+		return fmt.Sprintf("`tail -n +%d FILE | chatq queue push %s %s -`", in.line(k), opts.Queue, flag)
 	}
-	if ctx.Err() != nil && !conn.ReplyLost(err) {
+	if interrupted {
 		// An interrupt prints no error: say what was stored here.
 		opts.IO.Infof("stored %d of %d messages before the interrupt; resume with %s", n, total, resume(n+1))
-		return err
+		return pe.Err
 	}
 	hint := fmt.Sprintf("%d of %d messages were stored (their ids are printed); resume with %s", n, total, resume(n+1))
-	if conn.ReplyLost(err) {
-		lost := fmt.Sprintf("line %d may have been too (its reply was lost)", lineOf(n+1))
+	if conn.ReplyLost(pe.Err) {
+		lost := fmt.Sprintf("line %d may have been too (its reply was lost)", in.line(n+1))
 		if end-n > 1 {
-			lost = fmt.Sprintf("lines %d-%d may have been too, all of them or none (one atomic call, whose reply was lost)", lineOf(n+1), lineOf(end))
+			lost = fmt.Sprintf("lines %d-%d may have been too, all of them or none (one atomic call, whose reply was lost)", in.line(n+1), in.line(end))
 		}
 		hint = fmt.Sprintf("%d of %d messages were stored, and %s: look for the message of line %d with `chatq queue peek %s` or `chatq queue export %s`, then resume with %s if it is there, else with %s",
-			n, total, lost, lineOf(n+1), opts.Queue, opts.Queue, resume(end+1), resume(n+1))
+			n, total, lost, in.line(n+1), opts.Queue, opts.Queue, resume(end+1), resume(n+1))
 	}
-	return cmdutil.WithHint(queueErr(fmt.Errorf("after %d of %d messages: %w", n, total, err)), hint)
+	return cmdutil.WithHint(queueErr(fmt.Errorf("after %d of %d messages: %w", n, total, pe.Err)), hint)
 }
 
 // invalidUTF8 refuses a body that is not UTF-8 (line 0: the one message):

@@ -23,13 +23,12 @@ type jsonlLine struct {
 	At            json.RawMessage `json:"at"`
 }
 
-// pushJSONL pushes each JSON line of stdin as a message, after checking
-// every line (JSON, UTF-8, maxsize, delay and at), so that a bad line
-// writes nothing.
-func pushJSONL(ctx context.Context, opts *pushOptions) error {
+// readJSONL reads --jsonl's messages, one JSON value per line of stdin
+// (blank lines skipped), checking each line (JSON, UTF-8, delay and at).
+func readJSONL(ctx context.Context, opts *pushOptions) (*bulkInput, error) {
 	opts.IO.NoteStdin("messages, one JSON value per line,")
 	r := newLineReader(iostreams.Interruptible(ctx, opts.IO.In))
-	var items []pushItem
+	in := &bulkInput{lines: []int{}}
 	for {
 		b, ok := r.next()
 		if !ok {
@@ -37,59 +36,25 @@ func pushJSONL(ctx context.Context, opts *pushOptions) error {
 		}
 		it, err := parseJSONLItem(b, opts.due)
 		if err != nil {
-			return cmdutil.WithHint(cmdutil.UsageErrorf("line %d: %v: nothing pushed", r.line, err),
+			return nil, cmdutil.WithHint(cmdutil.UsageErrorf("line %d: %v: nothing pushed", r.line, err),
 				`each line is a JSON string ("a body") or an object {"message":"a body","delay":"90s"} or {"message":…,"at":"2026-05-01T09:00:00Z"}; jq -c turns JSON into such lines`)
 		}
-		it.line = r.line
-		items = append(items, it)
+		in.bodies, in.due, in.lines = append(in.bodies, it.body), append(in.due, it.po), append(in.lines, r.line)
 	}
 	if err := r.err(); err != nil {
-		return stdinErr(ctx, opts.IO, "messages", err)
+		return nil, stdinErr(ctx, opts.IO, "messages", err)
 	}
-	q, err := opts.Client()
-	if err != nil {
-		return err
-	}
-	// One read-only script, O(log n) at any queue size.
-	st, err := q.Stats(ctx, opts.Queue)
-	if err != nil {
-		return queueErr(err)
-	}
-	if st.MaxSize >= 0 {
-		for _, it := range items {
-			if n := len16(it.body); n > st.MaxSize {
-				return queueErr(fmt.Errorf("line %d: %w (%d > maxsize %d): nothing pushed", it.line, delayq.ErrMessageTooLong, n, st.MaxSize))
-			}
-		}
-	}
-	// A time over RSMQ's largest delay ahead would fail at its turn, after
-	// the lines before it were pushed: check against the server's clock.
-	var latest time.Time
-	latestLine := 0
-	for _, it := range items {
-		if it.po.At.After(latest) {
-			latest, latestLine = it.po.At, it.line
-		}
-	}
-	if latestLine > 0 {
-		rdb, err := opts.Redis()
-		if err != nil {
-			return err
-		}
-		now, err := rdb.Time(ctx).Result()
-		if err != nil {
-			return err
-		}
-		if latest.After(now.Add(maxSeconds * time.Second)) {
-			return cmdutil.UsageErrorf("line %d: at %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: nothing pushed",
-				latestLine, latest.UTC().Format(time.RFC3339), maxSeconds, now.UTC().Format(time.RFC3339))
-		}
-	}
-	return pushItems(ctx, opts, q, items, "--jsonl")
+	return in, nil
 }
 
 // maxSeconds is RSMQ's largest delay, in seconds (docs/queue.md).
 const maxSeconds = 9999999
+
+// pushItem is one message of --jsonl: its body and due time.
+type pushItem struct {
+	body string
+	po   delayq.PushOptions
+}
 
 // parseJSONLItem reads one line: a JSON string, or an object with message
 // and optionally delay or at (which replace the flags' due time).

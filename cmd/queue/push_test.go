@@ -10,7 +10,6 @@ import (
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
-	"github.com/redis/go-redis/v9"
 )
 
 func TestPushFlags(t *testing.T) {
@@ -35,13 +34,12 @@ func TestPushFlags(t *testing.T) {
 		{args: []string{"a b", "hi"}, wantErr: `queue name "a b"`},
 		{args: []string{"jobs"}, wantErr: "accepts 2 arg(s)"},
 	}
-	checkFlags(t, NewCmdPush, func(o *pushOptions) { o.IO, o.Client, o.Redis = nil, nil, nil }, tests)
+	checkFlags(t, NewCmdPush, func(o *pushOptions) { o.IO, o.Client = nil, nil }, tests)
 }
 
 // pushOpts are push's options for backend b, on streams ios.
 func pushOpts(b redistest.Backend, ios *iostreams.IOStreams, body string) *pushOptions {
-	return &pushOptions{IO: ios, Client: testClient(b), Redis: func() (redis.UniversalClient, error) { return b.Client, nil },
-		Queue: "jobs", Body: body}
+	return &pushOptions{IO: ios, Client: testClient(b), Queue: "jobs", Body: body}
 }
 
 func TestPushRun(t *testing.T) {

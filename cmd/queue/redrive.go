@@ -26,9 +26,7 @@ type redriveOptions struct {
 	N       int
 }
 
-// NewCmdRedrive returns `chatq queue redrive`. runF, when set (tests),
-// replaces the run function and gets the options after flags are parsed
-// and validated.
+// NewCmdRedrive returns `chatq queue redrive` (runF: see cmdutil.RunE).
 func NewCmdRedrive(f *cmdutil.Factory, runF func(context.Context, *redriveOptions) error) *cobra.Command {
 	opts := &redriveOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -69,24 +67,18 @@ slots, as for dead-letter policies).`,
   chatq queue redrive asynq:default -n 100   # 100 archived tasks back to pending
   chatq queue redrive stream:orders/billing  # the group's dead letters back onto the stream`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, redriveRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.DLQ = args[0]
 			opts.JSON, opts.Client, opts.Cluster = f.JSON(), queueClient(f, cmd), f.Config().Cluster
 			if isKindAddress(opts.DLQ) {
 				if opts.To != "" {
-					return cmdutil.WithHint(cmdutil.UsageErrorf("--to is for RSMQ queues"), "a queue of another kind redrives its dead jobs into itself, as its library does")
+					return nil, cmdutil.WithHint(cmdutil.UsageErrorf("--to is for RSMQ queues"), "a queue of another kind redrives its dead jobs into itself, as its library does")
 				}
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-				return kindRedrive(cmd.Context(), target, opts.N)
+				target := targetOf(f, cmd, args[0])
+				return func(ctx context.Context) error { return kindRedrive(ctx, target, opts.N) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return redriveRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVar(&opts.To, "to", "", "destination queue (default: the queue whose dead-letter queue is DLQ)")
 	cmd.Flags().IntVarP(&opts.N, "count", "n", 0, "move at most N messages (default: as many as DLQ holds at the start)")

@@ -19,9 +19,7 @@ type statsOptions struct {
 	NoReindex bool
 }
 
-// NewCmdStats returns `chatq queue stats`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdStats returns `chatq queue stats` (runF: see cmdutil.RunE).
 func NewCmdStats(f *cmdutil.Factory, runF func(context.Context, *statsOptions) error) *cobra.Command {
 	opts := &statsOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -64,21 +62,15 @@ index has it and says so (split_exact false in JSON).`,
   chatq queue stats bullmq:mail                  # another kind: its counts by chatq's states
   chatq queue stats stream:orders/billing -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, statsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-				return kindStats(cmd.Context(), target)
+				target := targetOf(f, cmd, args[0])
+				return func(ctx context.Context) error { return kindStats(ctx, target) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return statsRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.NoReindex, "no-reindex", false, "do not rebuild an incomplete index of received messages (never write)")
 	return cmdutil.MarkRead(cmd)

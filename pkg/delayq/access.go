@@ -37,9 +37,10 @@ var access = []struct {
 	{"Delete", true, false, "discard exists multi srem type unlink zcard"},
 	{"Purge", true, false, "hmget hset type unlink zcard"},
 	// Push and PushMany with a token also GET and SET its record,
-	// <ns>:<q>:T:<token>.
+	// <ns>:<q>:T:<token>; a PushMany of more than one batch reads Stats
+	// first.
 	{"Push", true, true, "get hget hincrby hmget hset publish set time type zadd zcard"},
-	{"PushMany", true, true, "get hget hincrby hmget hset publish set time type zadd zcard"},
+	{"PushMany", true, true, "get hexists hget hincrby hmget hset publish set time type zadd zcard zcount zrange zrangebyscore"},
 	// A receive whose caller left releases what it claimed (retry.lua).
 	{"Receive", true, true, receiveCommands},
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},

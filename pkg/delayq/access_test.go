@@ -32,7 +32,7 @@ var accessOps = map[string]struct {
 	"Delete":            {[]string{"delete.lua"}, "type srem multi discard"},
 	"Purge":             {[]string{"purge.lua"}, ""},
 	"Push":              {[]string{"push.lua"}, ""},
-	"PushMany":          {[]string{"pushmany.lua"}, ""},
+	"PushMany":          {[]string{"stats.lua", "pushmany.lua"}, "hexists"},
 	"Receive":           {[]string{"receive.lua", "retry.lua"}, ""},
 	"Receive (wait)":    {[]string{"receive.lua", "retry.lua"}, "subscribe"},
 	"Ack":               {[]string{"ack.lua"}, ""},
@@ -209,7 +209,7 @@ func TestAccessClientCommands(t *testing.T) {
 		do("SetAttributes", func() error { return c.SetAttributes(ctx, "q", delayq.Attributes{MaxReceives: 1, DeadLetter: "dead"}) })
 		var id string
 		do("Push", func() error { p, err := c.Push(ctx, "q", "x", delayq.PushOptions{}); id = p.ID; return err })
-		do("PushMany", func() error { _, err := c.PushMany(ctx, "q", []string{"y", "z"}, nil); return err })
+		do("PushMany", func() error { _, err := c.PushMany(ctx, "q", []string{"y", "z"}, delayq.PushManyOptions{}); return err })
 		do("Stats", func() error { _, err := c.Stats(ctx, "q"); return err })
 		do("StatsEach", func() error { _, err := c.StatsEach(ctx, []string{"q", "dead"}); return err })
 		do("Reindex", func() error { return c.Reindex(ctx, "q") })

@@ -52,7 +52,7 @@ func TestACLEachCommand(t *testing.T) {
 		"Purge":         func(c *delayq.Client) error { _, err := c.Purge(ctx, "q", -1); return err },
 		"Push":          func(c *delayq.Client) error { _, err := c.Push(ctx, "q", "m", delayq.PushOptions{}); return err },
 		"PushMany": func(c *delayq.Client) error {
-			_, err := c.PushMany(ctx, "q", []string{"m1", "m2"}, nil)
+			_, err := c.PushMany(ctx, "q", []string{"m1", "m2"}, delayq.PushManyOptions{})
 			return err
 		},
 		"Retry": func(c *delayq.Client) error {

@@ -61,7 +61,7 @@ func benchPop(b *testing.B, token bool) {
 		}
 		for len(bodies) > 0 {
 			n := min(len(bodies), 100)
-			if _, err := c.PushMany(ctx, "q", bodies[:n], nil); err != nil {
+			if _, err := c.PushMany(ctx, "q", bodies[:n], delayq.PushManyOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			bodies = bodies[n:]
@@ -156,7 +156,7 @@ func BenchmarkPushMany(b *testing.B) {
 		before := usec()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if _, err := c.PushMany(ctx, "q", bodies, nil); err != nil {
+			if _, err := c.PushMany(ctx, "q", bodies, delayq.PushManyOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

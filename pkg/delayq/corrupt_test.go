@@ -200,7 +200,7 @@ func randomOp(ctx context.Context, rng *rand.Rand, c *delayq.Client, ids []strin
 		_, err = c.Peek(ctx, "q", delayq.PeekOptions{N: 10, State: []string{"ready", "delayed", "inflight"}[rng.Intn(3)], OlderThan: time.Duration(rng.Intn(2)) * time.Millisecond})
 	case 18:
 		op = "push many"
-		_, err = c.PushMany(ctx, "q", []string{"new 1", "new 2", "new 3"}, []delayq.PushOptions{{}, {Delay: time.Second}, {At: time.Now()}})
+		_, err = c.PushMany(ctx, "q", []string{"new 1", "new 2", "new 3"}, delayq.PushManyOptions{Due: []delayq.PushOptions{{}, {Delay: time.Second}, {At: time.Now()}}})
 	}
 	return op, err
 }

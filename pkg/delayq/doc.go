@@ -93,10 +93,13 @@
 // and, on Redis 7, permissions, all before its first write.
 //
 //	Push       push.lua     id, score, body, totalsent, PUBLISH
-//	PushMany   pushmany.lua up to 100 messages per call, atomically and in
-//	                        order: every body and due time checked first,
-//	                        then one ZADD, one HSET, totalsent and one
-//	                        PUBLISH for them all
+//	PushMany   pushmany.lua up to 100 messages (1 MiB) per call, atomically
+//	                        and in order: every body and due time checked
+//	                        first, then one ZADD, one HSET, totalsent and
+//	                        one PUBLISH for them all; more than one call is
+//	                        preceded by Stats (maxsize and the server's
+//	                        clock checked for all), and a stop part way is
+//	                        a *PushError saying what is stored
 //	Receive    receive.lua  claim up to 100 due messages per call (hide for
 //	                        the vt, or delete with Pop); dead-letter moves
 //	Ack        ack.lua      delete up to 100 messages per call

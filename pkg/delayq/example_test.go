@@ -166,12 +166,12 @@ func ExampleClient_PushMany_token() {
 	}
 	bodies := []string{"resize photo 42", "resize photo 43"}
 	due := []delayq.PushOptions{{Token: rand.Text()}} // one token per batch, kept across tries
-	first, err := q.PushMany(ctx, "jobs", bodies, due)
+	first, err := q.PushMany(ctx, "jobs", bodies, delayq.PushManyOptions{Due: due})
 	if err != nil {
 		panic(err)
 	}
 	// Say the reply was lost: send the same call again.
-	again, err := q.PushMany(ctx, "jobs", bodies, due)
+	again, err := q.PushMany(ctx, "jobs", bodies, delayq.PushManyOptions{Due: due})
 	if err != nil {
 		panic(err)
 	}

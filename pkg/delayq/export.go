@@ -131,10 +131,11 @@ type ImportResult struct {
 // CheckImport checks messages for Import without any I/O, as Import does
 // first: at most 100, each with an id of RSMQ's format (32 characters from
 // [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice,
-// a dead-letter record with a queue name (DeadLetteredFrom) or none.
-// Bodies are not checked against maxsize (the queue's maxsize is the
-// server's to tell).
-func CheckImport(msgs []Message) error {
+// a dead-letter record with a queue name (DeadLetteredFrom) or none. With
+// into, the attributes of the queue imported into (as Stats read them),
+// every body must keep its maxsize too (ErrMessageTooLong), as Import's
+// script checks again.
+func CheckImport(msgs []Message, into *Attributes) error {
 	if len(msgs) > maxBatch {
 		return fmt.Errorf("%d messages: at most %d per import call: %w", len(msgs), maxBatch, errInvalidValue)
 	}
@@ -158,6 +159,11 @@ func CheckImport(msgs []Message) error {
 		}
 		if err := checkDeadLettered(&m); err != nil {
 			return err
+		}
+		if into != nil && into.MaxSize >= 0 {
+			if n := len16(m.Body); n > into.MaxSize {
+				return fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d: %w", m.ID, n, into.Name, into.MaxSize, ErrMessageTooLong)
+			}
 		}
 	}
 	return nil
@@ -197,7 +203,7 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	if err := CheckImport(msgs); err != nil {
+	if err := CheckImport(msgs, nil); err != nil {
 		return nil, err
 	}
 	res := &ImportResult{Notified: true}

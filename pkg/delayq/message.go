@@ -111,86 +111,6 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	return &Pushed{ID: str(a[1]), VisibleAt: msTime(str(a[2])), Sent: msTime(str(a[3])), Notified: len(a) > 4 && num(a[4]) == 1, Channel: c.channel(q)}, nil
 }
 
-// PushMany pushes up to 100 messages to queue q, in order, in one atomic
-// script call: all are stored or none. due says when they become due: nil
-// or empty for the queue's delay, one PushOptions for all, or one per
-// body. Every body is checked (UTF-8, then the queue's maxsize inside the
-// script) and every due time, before anything is written; a failure
-// names the message by its position from 1 ("message 3"). The ids share
-// the server time of the call and sort in the order given, so messages
-// due at the same time are received in that order. totalsent grows by
-// len(bodies), and one PUBLISH on the realtime channel announces the
-// batch (Pushed.Notified, the same in every result). One round trip.
-//
-// The first due's Token, when set, makes the batch safe to repeat, as
-// PushOptions.Token does a Push: the batch's answer is recorded, and a
-// PushMany with that token returns it and stores nothing.
-func (c *Client) PushMany(ctx context.Context, q string, bodies []string, due []PushOptions) ([]Pushed, error) {
-	if err := CheckName(q); err != nil {
-		return nil, err
-	}
-	if len(bodies) > maxBatch {
-		return nil, fmt.Errorf("%d messages: at most %d per PushMany call: %w", len(bodies), maxBatch, errInvalidValue)
-	}
-	if len(due) > 1 && len(due) != len(bodies) {
-		return nil, fmt.Errorf("%d due times for %d messages: give none, one, or one per message: %w", len(due), len(bodies), errInvalidValue)
-	}
-	if len(bodies) == 0 {
-		return []Pushed{}, nil
-	}
-	args := make([]any, 0, 1+5*len(bodies))
-	args = append(args, c.channel(q))
-	dueOf := func(i int) PushOptions {
-		if len(due) == 0 {
-			return PushOptions{}
-		}
-		return due[min(i, len(due)-1)]
-	}
-	for i, body := range bodies {
-		mode, value, err := dueOf(i).script()
-		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", i+1, err)
-		}
-		if !utf8.ValidString(body) {
-			return nil, fmt.Errorf("message %d is not valid UTF-8 (send binary data encoded, e.g. base64): %w", i+1, errInvalidValue)
-		}
-		// Two decimal digits of position (maxBatch is 100) sort the ids
-		// of one call, which share their time part, in the order given.
-		args = append(args, fmt.Sprintf("%02d", i)+randomID()[2:], mode, value, len16(body), body)
-	}
-	keys := c.keys(q)[:2]
-	if token := dueOf(0).Token; token != "" {
-		if err := checkToken(token); err != nil {
-			return nil, err
-		}
-		keys = append(keys, tokenRecord(keys[0], token, 1))
-		args = append(args, tokenLifetime.Milliseconds())
-	}
-	a, err := run(ctx, c.rdb, pushManyScript, keys, args...)
-	if err != nil {
-		return nil, err
-	}
-	switch str(a[0]) {
-	case "notfound":
-		return nil, notFound(q)
-	case "toolong":
-		i := position(a[1], len(bodies))
-		return nil, &QueueError{Queue: q, Err: fmt.Errorf("message %d: %d UTF-16 units, maxsize is %s: %w", i+1, len16(bodies[i]), str(a[2]), ErrMessageTooLong)}
-	case "toolate":
-		i := position(a[1], len(bodies))
-		return nil, fmt.Errorf("message %d: %w", i+1, tooLate(dueOf(i).At, str(a[2])))
-	}
-	if len(a) != 3+2*len(bodies) {
-		return nil, fmt.Errorf("unexpected reply of %d values for %d messages", len(a), len(bodies))
-	}
-	sent, notified := msTime(str(a[1])), num(a[2]) == 1
-	out := make([]Pushed, len(bodies))
-	for i := range out {
-		out[i] = Pushed{ID: str(a[3+2*i]), VisibleAt: msTime(str(a[4+2*i])), Sent: sent, Notified: notified, Channel: c.channel(q)}
-	}
-	return out, nil
-}
-
 // script returns how push.lua and pushmany.lua read the due time: mode
 // "at" with Unix ms, "delay" with ms, or "default" (the queue's delay).
 func (o PushOptions) script() (mode string, value int64, err error) {
@@ -218,7 +138,7 @@ func (o PushOptions) script() (mode string, value int64, err error) {
 // tooLate is the error of a push whose time at is further ahead of the
 // server's time now (Unix ms) than RSMQ's largest delay.
 func tooLate(at time.Time, now string) error {
-	return fmt.Errorf("time %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: %w",
+	return fmt.Errorf("at %s: more than %ds (RSMQ's largest delay, about 115 days) after the server's time %s: %w",
 		at.UTC().Format(time.RFC3339), maxSeconds, msTime(now).UTC().Format(time.RFC3339), errInvalidValue)
 }
 

@@ -27,7 +27,7 @@ func TestPushMany(t *testing.T) {
 			for i := range bodies {
 				bodies[i] = fmt.Sprintf("m%03d", call*100+i)
 			}
-			ps, err := c.PushMany(ctx, "q", bodies, nil)
+			ps, err := c.PushMany(ctx, "q", bodies, delayq.PushManyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,12 +70,12 @@ func TestPushMany(t *testing.T) {
 		}
 
 		// Due times: one for all, or one per message.
-		ps, err := c.PushMany(ctx, "q", []string{"a", "b"}, []delayq.PushOptions{{Delay: time.Hour}})
+		ps, err := c.PushMany(ctx, "q", []string{"a", "b"}, delayq.PushManyOptions{Due: []delayq.PushOptions{{Delay: time.Hour}}})
 		if err != nil || !ps[0].VisibleAt.Equal(ps[0].Sent.Add(time.Hour)) || !ps[1].VisibleAt.Equal(ps[1].Sent.Add(time.Hour)) {
 			t.Fatalf("one delay for all: %+v %v", ps, err)
 		}
 		at := time.UnixMilli(time.Now().Add(time.Minute).UnixMilli())
-		ps, err = c.PushMany(ctx, "q", []string{"now", "at", "default"}, []delayq.PushOptions{{Delay: -1}, {At: at}, {}})
+		ps, err = c.PushMany(ctx, "q", []string{"now", "at", "default"}, delayq.PushManyOptions{Due: []delayq.PushOptions{{Delay: -1}, {At: at}, {}}})
 		if err != nil || !ps[0].VisibleAt.Equal(ps[0].Sent) || !ps[1].VisibleAt.Equal(at) || !ps[2].VisibleAt.Equal(ps[2].Sent) {
 			t.Fatalf("one due time each: %+v %v", ps, err)
 		}
@@ -83,7 +83,7 @@ func TestPushMany(t *testing.T) {
 		if err != nil || st.Ready != 2 || st.Delayed != 3 || st.TotalSent != 305 {
 			t.Fatalf("stats %+v %v", st, err)
 		}
-		if ps, err := c.PushMany(ctx, "q", nil, nil); err != nil || len(ps) != 0 {
+		if ps, err := c.PushMany(ctx, "q", nil, delayq.PushManyOptions{}); err != nil || len(ps) != 0 {
 			t.Fatalf("no messages: %v %v", ps, err)
 		}
 	})
@@ -107,16 +107,17 @@ func TestPushManyRefuses(t *testing.T) {
 			is     error
 			text   string
 		}{
-			{"over maxsize", "q", []string{"ok", strings.Repeat("x", 1025), "ok"}, nil, delayq.ErrMessageTooLong, "message 2: 1025 UTF-16 units, maxsize is 1024"},
-			{"at too far ahead", "q", []string{"ok", "ok", "far"}, []delayq.PushOptions{{}, {}, {At: far}}, delayq.ErrInvalid, "message 3: time"},
-			{"not UTF-8", "q", []string{"ok", "caf\xe9"}, nil, delayq.ErrInvalid, "message 2 is not valid UTF-8"},
+			{"over maxsize", "q", []string{"ok", strings.Repeat("x", 1025), "ok"}, nil, delayq.ErrMessageTooLong, "message 2: message too long (1025 > maxsize 1024)"},
+			{"at too far ahead", "q", []string{"ok", "ok", "far"}, []delayq.PushOptions{{}, {}, {At: far}}, delayq.ErrInvalid, "message 3: at "},
+			{"not UTF-8", "q", []string{"ok", "caf\xe9"}, nil, delayq.ErrInvalid, "message 2: not valid UTF-8"},
 			{"a bad delay", "q", []string{"ok", "ok"}, []delayq.PushOptions{{}, {Delay: -time.Second}}, delayq.ErrInvalid, "message 2: "},
 			{"due times that do not match", "q", []string{"a", "b", "c"}, make([]delayq.PushOptions, 2), delayq.ErrInvalid, "2 due times for 3 messages"},
-			{"too many", "q", make([]string, 101), nil, delayq.ErrInvalid, "at most 100"},
+			// More than one batch: the queue's maxsize is checked first.
+			{"over maxsize in a later batch", "q", append(make([]string, 149), strings.Repeat("x", 1025)), nil, delayq.ErrMessageTooLong, "message 150: message too long (1025 > maxsize 1024)"},
 			{"missing queue", "nosuch", []string{"x"}, nil, delayq.ErrQueueNotFound, "nosuch"},
 			{"bad name", "QUEUES", []string{"x"}, nil, delayq.ErrInvalid, ""},
 		} {
-			_, err := c.PushMany(ctx, tc.q, tc.bodies, tc.due)
+			_, err := c.PushMany(ctx, tc.q, tc.bodies, delayq.PushManyOptions{Due: tc.due})
 			if !errors.Is(err, tc.is) || !strings.Contains(fmt.Sprint(err), tc.text) {
 				t.Errorf("%s: %v, want %v with %q", tc.name, err, tc.is, tc.text)
 			}
@@ -130,7 +131,7 @@ func TestPushManyRefuses(t *testing.T) {
 		}
 		b.Client.Set(ctx, b.Prefix+"rsmq:q", "garbage", 0)
 		before = dump(t, b.Client, b.Prefix)
-		if _, err := c.PushMany(ctx, "q", []string{"x", "y"}, nil); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		if _, err := c.PushMany(ctx, "q", []string{"x", "y"}, delayq.PushManyOptions{}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Errorf("push onto a string: %v", err)
 		}
 		if after := dump(t, b.Client, b.Prefix); after != before {
@@ -150,7 +151,7 @@ func TestPushManyPublishesOnce(t *testing.T) {
 		if _, err := sub.Receive(ctx); err != nil { // the confirmation
 			t.Fatal(err)
 		}
-		if _, err := c.PushMany(ctx, "q", []string{"a", "b", "c"}, nil); err != nil {
+		if _, err := c.PushMany(ctx, "q", []string{"a", "b", "c"}, delayq.PushManyOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		mustPush(t, c, "q", "d", delayq.PushOptions{})

@@ -358,7 +358,7 @@ func TestACL(t *testing.T) {
 			t.Fatal("push says it notified without permission")
 		}
 	}
-	if ps, err := nopub.PushMany(ctx, "q", []string{"two", "more"}, nil); err != nil || len(ps) != 2 || ps[0].Notified || ps[1].Notified {
+	if ps, err := nopub.PushMany(ctx, "q", []string{"two", "more"}, delayq.PushManyOptions{}); err != nil || len(ps) != 2 || ps[0].Notified || ps[1].Notified {
 		t.Fatalf("push many without channel permission: %+v %v", ps, err)
 	}
 	if n := b.Client.ZCard(ctx, b.Prefix+"rsmq:q").Val(); n != 5 {
@@ -406,7 +406,7 @@ func TestACL(t *testing.T) {
 		t.Fatalf("read-only stats = %+v, %v", s, err)
 	}
 	before = dump(t, b.Client, b.Prefix)
-	if _, err := ro.PushMany(ctx, "q", []string{"x", "y"}, nil); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+	if _, err := ro.PushMany(ctx, "q", []string{"x", "y"}, delayq.PushManyOptions{}); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("read-only push many: %v", err)
 	}
 	if after := dump(t, b.Client, b.Prefix); after != before {

@@ -175,11 +175,11 @@ func TestPushManyTokenRepeat(t *testing.T) {
 		c := newClient(t, b)
 		mustCreate(t, c, "tokmany", delayq.Attributes{})
 		due := []delayq.PushOptions{{Token: rand.Text()}}
-		first, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
+		first, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, delayq.PushManyOptions{Due: due})
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, due)
+		again, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, delayq.PushManyOptions{Due: due})
 		if err != nil || len(again) != 3 {
 			t.Fatalf("repeat: %+v %v", again, err)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// conn's errors are not cmdutil's types: they exit 2 and carry their hint
-// by their Usage and Hint methods.
+// conn's errors are clierr's kinds, as cmdutil's are: a bad setting exits
+// 2 and carries its hint.
 func TestConnErrorsExitAndHint(t *testing.T) {
 	f := &Factory{Getenv: func(string) string { return "" }}
 	_, err := conn.NewClient(&conn.Config{URL: "http://x"}, nil, 0)

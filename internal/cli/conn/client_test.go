@@ -2,10 +2,10 @@ package conn
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/clierr"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/redis/go-redis/v9"
 )
@@ -77,9 +77,8 @@ func TestNewClient(t *testing.T) {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
 			if err != nil {
-				// cmdutil.ExitCode maps it to exit 2 by this method.
-				var u interface{ Usage() bool }
-				if !errors.As(err, &u) || !u.Usage() {
+				// cmdutil.ExitCode maps it to exit 2.
+				if !clierr.IsUsage(err) {
 					t.Errorf("bad URL: %v is not a usage error", err)
 				}
 				return

@@ -1,20 +1,20 @@
 package conn
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/clierr"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
 // ConfigError is a bad configuration: a config file that cannot be read, an
 // unknown key, or a value that does not parse, wherever it was given. It
-// exits 2 like a usage error, but prints no command usage line: the
-// mistake is not in how the command was called.
+// is a refusal (clierr.Refused): exit 2, but no command usage line, as
+// the mistake is not in how the command was called.
 type ConfigError struct{ err error }
 
 func (e *ConfigError) Error() string { return e.err.Error() }
@@ -22,11 +22,8 @@ func (e *ConfigError) Unwrap() error { return e.err }
 
 // configErr makes a ConfigError (exit 2) with a hint.
 func configErr(hint, format string, a ...any) error {
-	return &ConfigError{withHint(usageErrorf(format, a...), hint)}
+	return &ConfigError{withHint(clierr.Refusedf(format, a...), hint)}
 }
-
-// IsConfigError reports whether err is a bad configuration.
-func IsConfigError(err error) bool { return errors.As(err, new(*ConfigError)) }
 
 // configProblem is a setting whose value does not parse; the configuration
 // uses the default instead, and `chatq config` shows the value given.

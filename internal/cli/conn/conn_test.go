@@ -2,7 +2,6 @@ package conn
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/clierr"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
@@ -135,11 +135,10 @@ func TestNamespace(t *testing.T) {
 			}
 			return ""
 		})
-		var u interface{ Usage() bool }
 		switch {
 		case tt.wantErr == "" && (err != nil || got != tt.want):
 			t.Errorf("%q, env %q: %q, %v; want %q", tt.flag, tt.env, got, err, tt.want)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &u)):
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !clierr.IsUsage(err)):
 			t.Errorf("%q, env %q: %v; want the usage error %q", tt.flag, tt.env, err, tt.wantErr)
 		}
 	}

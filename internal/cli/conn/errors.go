@@ -3,44 +3,21 @@ package conn
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
 
+	"github.com/chatq-dev/chatq/internal/cli/clierr"
 	"github.com/redis/go-redis/v9"
 )
 
-// A wrong setting is an error of how chatq was called or configured. conn
-// cannot use cmdutil's error types (cmdutil imports conn), so its errors say
-// what they are by their methods: Usage() reports a usage mistake (exit 2)
-// and Hint() the suggestion printed after the error. cmdutil's exit codes
-// and hints recognise any error with these methods.
-
-// usageError is a mistake in the settings: exit 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-func (e *usageError) Usage() bool   { return true }
-
-func usageErrorf(format string, a ...any) error {
-	return &usageError{fmt.Errorf(format, a...)}
-}
-
-// hintError carries a suggestion printed as "chatq: hint: …".
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-func (e *hintError) Hint() string  { return e.hint }
-
-func withHint(err error, hint string) error {
-	return &hintError{err: err, hint: hint}
-}
+// A wrong setting is a usage error (exit 2) of internal/cli/clierr, most
+// with a hint; a bad configuration is a refusal there too (see
+// ConfigError).
+var (
+	usageErrorf = clierr.Usagef
+	withHint    = clierr.WithHint
+)
 
 // ReplyLost reports whether err is a failure reading a reply: the request
 // was written, so the server may have run it. A failure to dial or to write
