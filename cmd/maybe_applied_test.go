@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/testkit/faultproxy"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
+	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/redis/go-redis/v9"
 )
 
 // A write whose reply is lost exits 4 and says the server may have applied
@@ -375,4 +378,138 @@ func awayAfterDrop(ctx context.Context, p *faultproxy.Proxy, marker string) (bac
 		<-away
 		p.Blackhole(false)
 	}
+}
+
+// noRetryClient is a client of b (through its proxy) that sends nothing
+// again by itself, as chatq's own clients: the controls below repeat a
+// call without a token through conn.Repeat, as the command would.
+func noRetryClient(t *testing.T, b redistest.Backend) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(b.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.MaxRetries = -1
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// receipts receives n messages of queue q for an hour and returns their
+// ids and receipts, in order.
+func receipts(ctx context.Context, t *testing.T, b redistest.Backend, q string, n int) (ids, recs []string) {
+	t.Helper()
+	code, stdout, stderr := run(ctx, b, "-o", "json", "queue", "poll", q, "-n", fmt.Sprint(n), "--vt", "1h")
+	var got []struct{ ID, Receipt string }
+	if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil || len(got) != n {
+		t.Fatalf("poll %s: exit %d, %q (%v) %s; want %d messages", q, code, stdout, err, stderr, n)
+	}
+	for _, m := range got {
+		ids, recs = append(ids, m.ID), append(recs, m.Receipt)
+	}
+	return ids, recs
+}
+
+// An ack whose reply is lost is sent again with the same token: it exits
+// 0 and reports the message acked (not "missing"), and the queue lost
+// that message only. The control, an ack without a token repeated the
+// same way, reports the message it deleted as not in the queue.
+func TestLostAckRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		for _, args := range [][]string{
+			{"queue", "create", "ackq"}, {"queue", "push", "ackq", "a"}, {"queue", "push", "ackq", "b"}, {"queue", "push", "ackq", "c"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		ids, recs := receipts(ctx, t, pb, "ackq", 3)
+		// Once first, so that the server has the script and the request
+		// whose reply is lost is the EVALSHA that acks.
+		if code, _, stderr := run(ctx, pb, "queue", "ack", "ackq", recs[2]); code != 0 {
+			t.Fatalf("warm ack: exit %d: %s", code, stderr)
+		}
+		p.DropReplyTo(ids[0])
+		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "ack", "ackq", recs[0])
+		if code != 0 {
+			t.Fatalf("ack with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want 1", dropped)
+		}
+		var acked struct {
+			Acked          int
+			Missing, Stale []string
+		}
+		if err := json.Unmarshal([]byte(stdout), &acked); err != nil || acked.Acked != 1 || len(acked.Missing)+len(acked.Stale) != 0 {
+			t.Fatalf("ack printed %q (%v), want 1 acked, none missing", stdout, err)
+		}
+		code, stdout, _ = run(ctx, b, "-o", "json", "queue", "stats", "ackq")
+		var st struct{ Msgs int }
+		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.Msgs != 1 {
+			t.Errorf("stats %s: want 1 message left (b)", stdout)
+		}
+
+		// The control: the same lost reply, repeated without a token.
+		q := delayq.New(noRetryClient(t, pb), delayq.Options{Prefix: pb.Prefix})
+		_, _, _, before := p.Counts()
+		p.DropReplyTo(ids[1])
+		var r *delayq.AckResult
+		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) (err error) {
+			r, err = q.Ack(ctx, "ackq", recs[1])
+			return err
+		})
+		if _, _, _, dropped := p.Counts(); dropped != before+1 {
+			t.Fatalf("control: the proxy dropped %d replies, want 1", dropped-before)
+		}
+		if err == nil || r == nil || r.Acked != 0 || len(r.Missing) != 1 {
+			t.Errorf("control: an ack repeated without a token answered %+v %v; want it missing", r, err)
+		}
+	})
+}
+
+// A retry whose reply is lost is sent again with the same token: it exits
+// 0, reports the message retried, and prints the time the message is now
+// visible at, which is the first call's: the repeat changed nothing.
+func TestLostRetryRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		for _, args := range [][]string{
+			{"queue", "create", "retryq"}, {"queue", "push", "retryq", "a"}, {"queue", "push", "retryq", "b"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		ids, recs := receipts(ctx, t, pb, "retryq", 2)
+		if code, _, stderr := run(ctx, pb, "queue", "retry", "retryq", recs[1], "--delay", "1m"); code != 0 {
+			t.Fatalf("warm retry: exit %d: %s", code, stderr)
+		}
+		p.DropReplyTo(ids[0])
+		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "retry", "retryq", recs[0], "--delay", "30m")
+		if code != 0 {
+			t.Fatalf("retry with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 1 {
+			t.Fatalf("the proxy dropped %d replies, want 1", dropped)
+		}
+		var retried struct {
+			Retried        int
+			VisibleAt      int64 `json:"visible_at"`
+			Missing, Stale []string
+		}
+		if err := json.Unmarshal([]byte(stdout), &retried); err != nil || retried.Retried != 1 || len(retried.Missing)+len(retried.Stale) != 0 {
+			t.Fatalf("retry printed %q (%v), want 1 retried", stdout, err)
+		}
+		code, stdout, stderr = run(ctx, b, "-o", "json", "queue", "get", "retryq", ids[0])
+		var m struct {
+			VisibleAt int64 `json:"visible_at"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &m); code != 0 || err != nil || m.VisibleAt != retried.VisibleAt {
+			t.Errorf("the message is visible at %d (exit %d, %v %s), want the printed %d", m.VisibleAt, code, err, stderr, retried.VisibleAt)
+		}
+	})
 }
