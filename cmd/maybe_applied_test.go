@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,13 @@ import (
 	"github.com/chatq-dev/chatq/internal/testkit/faultproxy"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
+	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 )
 
-// A write whose reply is lost exits 4 and says the server may have applied
-// it, naming the command that shows whether it did; the write did apply. A
+// A write whose reply is lost, and whose server then stays away past
+// --timeout, exits 4 and says the server may have applied it, naming the
+// command that shows whether it did; the write did apply. A
 // read whose reply is lost exits 1, and a write that never reached a server
 // exits 1.
 func TestLostReplyExits4(t *testing.T) {
@@ -48,8 +51,11 @@ func TestLostReplyExits4(t *testing.T) {
 			if code, _, stderr := run(ctx, pb, warm...); code != 0 {
 				t.Fatalf("%v: exit %d: %s", warm, code, stderr)
 			}
-			p.DropReplyTo(body)
+			// The write carries a token and repeats after a lost reply
+			// (TestLost*Repeated): the server stays away past --timeout.
+			back := awayAfterDrop(ctx, p, body)
 			code, _, stderr := run(ctx, pb, append([]string{"--timeout", "1s"}, tt.args...)...)
+			back()
 			if code != cmdutil.ExitMaybeApplied || !strings.Contains(stderr, "may have applied it") || !strings.Contains(stderr, tt.hint) {
 				t.Errorf("%v with its reply lost: exit %d, want 4 with a hint naming %q:\n%s", tt.args, code, tt.hint, stderr)
 			}
@@ -512,4 +518,78 @@ func TestLostRetryRepeated(t *testing.T) {
 			t.Errorf("the message is visible at %d (exit %d, %v %s), want the printed %d", m.VisibleAt, code, err, stderr, retried.VisibleAt)
 		}
 	})
+}
+
+// A list push whose reply is lost is sent again with the same token: it
+// exits 0, prints the list's length, and the list holds the items once:
+// pushed from arguments at either end, and from stdin (the second batch's
+// reply lost). The control, a push without a token repeated the same way,
+// stores its item twice.
+func TestLostListPushRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		// Once first, so that the server has the script and the request
+		// whose reply is lost is the EVALSHA that pushes.
+		if code, _, stderr := run(ctx, pb, "list", "rpush", "warm", "x"); code != 0 {
+			t.Fatalf("warm: exit %d: %s", code, stderr)
+		}
+		want := []string{"head"}
+		for _, tc := range []struct {
+			args   []string
+			stdin  string
+			marker string
+			length int
+		}{
+			{[]string{"list", "rpush", "pl", "body-r1", "body-r2"}, "", "body-r1", 2},
+			{[]string{"list", "lpush", "pl", "head"}, "", "head", 3},
+			{[]string{"list", "rpush", "pl", "-"}, lines(1, 700), "line-650", 703},
+		} {
+			_, _, _, before := p.Counts()
+			p.DropReplyTo(tc.marker)
+			var out, errOut syncBuffer
+			code := runChatq(ctx, pb, tc.stdin, &out, &errOut, append([]string{"--timeout", "300ms", "-o", "json"}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("%v with its reply lost: exit %d, want 0:\n%s", tc.args, code, errOut.String())
+			}
+			if _, _, _, dropped := p.Counts(); dropped != before+1 {
+				t.Fatalf("%v: the proxy dropped %d replies, want 1", tc.args, dropped-before)
+			}
+			var res struct{ Length int }
+			if err := json.Unmarshal([]byte(out.String()), &res); err != nil || res.Length != tc.length {
+				t.Fatalf("%v printed %q (%v), want length %d", tc.args, out.String(), err, tc.length)
+			}
+		}
+		want = append(want, "body-r1", "body-r2")
+		want = append(want, strings.Split(strings.TrimSuffix(lines(1, 700), "\n"), "\n")...)
+		code, stdout, stderr := run(ctx, b, "-o", "json", "list", "lrange", "pl", "0", "-1")
+		var got []string
+		if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil || !slices.Equal(got, want) {
+			t.Errorf("the list holds %d items (exit %d, %v %s), want each of the %d once, in order", len(got), code, err, stderr, len(want))
+		}
+
+		// The control: the same lost reply, repeated without a token.
+		lists := shardlist.New(noRetryClient(t, pb), shardlist.Options{Prefix: pb.Prefix})
+		_, _, _, before := p.Counts()
+		p.DropReplyTo("body-c1")
+		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) error {
+			_, err := lists.RPush(ctx, "ctl", "body-c1")
+			return err
+		})
+		if _, _, _, dropped := p.Counts(); err != nil || dropped != before+1 {
+			t.Fatalf("control: %v, the proxy dropped %d replies, want 1", err, dropped-before)
+		}
+		if n, err := lists.LLen(ctx, "ctl"); err != nil || n != 2 {
+			t.Errorf("control: a push repeated without a token left %d items (%v), want 2 (stored twice)", n, err)
+		}
+	})
+}
+
+// lines is "line-<from>\n" … "line-<to>\n".
+func lines(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "line-%d\n", i)
+	}
+	return b.String()
 }
