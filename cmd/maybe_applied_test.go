@@ -593,3 +593,80 @@ func lines(from, to int) string {
 	}
 	return b.String()
 }
+
+// A blocking pop whose reply is lost is sent again with its token: it
+// exits 0, prints the item it took once, and takes no other: from the
+// head and the tail; and when the server stays away until after --wait
+// has ended, the pop is sent again then, without waiting, and still gets
+// its item. The control, the same blocking pop without a token, takes a
+// second item and the first is lost.
+func TestLostBlockingPopRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		for _, args := range [][]string{
+			{"list", "rpush", "bl", "first", "second", "third", "fourth", "fifth", "sixth"},
+			// Once first, so that the server has the script and the
+			// request whose reply is lost is the EVALSHA that pops.
+			{"list", "lpop", "warm"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		for _, tc := range []struct {
+			args []string
+			want string
+			away bool // the server stays away past --wait
+		}{
+			{[]string{"--timeout", "300ms", "list", "blpop", "bl", "--wait", "5s"}, "first", false},
+			{[]string{"--timeout", "300ms", "list", "brpop", "bl", "--wait", "5s"}, "sixth", false},
+			{[]string{"--timeout", "2s", "list", "blpop", "bl", "--wait", "300ms"}, "second", true},
+		} {
+			_, _, _, before := p.Counts()
+			back := func() {}
+			if tc.away {
+				away := awayAfterDrop(ctx, p, "{bl}")
+				released := make(chan struct{})
+				// The outage lasts past --wait's end, not past --timeout.
+				go func() { defer close(released); time.Sleep(time.Second); away() }()
+				back = func() { <-released }
+			} else {
+				p.DropReplyTo("{bl}")
+			}
+			code, stdout, stderr := run(ctx, pb, append([]string{"-o", "json"}, tc.args...)...)
+			back()
+			if code != 0 {
+				t.Fatalf("%v with its reply lost: exit %d, want 0:\n%s", tc.args, code, stderr)
+			}
+			if _, _, _, dropped := p.Counts(); dropped != before+1 {
+				t.Fatalf("%v: the proxy dropped %d replies, want 1", tc.args, dropped-before)
+			}
+			var popped []string
+			if err := json.Unmarshal([]byte(stdout), &popped); err != nil || !slices.Equal(popped, []string{tc.want}) {
+				t.Fatalf("%v printed %q (%v), want [%q]", tc.args, stdout, err, tc.want)
+			}
+		}
+		code, stdout, stderr := run(ctx, b, "-o", "json", "list", "lrange", "bl", "0", "-1")
+		var left []string
+		if err := json.Unmarshal([]byte(stdout), &left); code != 0 || err != nil || !slices.Equal(left, []string{"third", "fourth", "fifth"}) {
+			t.Errorf("after the pops the list holds %s (exit %d, %v %s), want third, fourth, fifth", stdout, code, err, stderr)
+		}
+
+		// The control: the same lost reply, repeated without a token.
+		lists := shardlist.New(noRetryClient(t, pb), shardlist.Options{Prefix: pb.Prefix})
+		_, _, _, before := p.Counts()
+		p.DropReplyTo("{bl}")
+		var got string
+		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) (err error) {
+			got, err = lists.BLPop(ctx, "bl", 5*time.Second)
+			return err
+		})
+		if _, _, _, dropped := p.Counts(); err != nil || dropped != before+1 {
+			t.Fatalf("control: %v, the proxy dropped %d replies, want 1", err, dropped-before)
+		}
+		if n, err := lists.LLen(ctx, "bl"); got != "fourth" || err != nil || n != 1 {
+			t.Errorf("control: a blocking pop repeated without a token got %q and left %d items (%v); want fourth, and 1 left (third lost)", got, n, err)
+		}
+	})
+}
