@@ -13,6 +13,7 @@ import (
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/testkit/faultproxy"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
+	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
@@ -667,6 +668,87 @@ func TestLostBlockingPopRepeated(t *testing.T) {
 		}
 		if n, err := lists.LLen(ctx, "bl"); got != "fourth" || err != nil || n != 1 {
 			t.Errorf("control: a blocking pop repeated without a token got %q and left %d items (%v); want fourth, and 1 left (third lost)", got, n, err)
+		}
+	})
+}
+
+// A chat create whose reply is lost is sent again with the same token: it
+// exits 0, prints the chat it made, and makes one chat: when the create
+// script's reply is lost, and when the reply to taking the automatic id
+// is; the ids are taken once each (the next create gets the next id). A
+// join whose reply is lost says "joined", as the first did; the control,
+// a join repeated without a token, says the user was already a member.
+func TestLostCreateJoinRepeated(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		pb, p := redistest.Proxied(t, b)
+		// Once first, so that the server has the scripts and the request
+		// whose reply is lost is the EVALSHA that applies.
+		for _, args := range [][]string{
+			{"chat", "create", "--from", "joe", "--to", "jeff", "warm"},
+			{"chat", "join", "1", "warm"},
+		} {
+			if code, _, stderr := run(ctx, pb, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		for i, marker := range []string{"body-cr1", "ids:chat:}"} {
+			_, _, _, before := p.Counts()
+			p.DropReplyTo(marker)
+			code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "chat", "create", "--from", "ann", "--to", "bob", "body-cr1")
+			if code != 0 {
+				t.Fatalf("create with the reply to %q lost: exit %d, want 0:\n%s", marker, code, stderr)
+			}
+			if _, _, _, dropped := p.Counts(); dropped != before+1 {
+				t.Fatalf("%q: the proxy dropped %d replies, want 1", marker, dropped-before)
+			}
+			var c struct {
+				ChatID    string `json:"chat_id"`
+				MessageID int64  `json:"message_id"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &c); err != nil || c.ChatID != fmt.Sprint(i+2) || c.MessageID != 1 {
+				t.Fatalf("create printed %q (%v), want chat %d, message 1", stdout, err, i+2)
+			}
+		}
+		code, stdout, stderr := run(ctx, b, "-o", "json", "chat", "ls", "ann")
+		var chats []json.RawMessage
+		if err := json.Unmarshal([]byte(stdout), &chats); code != 0 || err != nil || len(chats) != 2 {
+			t.Errorf("ann is in %s (exit %d, %v %s), want 2 chats", stdout, code, err, stderr)
+		}
+		code, stdout, stderr = run(ctx, b, "chat", "create", "--from", "ann", "--to", "bob")
+		if code != 0 || strings.TrimSpace(stdout) != "4" {
+			t.Errorf("the next create made chat %q (exit %d %s), want 4: an id was taken twice", stdout, code, stderr)
+		}
+
+		p.DropReplyTo("body-j1")
+		code, stdout, stderr = run(ctx, pb, "--timeout", "300ms", "-o", "json", "chat", "join", "1", "body-j1")
+		if code != 0 {
+			t.Fatalf("join with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		var j struct{ Joined bool }
+		if err := json.Unmarshal([]byte(stdout), &j); err != nil || !j.Joined {
+			t.Errorf("join printed %q (%v), want joined", stdout, err)
+		}
+		code, stdout, _ = run(ctx, b, "-o", "json", "chat", "members", "1")
+		var members []struct{ User string }
+		if err := json.Unmarshal([]byte(stdout), &members); code != 0 || err != nil || len(members) != 4 {
+			t.Errorf("chat 1 has members %s, want joe, jeff, warm and body-j1", stdout)
+		}
+
+		// The control: the same lost reply, repeated without a token.
+		chats2 := chat.New(noRetryClient(t, pb), chat.Options{Prefix: pb.Prefix})
+		_, _, _, before := p.Counts()
+		p.DropReplyTo("body-j2")
+		var joined *chat.Joined
+		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) (err error) {
+			joined, err = chats2.Join(ctx, "1", "body-j2")
+			return err
+		})
+		if _, _, _, dropped := p.Counts(); err != nil || dropped != before+1 {
+			t.Fatalf("control: %v, the proxy dropped %d replies, want 1", err, dropped-before)
+		}
+		if joined.Added {
+			t.Errorf("control: a join repeated without a token said it added the user: %+v", joined)
 		}
 	})
 }
