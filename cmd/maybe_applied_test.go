@@ -439,7 +439,7 @@ func TestLostAckRepeated(t *testing.T) {
 			t.Fatalf("warm ack: exit %d: %s", code, stderr)
 		}
 		p.DropReplyTo(ids[0])
-		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "ack", "ackq", recs[0])
+		code, stdout, stderr := run(ctx, pb, "--timeout", "2s", "-o", "json", "queue", "ack", "ackq", recs[0])
 		if code != 0 {
 			t.Fatalf("ack with its reply lost: exit %d, want 0:\n%s", code, stderr)
 		}
@@ -464,7 +464,7 @@ func TestLostAckRepeated(t *testing.T) {
 		_, _, _, before := p.Counts()
 		p.DropReplyTo(ids[1])
 		var r *delayq.AckResult
-		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) (err error) {
+		err := conn.Repeat(ctx, 2*time.Second, func(ctx context.Context) (err error) {
 			r, err = q.Ack(ctx, "ackq", recs[1])
 			return err
 		})
@@ -496,7 +496,7 @@ func TestLostRetryRepeated(t *testing.T) {
 			t.Fatalf("warm retry: exit %d: %s", code, stderr)
 		}
 		p.DropReplyTo(ids[0])
-		code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "retry", "retryq", recs[0], "--delay", "30m")
+		code, stdout, stderr := run(ctx, pb, "--timeout", "2s", "-o", "json", "queue", "retry", "retryq", recs[0], "--delay", "30m")
 		if code != 0 {
 			t.Fatalf("retry with its reply lost: exit %d, want 0:\n%s", code, stderr)
 		}
@@ -549,7 +549,7 @@ func TestLostListPushRepeated(t *testing.T) {
 			_, _, _, before := p.Counts()
 			p.DropReplyTo(tc.marker)
 			var out, errOut syncBuffer
-			code := runChatq(ctx, pb, tc.stdin, &out, &errOut, append([]string{"--timeout", "300ms", "-o", "json"}, tc.args...)...)
+			code := runChatq(ctx, pb, tc.stdin, &out, &errOut, append([]string{"--timeout", "2s", "-o", "json"}, tc.args...)...)
 			if code != 0 {
 				t.Fatalf("%v with its reply lost: exit %d, want 0:\n%s", tc.args, code, errOut.String())
 			}
@@ -573,7 +573,7 @@ func TestLostListPushRepeated(t *testing.T) {
 		lists := shardlist.New(noRetryClient(t, pb), shardlist.Options{Prefix: pb.Prefix})
 		_, _, _, before := p.Counts()
 		p.DropReplyTo("body-c1")
-		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) error {
+		err := conn.Repeat(ctx, 2*time.Second, func(ctx context.Context) error {
 			_, err := lists.RPush(ctx, "ctl", "body-c1")
 			return err
 		})
@@ -620,9 +620,9 @@ func TestLostBlockingPopRepeated(t *testing.T) {
 			want string
 			away bool // the server stays away past --wait
 		}{
-			{[]string{"--timeout", "300ms", "list", "blpop", "bl", "--wait", "5s"}, "first", false},
-			{[]string{"--timeout", "300ms", "list", "brpop", "bl", "--wait", "5s"}, "sixth", false},
-			{[]string{"--timeout", "2s", "list", "blpop", "bl", "--wait", "300ms"}, "second", true},
+			{[]string{"--timeout", "2s", "list", "blpop", "bl", "--wait", "5s"}, "first", false},
+			{[]string{"--timeout", "2s", "list", "brpop", "bl", "--wait", "5s"}, "sixth", false},
+			{[]string{"--timeout", "3s", "list", "blpop", "bl", "--wait", "300ms"}, "second", true},
 		} {
 			_, _, _, before := p.Counts()
 			back := func() {}
@@ -659,7 +659,7 @@ func TestLostBlockingPopRepeated(t *testing.T) {
 		_, _, _, before := p.Counts()
 		p.DropReplyTo("{bl}")
 		var got string
-		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) (err error) {
+		err := conn.Repeat(ctx, 2*time.Second, func(ctx context.Context) (err error) {
 			got, err = lists.BLPop(ctx, "bl", 5*time.Second)
 			return err
 		})
@@ -695,7 +695,7 @@ func TestLostCreateJoinRepeated(t *testing.T) {
 		for i, marker := range []string{"body-cr1", "ids:chat:}"} {
 			_, _, _, before := p.Counts()
 			p.DropReplyTo(marker)
-			code, stdout, stderr := run(ctx, pb, "--timeout", "300ms", "-o", "json", "chat", "create", "--from", "ann", "--to", "bob", "body-cr1")
+			code, stdout, stderr := run(ctx, pb, "--timeout", "2s", "-o", "json", "chat", "create", "--from", "ann", "--to", "bob", "body-cr1")
 			if code != 0 {
 				t.Fatalf("create with the reply to %q lost: exit %d, want 0:\n%s", marker, code, stderr)
 			}
@@ -721,7 +721,7 @@ func TestLostCreateJoinRepeated(t *testing.T) {
 		}
 
 		p.DropReplyTo("body-j1")
-		code, stdout, stderr = run(ctx, pb, "--timeout", "300ms", "-o", "json", "chat", "join", "1", "body-j1")
+		code, stdout, stderr = run(ctx, pb, "--timeout", "2s", "-o", "json", "chat", "join", "1", "body-j1")
 		if code != 0 {
 			t.Fatalf("join with its reply lost: exit %d, want 0:\n%s", code, stderr)
 		}
@@ -740,7 +740,7 @@ func TestLostCreateJoinRepeated(t *testing.T) {
 		_, _, _, before := p.Counts()
 		p.DropReplyTo("body-j2")
 		var joined *chat.Joined
-		err := conn.Repeat(ctx, 300*time.Millisecond, func(ctx context.Context) (err error) {
+		err := conn.Repeat(ctx, 2*time.Second, func(ctx context.Context) (err error) {
 			joined, err = chats2.Join(ctx, "1", "body-j2")
 			return err
 		})
