@@ -53,7 +53,9 @@ func NewCmdBench(f *cmdutil.Factory, runF func(context.Context, *benchOptions) e
 		Long: `Measure what the server sustains with a pattern, in the spirit of
 redis-benchmark: --clients concurrent connections run --requests operations of
 each step (the real package operations), --pipeline at a time, and the
-throughput and latency percentiles are printed.
+throughput and latency percentiles are printed. Each operation the commands
+make safe to repeat carries a client token, as the command does, so the
+figures include the token's record (docs/reliability.md).
 
   ping   PING, the round-trip floor to compare against
   chat   chat send, then chat pending

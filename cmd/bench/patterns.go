@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -42,7 +43,7 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 		{name: "send", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			s, id := chat.New(c, chat.Options{Prefix: prefix}), chatOf(g)
 			return func(ctx context.Context) error {
-				_, err := s.Send(ctx, id, "sender", msg)
+				_, err := s.SendWith(ctx, id, "sender", msg, chat.SendOptions{Token: rand.Text()})
 				return err
 			}
 		}},
@@ -91,7 +92,7 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 		{name: "pop", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			l := lists(c)
 			return func(ctx context.Context) error {
-				_, err := l.LPop(ctx, "bench", 1)
+				_, err := l.Pop(ctx, "bench", shardlist.PopOptions{Token: rand.Text()})
 				return err
 			}
 		}},
@@ -109,7 +110,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 	}
 	msg := benchPayload(o.Size)
 	push := func(ctx context.Context, q *delayq.Client) error {
-		_, err := q.Push(ctx, "bench", msg, delayq.PushOptions{})
+		_, err := q.Push(ctx, "bench", msg, delayq.PushOptions{Token: rand.Text()})
 		return err
 	}
 	// Preloaded messages are due in an hour, so they are stored but never
@@ -130,7 +131,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 		{name: "poll", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			q := queue(c)
 			return func(ctx context.Context) error {
-				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour})
+				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour, Token: rand.Text()})
 				if err != nil {
 					return err
 				}

@@ -126,7 +126,8 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 	if budget <= 0 {
 		budget = 3 * time.Second // go-redis's read timeout
 	}
-	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget})
+	top := c.Process
+	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget, top: &top})
 	c.AddHook(permHook{})
 	c.AddHook(initHook{replied})
 	if cfg.Verbose {

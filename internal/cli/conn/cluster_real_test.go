@@ -170,7 +170,7 @@ func TestNoReplyYetIsNotALostReply(t *testing.T) {
 	s := redistest.StartServer(t)
 	b, p := redistest.Proxied(t, redistest.Backend{Name: "redis", URL: s.URL()})
 	var errOut bytes.Buffer
-	cl, err := NewClient(&Config{URL: b.URL, Timeout: 3 * time.Second}, &iostreams.IOStreams{ErrOut: &errOut}, 0)
+	cl, err := NewClient(&Config{URL: b.URL, Timeout: 500 * time.Millisecond}, &iostreams.IOStreams{ErrOut: &errOut}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,5 +194,56 @@ func TestNoReplyYetIsNotALostReply(t *testing.T) {
 	if err == nil || ReplyLost(err) || !Transient(err) {
 		t.Errorf("INCR through a proxy whose server is down: %v (reply lost %v, transient %v), want a transient error, not a lost reply",
 			err, ReplyLost(err), Transient(err))
+	}
+}
+
+// A command whose new connection fails before the server's first reply
+// (refused, or closed by a proxy whose server is down), after the client's
+// other connections have had replies, never went out: it is sent again
+// within --timeout, so a restart shorter than that ends as if nothing had
+// happened, directly and through a proxy, and the command is applied once.
+func TestNothingSentIsSentAgain(t *testing.T) {
+	s := redistest.StartServer(t)
+	b, p := redistest.Proxied(t, redistest.Backend{Name: "redis", URL: s.URL()})
+	for _, url := range []string{s.URL(), b.URL} {
+		var errOut bytes.Buffer
+		cl, err := NewClient(&Config{URL: url, Timeout: 20 * time.Second}, &iostreams.IOStreams{ErrOut: &errOut}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		for round := range 3 {
+			before, err := cl.Incr(ctx, "n").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Kill()
+			// The proxy closes its side of what the server closed (a
+			// request sent before that would be lost, truly:
+			// TestNoReplyYetIsNotALostReply).
+			for deadline := time.Now().Add(time.Minute); p.Open() > 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the proxy kept its connections")
+				}
+			}
+			back := make(chan struct{})
+			go func() {
+				defer close(back)
+				time.Sleep(300 * time.Millisecond) // down for a moment: the INCR below meets it
+				s.Start()
+			}()
+			start := time.Now()
+			after, err := cl.Incr(ctx, "n").Result()
+			<-back
+			t.Logf("%s, round %d: INCR took %v", url, round, time.Since(start).Round(time.Millisecond))
+			if err != nil {
+				t.Fatalf("%s, round %d: INCR while the server restarts within --timeout: %v", url, round, err)
+			}
+			// The server keeps what it acknowledged (AOF): one more.
+			if after != before+1 {
+				t.Errorf("%s, round %d: n = %d after the restart, %d before: want one INCR applied", url, round, after, before)
+			}
+		}
+		cl.Close()
 	}
 }

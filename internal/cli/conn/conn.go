@@ -236,6 +236,11 @@ func dialer(tc *tls.Config, timeout time.Duration, replied *atomic.Bool) func(ct
 		raw, err := d.DialContext(ctx, network, addr)
 		if err != nil || tc == nil {
 			if err != nil {
+				if replied.Load() {
+					// Refused after the server had spoken: a
+					// restart, and nothing was sent (retryHook).
+					err = &ConnInitError{Err: err, Spoke: true}
+				}
 				return nil, err
 			}
 			return &socketConn{initConn{Conn: raw, replied: replied}}, nil

@@ -74,8 +74,10 @@ func connHint(err error, cfg *Config, getenv func(string) string) string {
 		return "the server does not speak TLS on that port: drop --tls and use redis://, or use the server's tls-port"
 	case cfg.usesTLS() && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)):
 		return "the server did not answer within --timeout: if the port does not speak TLS, drop --tls and use redis://; else check --url, or raise --timeout"
+	case errors.As(err, &spoke) && spoke.Spoke && errors.Is(err, syscall.ECONNREFUSED):
+		return "the server refused new connections until --timeout, after earlier ones worked: it may be restarting (raise --timeout to wait longer); nothing was sent"
 	case errors.As(err, &spoke) && spoke.Spoke:
-		return "the server closed a new connection before answering, after earlier ones worked: it may be restarting, or a proxy in front of it may have lost it; nothing was sent"
+		return "the server closed new connections before answering until --timeout, after earlier ones worked: it may be restarting, or a proxy in front of it may have lost it (raise --timeout to wait longer); nothing was sent"
 	case !cfg.usesTLS() && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)):
 		return "the server closed the connection at once: if it expects TLS, use rediss:// or --tls (CHATQ_TLS=true), with --cacert for a private CA"
 	}

@@ -157,6 +157,12 @@ func TestNotRun(t *testing.T) {
 		{redisErr("NOPERM this user has no permissions"), false, false, false},
 		{io.EOF, false, false, false},
 		{&lostReply{io.EOF}, false, false, false},
+		{&ConnInitError{Err: io.EOF, Spoke: true}, true, true, true},
+		{&handshakeError{&ConnInitError{Err: io.EOF, Spoke: true}}, true, true, true},
+		{&ConnInitError{Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, Spoke: true}, true, true, true},
+		{&ConnInitError{Err: io.EOF}, false, false, false},
+		{&net.OpError{Op: "write", Err: syscall.EPIPE}, true, true, true},
+		{&net.OpError{Op: "read", Err: syscall.ECONNRESET}, false, false, false},
 		{nil, false, false, false},
 	} {
 		for _, k := range []struct {

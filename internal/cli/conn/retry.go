@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -30,8 +31,22 @@ import (
 type retryable struct{ cluster, failover bool }
 
 // notRun reports whether err is a refusal, from a server answering this kind
-// of client, of a command it did not run and may run a moment later.
+// of client, of a command it did not run and may run a moment later; a
+// write that failed (the connection was closed under it); or a new
+// connection that failed before the server's first reply (refused, or
+// closed after accepting) when other connections of the client have had
+// replies: the server is restarting, or a proxy in front of it lost it,
+// and the command never went out. Before any reply at all, a failure says
+// more likely that --url is wrong (nothing there, or TLS expected): it ends
+// the command at once, with its hint.
 func (r retryable) notRun(err error) bool {
+	var ci *ConnInitError
+	if errors.As(err, &ci) {
+		return ci.Spoke
+	}
+	if unsent(err) {
+		return true
+	}
 	switch replyCode(err) {
 	case "LOADING":
 		return true
@@ -44,6 +59,14 @@ func (r retryable) notRun(err error) bool {
 		return r.cluster || r.failover
 	}
 	return false
+}
+
+// unsent reports whether err is a failure to write the command: the
+// connection was already closed (a restart), the write wrote nothing the
+// server could run, and ReplyLost says the same.
+func unsent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "write"
 }
 
 // replyCode is the first word of err when err is the server's error reply
@@ -72,20 +95,43 @@ const (
 type retryHook struct {
 	retryable
 	budget time.Duration
+	// top, when set, is the client's own Process: a command whose
+	// connection failed before the server's first reply is sent again
+	// through it, from the top, since go-redis (v9.23) answers a second
+	// try through next with the first failure, without a new connection.
+	top *func(context.Context, redis.Cmder) error
 }
+
+// nested marks a context whose command retryHook is already retrying.
+type nested struct{}
 
 func (h retryHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h retryHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if !h.notRun(err) {
+		if !h.notRun(err) || ctx.Value(nested{}) != nil {
 			return err
 		}
+		first := err
 		b := h.backoff(ctx)
 		for h.notRun(err) && b.wait(ctx) {
-			err = next(ctx, cmd)
+			var ci *ConnInitError
+			if h.top != nil && *h.top != nil && (errors.As(err, &ci) || unsent(err)) {
+				cmd.SetErr(nil)
+				err = (*h.top)(context.WithValue(ctx, nested{}, true), cmd)
+			} else {
+				err = next(ctx, cmd)
+			}
 		}
+		if h.notRun(err) {
+			// Still not run: the first failure says why, as it
+			// would have without the retries (go-redis unwraps a
+			// failed handshake's error once on its way out, which
+			// a nested try's error has already been).
+			err = first
+		}
+		cmd.SetErr(err)
 		return err
 	}
 }
