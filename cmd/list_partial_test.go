@@ -16,9 +16,11 @@ import (
 )
 
 // A push from stdin whose third batch's reply is lost (through a proxy that
-// drops it) says how many lines are in the list for certain, which may be,
-// and how to resume; it exits 4 (the server may have applied the batch: it
-// did). Resuming as the hint says leaves every line in the list once.
+// drops it), and whose server then stays away past --timeout (the batch's
+// repeats with its token fail too), says how many lines are in the list
+// for certain, which may be, and how to resume; it exits 4 (the server may
+// have applied the batch: it did). Resuming as the hint says leaves every
+// line in the list once.
 func TestListPushPartialLostReply(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
@@ -28,9 +30,10 @@ func TestListPushPartialLostReply(t *testing.T) {
 			lines = append(lines, fmt.Sprintf("line-%d", i))
 		}
 		stdin := strings.Join(lines, "\n") + "\n"
-		p.DropReplyTo("line-1001") // the third batch: lines 1001-1200
+		back := awayAfterDrop(ctx, p, "line-1001") // the third batch: lines 1001-1200
 		var out, errOut syncBuffer
 		code := runChatq(ctx, pb, stdin, &out, &errOut, "--timeout", "2s", "list", "rpush", "big", "-")
+		back()
 		stderr := errOut.String()
 		if code != cmdutil.ExitMaybeApplied ||
 			!strings.Contains(stderr, "stopped after storing 1000 lines; the next 200 may also be stored") ||

@@ -2,11 +2,14 @@ package chat
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
@@ -23,6 +26,9 @@ type createOptions struct {
 	// Message is the MESSAGE argument, nil when there is none; "-" is read
 	// from stdin by the run.
 	Message *string
+	// Timeout (--timeout) bounds the repeats of a create whose reply was
+	// lost (conn.Repeat); the create carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdCreate returns `chatq chat create`. runF, when set (tests), replaces
@@ -45,7 +51,12 @@ Without --id the chat id is the next value of the ids:chat: counter. With
 --id, creating a chat that already exists fails (exit 1) and changes nothing.
 
 JSON: {"chat_id":"1","message_id":1}; message_id is null when no message
-was sent.`,
+was sent.
+
+A create carries a token: when its reply is lost it is sent again within
+--timeout, and the server answers the repeat with the first create's chat
+(kept 10 minutes; an automatic id is taken once) and makes nothing more.
+When every repeat fails it exits 4: the chat may exist.`,
 		Example: `  chatq chat create --from joe --to jeff,jenny 'message 1'
   chatq chat create --from joe --to jeff --id standup
   git log -1 | chatq chat create --from ci --to joe,jeff -`,
@@ -57,6 +68,9 @@ was sent.`,
 			}
 			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -106,7 +120,9 @@ type chatCreateResult struct {
 }
 
 func createRun(ctx context.Context, o *createOptions) error {
-	req := chat.CreateRequest{From: o.From, To: o.To, ID: o.ID}
+	// One token for every try: a repeat after a lost reply returns the
+	// first create's chat and makes nothing more.
+	req := chat.CreateRequest{From: o.From, To: o.To, ID: o.ID, Token: rand.Text()}
 	if o.Message != nil {
 		msg, err := readMessage(ctx, o.IO, *o.Message)
 		if err != nil {
@@ -118,7 +134,11 @@ func createRun(ctx context.Context, o *createOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := chats.Create(ctx, req)
+	var c *chat.Created
+	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+		c, err = chats.Create(ctx, req)
+		return err
+	})
 	if err != nil {
 		return chatError(err, o.ID, o.From)
 	}

@@ -2,9 +2,12 @@ package chat
 
 import (
 	"context"
+	"crypto/rand"
+	"time"
 
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
@@ -18,12 +21,18 @@ type memberOptions struct {
 
 	Chat string
 	User string
+	// Timeout (--timeout) bounds the repeats of a join whose reply was
+	// lost (conn.Repeat); the join carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // newMemberOptions reads CHAT USER into the options and checks them as
 // pkg/chat does.
 func newMemberOptions(f *cmdutil.Factory, args []string) (*memberOptions, error) {
 	opts := &memberOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0], User: args[1]}
+	if cfg := f.Config(); cfg != nil {
+		opts.Timeout = cfg.Timeout
+	}
 	return opts, opts.validate()
 }
 
@@ -45,7 +54,12 @@ Joining a chat one is already in changes nothing. Fails (exit 1), writing
 nothing, when the chat does not exist.
 
 JSON: {"chat_id":"1","user":"sam","joined":true,"seen_id":4}; joined is
-false when USER was already a member.`,
+false when USER was already a member.
+
+A join carries a token: when its reply is lost it is sent again within
+--timeout, and the server answers the repeat with the first answer (kept
+10 minutes), joined as the first said. When every repeat fails it exits 4:
+USER may be a member.`,
 		Example: `  chatq chat join 1 sam
   chatq chat join standup sam -o json`,
 		Args:              cmdutil.ExactArgs(2),
@@ -76,7 +90,14 @@ func joinRun(ctx context.Context, o *memberOptions) error {
 	if err != nil {
 		return err
 	}
-	j, err := chats.Join(ctx, o.Chat, o.User)
+	// One token for every try: a repeat after a lost reply returns the
+	// first join's answer.
+	opt := chat.JoinOptions{Token: rand.Text()}
+	var j *chat.Joined
+	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+		j, err = chats.JoinWith(ctx, o.Chat, o.User, opt)
+		return err
+	})
 	if err != nil {
 		return chatError(err, o.Chat, o.User)
 	}

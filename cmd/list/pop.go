@@ -120,6 +120,10 @@ type bpopOptions struct {
 	Wait time.Duration
 	// GiveUpAfter ends the reconnecting after the server was away this long.
 	GiveUpAfter time.Duration
+	// Timeout (--timeout) bounds the repeats, after the wait ended, of a
+	// pop whose reply was lost (conn.Repeat); the pop carries a token, so
+	// a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdBPop returns `chatq list blpop` (head) or `brpop` (tail). runF,
@@ -144,9 +148,14 @@ The global --timeout is the connection timeout, as for every command (before
 
 When the server goes away (a restart, a failover), the wait says so once on
 stderr, reconnects with capped backoff and goes on until --wait's deadline.
-A pop whose reply was lost is not retried, since its item may already be
-gone: that exits 4 (see chatq --help). --give-up-after ends the
-reconnecting.`,
+--give-up-after ends the reconnecting.
+
+The pop carries a token: the pop that takes the item records it (kept 10
+minutes beside the list), so a pop whose reply was lost is sent again with
+the token and gets that item, printed once, and takes no other; when the
+wait has ended meanwhile (--wait, Ctrl-C, --give-up-after), it is sent
+again without waiting, within --timeout. When every repeat fails it exits
+4: the item may be taken (see chatq --help).`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs --wait 5s
   chatq list %[1]s jobs --wait 250ms -o json
   chatq list %[1]s jobs                # wait until an item comes`, name),
@@ -155,6 +164,9 @@ reconnecting.`,
 			opts.listOptions = newListOptions(f, cmd)
 			opts.Persistent = f.Persistent
 			opts.Key = args[0]
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -187,40 +199,50 @@ func bpopRun(ctx context.Context, o *bpopOptions) error {
 	if err := o.checkSize(ctx, c, o.Key); err != nil {
 		return err
 	}
-	bpop := c.BLPop
-	if o.Side == tail {
-		bpop = c.BRPop
-	}
+	// One token for the whole wait: every pop of it carries the token,
+	// and the one that takes the item records it, so that a pop whose
+	// reply was lost, sent again, gets that item and takes no other.
+	opt := shardlist.PopOptions{Tail: o.Side == tail, Block: true, Token: rand.Text()}
 	// The item is printed as soon as the pop returns, in one write: see
 	// "Blocking pops" in docs/shardlist.md for what a kill can still lose.
-	// Through a restart or failover the wait goes on (until --wait's
-	// deadline); a pop whose reply was lost is not retried, since its item
-	// may be gone: that exits 4.
+	// Through a restart or failover, or a lost reply, the wait goes on
+	// (until --wait's deadline).
 	var deadline time.Time
 	if o.Wait > 0 {
 		deadline = time.Now().Add(o.Wait)
 	}
 	var item string
 	var popped bool
+	// doubt is a pop whose reply was lost and which no pop with the token
+	// has answered since: it may have taken the item.
+	var doubt error
 	p := o.Persistent(o.GiveUpAfter)
-	p.Retryable = func(err error) bool {
-		return !conn.ReplyLost(err) || errors.Is(err, shardlist.ErrWait)
-	}
 	err = p.Run(ctx, func(ctx context.Context) error {
-		wait := o.Wait
+		opt.Wait = o.Wait
 		if !deadline.IsZero() {
-			if wait = time.Until(deadline); wait <= 0 {
+			if opt.Wait = time.Until(deadline); opt.Wait <= 0 {
 				return shardlist.ErrEmpty
 			}
 		}
-		var err error
-		item, err = bpop(ctx, o.Key, wait)
-		popped = err == nil
+		items, err := c.Pop(ctx, o.Key, opt)
+		switch {
+		case err == nil:
+			item, popped, doubt = items[0], true, nil
+		case errors.Is(err, shardlist.ErrEmpty):
+			doubt = nil
+		case conn.ReplyLost(err) && !errors.Is(err, shardlist.ErrWait):
+			doubt = err
+		}
 		if err == nil || errors.Is(err, shardlist.ErrEmpty) {
 			p.Healthy()
 		}
 		return err
 	})
+	if doubt != nil && !popped {
+		// The wait ended (deadline, interrupt, give-up) with a pop in
+		// doubt: ask once more, without waiting, within --timeout.
+		err = o.settle(ctx, c, opt, doubt, &item, &popped)
+	}
 	if popped {
 		// Printed even when interrupted meanwhile: the pop took it.
 		return o.printItems([]string{item})
@@ -235,4 +257,24 @@ func bpopRun(ctx context.Context, o *bpopOptions) error {
 		return perr
 	}
 	return popResult(err)
+}
+
+// settle sends the pop of opt, in doubt since its reply was lost (doubt),
+// again with its token and no wait, within --timeout, even when ctx has
+// ended: the record answers with the item the lost pop took, if it took
+// one (else an item there now is taken, or none: ErrEmpty). When every
+// try fails the error is still the lost reply (exit 4).
+func (o *bpopOptions) settle(ctx context.Context, c *shardlist.Client, opt shardlist.PopOptions, doubt error, item *string, popped *bool) error {
+	opt.Block, opt.Wait = false, 0
+	err := conn.Repeat(context.WithoutCancel(ctx), o.Timeout, func(ctx context.Context) error {
+		items, err := c.Pop(ctx, o.Key, opt)
+		if err == nil {
+			*item, *popped = items[0], true
+		}
+		return err
+	})
+	if err == nil || errors.Is(err, shardlist.ErrEmpty) || conn.ReplyLost(err) {
+		return err
+	}
+	return fmt.Errorf("%w (sent again: %v)", doubt, err)
 }

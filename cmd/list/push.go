@@ -2,9 +2,11 @@ package list
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/chatq-dev/chatq/internal/base/names"
@@ -22,6 +24,9 @@ type pushOptions struct {
 	Items []string
 	// Stdin is whether the items are read from stdin (- as the only item).
 	Stdin bool
+	// Timeout (--timeout) bounds the repeats of a push whose reply was
+	// lost (conn.Repeat); each push carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdPush returns `chatq list lpush` (head) or `rpush` (tail). runF,
@@ -48,6 +53,11 @@ flight), chatq says which lines are in the list and how to resume without
 duplicates (tail -n +N FILE | chatq list ` + name + ` KEY -). Items must be
 valid UTF-8.
 
+Each push (each batch, from stdin) carries a token: when its reply is lost
+it is sent again within --timeout, and the server answers the repeat with
+the first answer (kept 10 minutes beside the list) and stores nothing more.
+When every repeat fails it exits 4, saying which items may be stored.
+
 Items that start with - go after --, or they are taken for flags.`,
 		Example: fmt.Sprintf(`  chatq list %[1]s jobs a b c
   printf 'x\ny\n' | chatq list %[1]s jobs -
@@ -58,6 +68,9 @@ Items that start with - go after --, or they are taken for flags.`,
 			opts.listOptions = newListOptions(f, cmd)
 			opts.Key, opts.Items = args[0], args[1:]
 			opts.Stdin = len(opts.Items) == 1 && opts.Items[0] == "-"
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -137,11 +150,7 @@ func pushRun(ctx context.Context, o *pushOptions) error {
 	if o.Stdin {
 		return o.pushStdin(ctx, c)
 	}
-	push := c.LPush
-	if o.Side == tail {
-		push = c.RPush
-	}
-	n, err := pushInChunks(ctx, push, o.Key, o.Items, o.IO.NewProgress("pushing", len(o.Items)))
+	n, err := pushInChunks(ctx, o.tokenPush(c), o.Key, o.Items, o.IO.NewProgress("pushing", len(o.Items)))
 	var pe *shardlist.PushError
 	switch {
 	case errors.Is(err, shardlist.ErrReserved):
@@ -152,6 +161,45 @@ func pushRun(ctx context.Context, o *pushOptions) error {
 		return listError(c, o.Key, err)
 	}
 	return o.printLength(n)
+}
+
+// tokenPush returns a push onto o's end in which each call carries a token
+// of its own and is sent again with it after a lost reply, within
+// --timeout: a repeat makes the same script calls, which the records of
+// those that applied answer, and stores each item once. When the repeats
+// fail too, a *shardlist.PushError counts what the tries stored together.
+func (o *pushOptions) tokenPush(c *shardlist.Client) func(ctx context.Context, key string, items ...string) (int64, error) {
+	return func(ctx context.Context, key string, items ...string) (int64, error) {
+		opt := shardlist.PushOptions{Head: o.Side == head, Token: rand.Text()}
+		var n int64
+		var last error
+		// Items stored for certain by some try, and stored or maybe stored:
+		// a repeat replays the calls before its first failure, so what one
+		// try stored stays stored.
+		certain, maybe := 0, 0
+		err := conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+			n, err = c.Push(ctx, key, items, opt)
+			last = err
+			var pe *shardlist.PushError
+			if errors.As(err, &pe) {
+				certain, maybe = max(certain, pe.Stored), max(maybe, pe.Stored+pe.Uncertain)
+			}
+			return err
+		})
+		if err == nil || maybe == 0 {
+			return n, err
+		}
+		pe := &shardlist.PushError{Key: key, Stored: certain, Uncertain: max(0, maybe-certain), Total: len(items), Err: err}
+		if pe.Uncertain == 0 {
+			// No call is in doubt (a later try's record answered the lost
+			// one): the failure is the last try's.
+			pe.Err = last
+			if lp := (*shardlist.PushError)(nil); errors.As(last, &lp) {
+				pe.Err = lp.Err
+			}
+		}
+		return 0, pe
+	}
 }
 
 // printLength prints the list's length after a push.

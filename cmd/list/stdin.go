@@ -140,10 +140,8 @@ func trimEOL(l []byte) string { return iostreams.TrimLineEnding(string(l)) }
 // to some m).
 func (o *pushOptions) pushStdin(ctx context.Context, c *shardlist.Client) error {
 	o.IO.NoteStdin("items, one per line,")
-	push := c.LPush
-	if o.Side == tail {
-		push = c.RPush
-	}
+	// Each batch carries a token of its own (tokenPush).
+	push := o.tokenPush(c)
 	prog := o.IO.NewProgress("pushing (bytes of stdin)", int(inputSize(o.IO.In)))
 	defer prog.Done()
 	batches := make(chan lineBatch) // unbuffered: see readBatches

@@ -3,12 +3,14 @@ package queue
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
+	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/cli/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -21,6 +23,9 @@ type ackOptions struct {
 	Client func() (*delayq.Client, error)
 	Queue  string
 	Refs   []string // ids or receipts
+	// Timeout (--timeout) bounds the repeats of an ack whose reply was
+	// lost (conn.Repeat); the ack carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdAck returns `chatq queue ack`. runF, when set (tests), replaces the
@@ -40,7 +45,12 @@ deletes nothing, since the other delivery now handles it.
 
 Ids that are not in the queue (already acked, popped or dead-lettered) and
 stale receipts are listed on stderr and make the command exit 1; the others
-are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.`,
+are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.
+
+An ack carries a token: when its reply is lost it is sent again within
+--timeout, and the server answers the repeat with what the first acked
+(kept 10 minutes), not "missing". When every repeat fails it exits 4: the
+messages may be acked.`,
 		Example: `  chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv.1.1795268834364
   chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs`,
@@ -48,6 +58,9 @@ are still acked. JSON: {"acked":N,"missing":[...],"stale":[...]}.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue, opts.Refs = args[0], args[1:]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -76,8 +89,13 @@ func ackRun(ctx context.Context, opts *ackOptions) error {
 		return err
 	}
 	// With some not acked r says which and err why (not in the queue, or
-	// stale).
-	r, err := q.Ack(ctx, opts.Queue, opts.Refs...)
+	// stale). One token for every try: a repeat after a lost reply returns
+	// what the first acked and deletes nothing more.
+	opt := delayq.AckOptions{Token: rand.Text()}
+	var r *delayq.AckResult
+	err = repeatSettled(ctx, opts.Timeout, func(ctx context.Context) (*delayq.AckResult, error) {
+		return q.AckWith(ctx, opts.Queue, opt, opts.Refs...)
+	}, &r)
 	if r == nil {
 		return queueErr(err)
 	}
@@ -103,6 +121,9 @@ type retryOptions struct {
 	// --inflight-for) when no ids are given; N is the most retried (0: all).
 	Select filterFlags
 	N      int
+	// Timeout (--timeout) bounds the repeats of a retry whose reply was
+	// lost (conn.Repeat); each retry carries a token, so a repeat is safe.
+	Timeout time.Duration
 }
 
 // NewCmdRetry returns `chatq queue retry`. runF, when set (tests), replaces
@@ -136,7 +157,12 @@ that worker at its next heartbeat (the retry is undone) unless another
 consumer receives it first; then the old job is killed at that heartbeat.
 
 JSON: {"retried":N,"missing":[...],"stale":[...],"visible_at":MS}, with
-"id" for a single id given, and "examined" for a selection.`,
+"id" for a single id given, and "examined" for a selection.
+
+A retry (and each page of a selection) carries a token: when its reply is
+lost it is sent again within --timeout, and the server answers the repeat
+with the first answer (kept 10 minutes). When every repeat fails it exits
+4: the messages may be retried.`,
 		Example: `  chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv
   chatq queue retry jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv --delay 10m
   chatq queue retry "$CHATQ_QUEUE" "$CHATQ_RECEIPT" --delay 1m   # inside queue work
@@ -149,6 +175,9 @@ JSON: {"retried":N,"missing":[...],"stale":[...],"visible_at":MS}, with
 			opts.Queue, opts.Refs = args[0], args[1:]
 			opts.Select.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			if cfg := f.Config(); cfg != nil {
+				opts.Timeout = cfg.Timeout
+			}
 			if isKindAddress(opts.Queue) {
 				if opts.Delay != 0 || opts.Select.selecting() || len(opts.Refs) == 0 {
 					return cmdutil.WithHint(cmdutil.UsageErrorf("a queue of another kind retries jobs by id, now, without --delay or a selection"),
@@ -216,7 +245,7 @@ func retryRun(ctx context.Context, opts *retryOptions) error {
 	}
 	// With some not retried r says which and err why (not in the queue,
 	// or stale).
-	r, err := q.Retry(ctx, opts.Queue, opts.Delay, opts.Refs...)
+	r, err := opts.retry(ctx, q, opts.Refs)
 	if r == nil {
 		return queueErr(err)
 	}
@@ -253,7 +282,7 @@ func retrySelection(ctx context.Context, q *delayq.Client, opts *retryOptions) e
 		for _, m := range page {
 			refs = append(refs, cmp.Or(m.Receipt, m.ID))
 		}
-		r, err := q.Retry(ctx, opts.Queue, opts.Delay, refs...)
+		r, err := opts.retry(ctx, q, refs)
 		if r != nil {
 			total.Retried += r.Retried
 			total.Missing = append(total.Missing, r.Missing...)
@@ -284,6 +313,39 @@ func retrySelection(ctx context.Context, q *delayq.Client, opts *retryOptions) e
 	}
 	infoTTY(opts.IO, opts.JSON, "retried %s, due at %s", plural(int64(total.Retried), "message"), stamp(total.VisibleAt))
 	return nil
+}
+
+// retry retries refs with a token of their own, sent again with it after a
+// lost reply within --timeout: a repeat returns the first answer and
+// changes nothing more.
+func (o *retryOptions) retry(ctx context.Context, q *delayq.Client, refs []string) (r *delayq.AckResult, err error) {
+	opt := delayq.AckOptions{Token: rand.Text()}
+	err = repeatSettled(ctx, o.Timeout, func(ctx context.Context) (*delayq.AckResult, error) {
+		return q.RetryWith(ctx, o.Queue, o.Delay, opt, refs...)
+	}, &r)
+	return r, err
+}
+
+// repeatSettled runs call, an ack or retry with a token, through
+// conn.Repeat and leaves its last result in r. Messages missing or stale
+// are an answer, not a failure to repeat: conn.Repeat sees success then
+// (it would report a lost reply answered by an error as still lost), and
+// the error comes back from here.
+func repeatSettled(ctx context.Context, timeout time.Duration, call func(context.Context) (*delayq.AckResult, error), r **delayq.AckResult) error {
+	var settled error
+	err := conn.Repeat(ctx, timeout, func(ctx context.Context) error {
+		var err error
+		*r, err = call(ctx)
+		settled = nil
+		if *r != nil && (errors.Is(err, delayq.ErrMessageNotFound) || errors.Is(err, delayq.ErrStaleReceipt)) {
+			settled, err = err, nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return settled
 }
 
 // retryReport prints out as JSON with -o json, and lists on stderr the

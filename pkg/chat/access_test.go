@@ -15,7 +15,7 @@ import (
 // accessScripts are the scripts each method runs (marks.lua carries
 // mark.lua's functions).
 var accessScripts = map[string][]string{
-	"Create":         {"create.lua"},
+	"Create":         {"create.lua", "newid.lua"},
 	"Send":           {"send.lua"},
 	"Join":           {"join.lua"},
 	"Leave":          {"leave.lua", "trim.lua"},

@@ -43,6 +43,9 @@ var (
 	//go:embed send.lua
 	sendSrc    string
 	sendScript = chatScript(sendSrc)
+	//go:embed newid.lua
+	newIDSrc    string
+	newIDScript = chatScript(newIDSrc)
 	//go:embed join.lua
 	joinSrc    string
 	joinScript = chatScript(joinSrc)
@@ -136,6 +139,14 @@ type CreateRequest struct {
 	// Message, when not nil, is sent by From as message 1, in the same
 	// atomic step; nil sends none (an empty string is a message).
 	Message *string
+	// Token, when set, makes the create safe to repeat, as
+	// SendOptions.Token does a send: its answer is recorded in the chat's
+	// slot (sent:{ID}:<token>) for 10 minutes, and an automatic id is
+	// taken once per token (recorded beside ids:chat:, in its slot). A
+	// Create with a token already recorded returns the first chat and
+	// makes (and sends) nothing, so a caller whose reply was lost sends
+	// the same request again with the same token.
+	Token string
 }
 
 // Created is the result of Create.
@@ -176,6 +187,9 @@ func (s *Client) Create(ctx context.Context, req CreateRequest) (*Created, error
 			return nil, err
 		}
 	}
+	if err := checkToken(req.Token); err != nil {
+		return nil, err
+	}
 	// The script checks the members' seen:{USER} itself, but on a cluster
 	// they are written after it, and an automatic id is taken before it:
 	// check them first, so that a bad one fails the create with nothing
@@ -186,16 +200,24 @@ func (s *Client) Create(ctx context.Context, req CreateRequest) (*Created, error
 		}
 	}
 	if req.ID != "" {
-		return s.create(ctx, req.ID, members, tail)
+		return s.create(ctx, req.ID, members, tail, req.Token)
 	}
 	// An automatic id can collide with a chat created with an explicit
-	// id; take the next one then.
-	for range 100 {
-		n, err := s.rdb.Incr(ctx, s.chatIDsKey()).Result()
+	// id; take the next one then. With a token each try's id is recorded,
+	// so that a repeat makes the same tries, with the same ids.
+	for try := 1; try <= 100; try++ {
+		var n int64
+		var err error
+		if req.Token == "" {
+			n, err = s.rdb.Incr(ctx, s.chatIDsKey()).Result()
+		} else {
+			n, err = newIDScript.Run(ctx, s.rdb, []string{s.chatIDsKey(), s.idRecordKey(req.Token, try)},
+				tokenLifetime.Milliseconds()).Int64()
+		}
 		if err != nil {
 			return nil, err
 		}
-		c, err := s.create(ctx, strconv.FormatInt(n, 10), members, tail)
+		c, err := s.create(ctx, strconv.FormatInt(n, 10), members, tail, req.Token)
 		if !errors.Is(err, ErrChatExists) {
 			return c, err
 		}
@@ -222,14 +244,21 @@ func (s *Client) checkIndexes(ctx context.Context, members []string) error {
 	return nil
 }
 
-func (s *Client) create(ctx context.Context, id string, members []string, tail string) (*Created, error) {
+// create runs the create script for chat id, with the record of a create
+// with token when token is not "".
+func (s *Client) create(ctx context.Context, id string, members []string, tail, token string) (*Created, error) {
 	keys := []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)}
+	life := ""
+	if token != "" {
+		keys = append(keys, s.sentKey(id, token))
+		life = strconv.FormatInt(tokenLifetime.Milliseconds(), 10)
+	}
 	if !s.cluster {
 		for _, u := range members {
 			keys = append(keys, s.seenKey(u))
 		}
 	}
-	args := []any{id, s.channel(), tail}
+	args := []any{id, s.channel(), tail, life}
 	for _, u := range members {
 		args = append(args, u)
 	}
@@ -284,9 +313,41 @@ const tokenLifetime = 10 * time.Minute
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 
-// sentKey is the record of a send with token to chat id, in its slot.
+// sentKey is the record of a send (or create, or join) with token to chat
+// id, in its slot.
 func (s *Client) sentKey(id, token string) string {
 	return s.prefix + "sent:{" + id + "}:" + token
+}
+
+// idRecordKey is the record of the id a create with token took at its
+// try-th try, in the slot of ids:chat: (so that one script takes the id
+// and records it): <prefix>{<prefix>ids:chat:}:T:<token>, whose hash tag
+// is ids:chat:'s whole name, ".<try>" after the first. A prefix with
+// braces of its own keeps its hash tag (<prefix>ids:chat::T:<token>);
+// braces that make no tag put the record elsewhere on a cluster, where a
+// create with a token then fails (CROSSSLOT), writing nothing.
+func (s *Client) idRecordKey(token string, try int) string {
+	key := s.idRecordBase() + token
+	if try > 1 {
+		key += "." + strconv.Itoa(try)
+	}
+	return key
+}
+
+// idRecordBase is what idRecordKey puts before the token.
+func (s *Client) idRecordBase() string {
+	if strings.ContainsAny(s.prefix, "{}") {
+		return s.chatIDsKey() + ":T:"
+	}
+	return s.prefix + "{" + s.chatIDsKey() + "}:T:"
+}
+
+// checkToken checks a token given in options ("" is none).
+func checkToken(token string) error {
+	if token != "" && !tokenPattern.MatchString(token) {
+		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, ErrInvalid)
+	}
+	return nil
 }
 
 // SendWith is Send with options: with a token, a repeat of the same call
@@ -298,8 +359,8 @@ func (s *Client) SendWith(ctx context.Context, chatID, sender, message string, o
 	if err := names.User(sender); err != nil {
 		return 0, err
 	}
-	if opt.Token != "" && !tokenPattern.MatchString(opt.Token) {
-		return 0, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, ErrInvalid)
+	if err := checkToken(opt.Token); err != nil {
+		return 0, err
 	}
 	tail, err := messageTail(sender, message)
 	if err != nil {
@@ -347,10 +408,28 @@ type Joined struct {
 // Joining again changes nothing. It fails with ErrChatNotFound, writing
 // nothing, when the chat does not exist.
 func (s *Client) Join(ctx context.Context, chatID, user string) (*Joined, error) {
+	return s.JoinWith(ctx, chatID, user, JoinOptions{})
+}
+
+// JoinOptions control JoinWith.
+type JoinOptions struct {
+	// Token, when set, makes the join's answer safe to repeat, as
+	// SendOptions.Token does a send's: it is recorded in the chat's slot
+	// (sent:{ID}:<token>) for 10 minutes, and a join with the same token
+	// returns it (Added as the first join said) and writes nothing.
+	Token string
+}
+
+// JoinWith is Join with options: with a token, a repeat of the same call
+// returns the first call's answer and writes nothing.
+func (s *Client) JoinWith(ctx context.Context, chatID, user string, opt JoinOptions) (*Joined, error) {
 	if err := names.Chat(chatID); err != nil {
 		return nil, err
 	}
 	if err := names.User(user); err != nil {
+		return nil, err
+	}
+	if err := checkToken(opt.Token); err != nil {
 		return nil, err
 	}
 	keys := []string{s.chatKey(chatID), s.idsKey(chatID)}
@@ -360,7 +439,12 @@ func (s *Client) Join(ctx context.Context, chatID, user string) (*Joined, error)
 		// Written after the script on a cluster: checked before it.
 		return nil, err
 	}
-	res, err := joinScript.Run(ctx, s.rdb, keys, user, chatID).Result()
+	args := []any{user, chatID}
+	if opt.Token != "" {
+		keys = append(keys, s.sentKey(chatID, opt.Token))
+		args = append(args, tokenLifetime.Milliseconds())
+	}
+	res, err := joinScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
 		return nil, err
 	}

@@ -30,10 +30,12 @@
 //	                    (the truth about membership and seen ids)
 //	msgs:{ID}     ZSET  message JSON -> message id
 //	ids:{ID}      STRING  last message id of the chat (INCR)
-//	sent:{ID}:<token>  STRING  the answer of a SendWith with a token, for
-//	                      10 minutes
+//	sent:{ID}:<token>  STRING  the answer of a SendWith, Create or JoinWith
+//	                      with a token, for 10 minutes
 //	seen:{USER}   ZSET  chat id -> seen id: the index of a user's chats
 //	ids:chat:     STRING  last automatic chat id (INCR), never deleted
+//	{ids:chat:}:T:<token>  STRING  the automatic id a Create with a token
+//	                      took (in ids:chat:'s slot), for 10 minutes
 //
 // A stored message is the JSON object
 //
@@ -55,7 +57,8 @@
 //   - Create: 1 round trip with an id (2 on a cluster), 3 without (TYPE of
 //     the members' seen:{USER}, INCR ids:chat:, the script). The script
 //     checks that none of the chat's keys exists, adds the members and
-//     sends the first message atomically.
+//     sends the first message atomically. With a token the id is taken by
+//     a script (newid.lua) that records it, in the same round trip count.
 //   - Join, Leave: 1 round trip, one script (2 and 3 on a cluster); a
 //     leave deletes at most ChunkSize seen messages per call.
 //   - Pending reads, then marks what it returns (MarkSeen), never before:

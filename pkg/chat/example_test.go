@@ -82,3 +82,38 @@ func ExampleClient_SendWith_token() {
 	fmt.Println("same id:", again == first, "messages:", len(msgs))
 	// Output: same id: true messages: 1
 }
+
+// A create and a join with a token may be sent again after a lost reply:
+// the repeat returns the first answer and makes nothing more.
+func ExampleClient_JoinWith_token() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	chats := chat.New(rdb, chat.Options{})
+	req := chat.CreateRequest{From: "joe", To: []string{"jeff"}, Token: rand.Text()} // one token per create
+	c, err := chats.Create(ctx, req)
+	if err != nil {
+		panic(err)
+	}
+	// Say the reply was lost: send the same request again.
+	again, err := chats.Create(ctx, req)
+	if err != nil {
+		panic(err)
+	}
+	opt := chat.JoinOptions{Token: rand.Text()}
+	if _, err := chats.JoinWith(ctx, c.ChatID, "sam", opt); err != nil {
+		panic(err)
+	}
+	j, err := chats.JoinWith(ctx, c.ChatID, "sam", opt) // the repeat
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("same chat:", again.ChatID == c.ChatID, "added:", j.Added)
+	// Output: same chat: true added: true
+}

@@ -44,9 +44,11 @@ var access = []struct {
 	// A receive whose caller left releases what it claimed (retry.lua).
 	{"Receive", true, true, receiveCommands},
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},
-	{"Ack", true, false, "hdel hmget type zrem zscore"},
-	{"ChangeVisibility", true, true, "hexists hmget publish time type zadd zcard zscore"},
-	{"Retry", true, true, "hexists hmget publish time type zadd zcard zscore"},
+	// Ack and Retry with a token also GET and SET its record,
+	// <ns>:<q>:T:<token>; ChangeVisibility runs retry.lua without one.
+	{"Ack", true, false, "get hdel hmget set type zrem zscore"},
+	{"ChangeVisibility", true, true, "get hexists hmget publish set time type zadd zcard zscore"},
+	{"Retry", true, true, "get hexists hmget publish set time type zadd zcard zscore"},
 	{"Peek", false, false, "hget hmget time zcount zrange zscore"},
 	{"Get", false, false, "hmget time zscore"},
 	{"Redrive", true, true, "hdel hexists hget hincrby hmget hset publish sscan time type zadd zcard zcount zrange zrank zrem zscore"},

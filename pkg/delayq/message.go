@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -435,9 +436,36 @@ type AckResult struct {
 // acked all the same. Any other error is a failure of the whole call (bad
 // input, a missing queue, Redis) with a nil result.
 func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult, error) {
+	return c.AckWith(ctx, q, AckOptions{}, refs...)
+}
+
+// AckOptions control AckWith and RetryWith.
+type AckOptions struct {
+	// Token, when set, makes the call safe to repeat: a client-chosen
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) under which each script call (of up to
+	// 100 messages) records its answer, in the queue's slot, for 10
+	// minutes. A call with the same token and the same refs returns the
+	// first answer and changes nothing, so a caller whose reply was lost
+	// sends the same call again with the same token, and learns what the
+	// first acked (or retried) instead of "not in the queue".
+	Token string
+}
+
+// AckWith is Ack with options: with a token, a repeat of the same call
+// returns the first call's result and deletes nothing more.
+func (c *Client) AckWith(ctx context.Context, q string, opt AckOptions, refs ...string) (*AckResult, error) {
+	if err := checkToken(opt.Token); err != nil {
+		return nil, err
+	}
 	res := &AckResult{}
-	err := c.batches(ctx, q, refs, func(args []any) ([]any, error) {
-		return run(ctx, c.rdb, ackScript, c.keys(q), args...)
+	err := c.batches(ctx, q, refs, func(call int, args []any) ([]any, error) {
+		keys := c.keys(q)
+		if opt.Token != "" {
+			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
+			args = append([]any{tokenLifetime.Milliseconds()}, args...)
+		}
+		return run(ctx, c.rdb, ackScript, keys, args...)
 	}, func(status string) bool {
 		if status == "acked" {
 			res.Acked++
@@ -460,12 +488,28 @@ func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult,
 // error say what became of each, as Ack's do, except that an error after
 // some calls (a lost connection) comes with what the calls before it did.
 func (c *Client) Retry(ctx context.Context, q string, delay time.Duration, refs ...string) (*AckResult, error) {
+	return c.RetryWith(ctx, q, delay, AckOptions{}, refs...)
+}
+
+// RetryWith is Retry with options: with a token, a repeat of the same call
+// returns the first call's result (its visible-at time included) and
+// changes nothing more.
+func (c *Client) RetryWith(ctx context.Context, q string, delay time.Duration, opt AckOptions, refs ...string) (*AckResult, error) {
 	if err := CheckDuration("delay", delay, time.Millisecond); err != nil {
 		return nil, err
 	}
+	if err := checkToken(opt.Token); err != nil {
+		return nil, err
+	}
 	res := &AckResult{}
-	err := c.batches(ctx, q, refs, func(args []any) ([]any, error) {
-		a, err := run(ctx, c.rdb, retryScript, c.keys(q), append([]any{delay.Milliseconds(), c.channel(q)}, args...)...)
+	err := c.batches(ctx, q, refs, func(call int, args []any) ([]any, error) {
+		keys := c.keys(q)
+		head := []any{delay.Milliseconds(), c.channel(q)}
+		if opt.Token != "" {
+			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
+			head = append(head, tokenLifetime.Milliseconds())
+		}
+		a, err := run(ctx, c.rdb, retryScript, keys, append(head, args...)...)
 		if err != nil || str(a[0]) != "ok" {
 			return a, err
 		}
@@ -485,12 +529,13 @@ func (c *Client) Retry(ctx context.Context, q string, delay time.Duration, refs 
 
 // batches runs call for refs in batches of maxBatch (each as triples id,
 // rc, fr; a ref given twice once), after checking q and every ref; call
-// returns {"ok", status, ...} or {"notfound"}. done counts a status that
+// gets the batch's number (1 for the first: a record's, see tokenRecord)
+// and returns {"ok", status, ...} or {"notfound"}. done counts a status that
 // acted and reports whether it did; the others are "missing" or "stale"
 // and go into res. When some did not act the error is ErrMessageNotFound
 // if any was missing, else ErrStaleReceipt. Any other error is a failure
 // of the whole call (bad input, a missing queue, Redis).
-func (c *Client) batches(ctx context.Context, q string, refs []string, call func(args []any) ([]any, error), done func(status string) bool, res *AckResult) error {
+func (c *Client) batches(ctx context.Context, q string, refs []string, call func(n int, args []any) ([]any, error), done func(status string) bool, res *AckResult) error {
 	if err := CheckName(q); err != nil {
 		return err
 	}
@@ -511,9 +556,9 @@ func (c *Client) batches(ctx context.Context, q string, refs []string, call func
 	acted := 0
 	// At most maxBatch per script call (3 arguments each), so that acting
 	// on many ids never holds the server for long.
-	for start := 0; start < len(given); start += maxBatch {
+	for start, n := 0, 1; start < len(given); start, n = start+maxBatch, n+1 {
 		end := min(start+maxBatch, len(given))
-		a, err := call(args[3*start : 3*end])
+		a, err := call(n, slices.Clip(args[3*start:3*end]))
 		if err != nil {
 			return err
 		}

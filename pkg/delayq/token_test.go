@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -196,3 +197,64 @@ func TestPushManyTokenRepeat(t *testing.T) {
 
 // tokenLifetime is how long a record lasts (docs/reliability.md).
 const tokenLifetime = 10 * time.Minute
+
+// An ack or a retry repeated with the same token returns the first answer
+// and changes nothing more, over 120 messages (two script calls, two
+// records); without a token the repeat reports the acked messages as
+// missing, which is what a caller whose reply was lost used to learn.
+func TestAckRetryTokenRepeat(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		mustCreate(t, c, "tokack", delayq.Attributes{})
+		var ids []string
+		for i := range 125 {
+			ids = append(ids, mustPush(t, c, "tokack", fmt.Sprint("m", i), delayq.PushOptions{}))
+		}
+		got, err := c.Receive(ctx, "tokack", delayq.ReceiveOptions{N: 125, VT: time.Hour})
+		if err != nil || len(got) != 125 {
+			t.Fatalf("receive: %d %v", len(got), err)
+		}
+		var receipts []string
+		for _, m := range got {
+			receipts = append(receipts, m.Receipt)
+		}
+
+		retry := delayq.AckOptions{Token: rand.Text()}
+		first, err := c.RetryWith(ctx, "tokack", time.Minute, retry, receipts[120:]...)
+		if err != nil || first.Retried != 5 {
+			t.Fatalf("retry: %+v %v", first, err)
+		}
+		for range 2 {
+			again, err := c.RetryWith(ctx, "tokack", time.Hour, retry, receipts[120:]...)
+			if err != nil || again.Retried != 5 || !again.VisibleAt.Equal(first.VisibleAt) {
+				t.Fatalf("repeated retry: %+v %v; want %+v", again, err, first)
+			}
+		}
+		if m, err := c.Get(ctx, "tokack", ids[120]); err != nil || !m.VisibleAt.Equal(first.VisibleAt) {
+			t.Errorf("after the repeats the message is visible at %v (%v), want %v: a repeat changed it", m.VisibleAt, err, first.VisibleAt)
+		}
+
+		ack := delayq.AckOptions{Token: rand.Text()}
+		for try := range 3 {
+			r, err := c.AckWith(ctx, "tokack", ack, receipts[:120]...)
+			if err != nil || r.Acked != 120 || len(r.Missing)+len(r.Stale) != 0 {
+				t.Fatalf("ack try %d: %+v %v; want 120 acked", try, r, err)
+			}
+		}
+		if st, err := c.Stats(ctx, "tokack"); err != nil || st.Messages != 5 {
+			t.Errorf("after the acks: %+v %v; want 5 messages left", st, err)
+		}
+		// The control: the same repeat without a token finds nothing.
+		if _, err := c.Ack(ctx, "tokack", ids[0]); !errors.Is(err, delayq.ErrMessageNotFound) {
+			t.Errorf("an ack repeated without a token: %v, want ErrMessageNotFound", err)
+		}
+		ttl, err := b.Client.PTTL(ctx, b.Prefix+"rsmq:tokack:T:"+ack.Token+".2").Result()
+		if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
+			t.Errorf("the second call's record: PTTL %v (%v); want about %v", ttl, err, tokenLifetime)
+		}
+		if _, err := c.AckWith(ctx, "tokack", delayq.AckOptions{Token: "short"}, ids[121]); err == nil {
+			t.Error("a 5-character token was accepted")
+		}
+	})
+}

@@ -29,9 +29,9 @@
 //	<prefix>{KEY}:ver    STRING  write counter, incremented by every push and
 //	                             every pop that changes the list
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
-//	<prefix>{KEY}:T:<token>  STRING  the answer of a Pop with a token, for
-//	                             10 minutes (not a list key: Lists and
-//	                             Delete pass it by)
+//	<prefix>{KEY}:T:<token>  STRING  the answer of a Pop or Push with a
+//	                             token, for 10 minutes (not a list key:
+//	                             Lists and Delete pass it by)
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis
 // Cluster slot; scripts declare the five non-shard keys and build shard

@@ -1,4 +1,4 @@
--- push: add ARGV[5..] to one end of a sharded list, in order, as LPUSH or
+-- push: add the items (ARGV[5..], or ARGV[6..] with a record) to one end of a sharded list, in order, as LPUSH or
 -- RPUSH would. The end shard is filled up to shard size - 1 items; when it
 -- is full the endpoint moves outward to a fresh shard.
 --
@@ -9,6 +9,12 @@
 -- time: with tiny shards 1000 items are many shards).
 -- The size recorded in KEYS[4] wins over a default; an explicit size that
 -- differs is refused (SHARDSIZE <recorded>); the first push records it.
+-- Optional KEYS[6] = <prefix>{KEY}:T:<token> (STRING), the record of a push
+-- made with a client-chosen token; ARGV[5] is then its lifetime in ms and
+-- the items start at ARGV[6]. When the record exists the push was applied
+-- already: its answer is returned and nothing is written, so a repeat after
+-- a lost reply stores the items once. A push records its answer,
+-- "<length> <pushed>".
 -- Returns {the list's length after the push, the number of items pushed}:
 -- the first items, all of them unless the shard bound stopped the call (the
 -- client pushes the rest in another call). The length is O(1) of the items
@@ -18,6 +24,20 @@
 -- keys (state.lua), the end shards' types, and on a Cluster whether a shard
 -- it will open is moving (TRYAGAIN). The loop runs once per shard
 -- filled, at most ARGV[4] + 1 times.
+local record = KEYS[6]
+local from = 5 -- the first item's ARGV
+if record then
+  from = 6
+  -- GET refuses a record of another type (WRONGTYPE) before any write.
+  local r = redis.call('get', record)
+  if r then
+    local total, pushed = string.match(r, '^(%d+) (%d+)$')
+    if not total then
+      return redis.error_reply('CORRUPT ' .. record .. ' is not the record of a push')
+    end
+    return {tonumber(total), tonumber(pushed)}
+  end
+end
 local size = tonumber(ARGV[1])
 if not size or size < 2 then
   return redis.error_reply('ERR shard size must be at least 2')
@@ -39,7 +59,7 @@ local _, oe = llen(other) -- read again for the length returned
 if oe then return oe end
 -- The fresh shards the loop below will open, touched before the first
 -- write: on a Cluster one may be refused (moving, see state.lua).
-local fresh = math.max(0, #ARGV - 4 - math.max(0, size - 1 - len))
+local fresh = math.max(0, #ARGV - from + 1 - math.max(0, size - 1 - len))
 fresh = math.min(tonumber(ARGV[4]), math.ceil(fresh / (size - 1)))
 for k = 1, fresh do
   local key = base .. (shard + k * step)
@@ -49,13 +69,15 @@ end
 
 -- Everything this push may write with (on Redis 6.2 SET is checked, the
 -- others cannot be: docs/compatibility.md).
-if not allowed({'set', KEYS[1], '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', KEYS[5]}) then
-  return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (SET, ' .. string.upper(push) .. ', UNLINK, INCR)')
+if not allowed({'set', KEYS[1], '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', KEYS[5]})
+    or record and not allowed({'set', record, 'x', 'px', '1'}) then
+  return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (SET, ' .. string.upper(push) ..
+    ', UNLINK, INCR, and SET of the record of a push with a token)')
 end
 if not recorded then
   redis.call('set', KEYS[4], size)
 end
-local i, n = 5, #ARGV
+local i, n = from, #ARGV
 local added, opened = 0, 0
 while i <= n do
   local room = size - 1 - len
@@ -98,4 +120,7 @@ local total = redis.call('llen', base .. first) + mid
 if first ~= last then
   total = total + redis.call('llen', base .. last)
 end
-return {total, i - 5}
+if record then
+  redis.call('set', record, string.format('%d %d', total, i - from), 'px', ARGV[5])
+end
+return {total, i - from}

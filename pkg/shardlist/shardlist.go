@@ -380,8 +380,71 @@ func (c *Client) RPush(ctx context.Context, key string, items ...string) (int64,
 	return l.push(ctx, right, items)
 }
 
+// PushOptions control Push.
+type PushOptions struct {
+	// Head pushes onto the head, as LPush; by default onto the tail, as
+	// RPush.
+	Head bool
+	// Token, when set, makes the push safe to repeat: a client-chosen
+	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
+	// crypto/rand.Text returns) under which each script call records its
+	// answer (the length and how many items it pushed), in the list's
+	// slot ({KEY}:T:<token>, then {KEY}:T:<token>.<n>), for 10 minutes. A
+	// Push of the same items with the same token returns the first answer
+	// and stores nothing more, so a caller whose reply was lost sends the
+	// same call again with the same token.
+	Token string
+}
+
+// Push pushes items onto the tail (or, with opt.Head, the head) of the
+// list KEY, as RPush (LPush), optionally with a token that makes it safe
+// to repeat.
+func (c *Client) Push(ctx context.Context, key string, items []string, opt PushOptions) (int64, error) {
+	l, err := c.list(key)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkToken(opt.Token); err != nil {
+		return 0, err
+	}
+	side := right
+	if opt.Head {
+		side = left
+	}
+	return l.pushToken(ctx, side, items, opt.Token)
+}
+
+// checkToken checks a token given in options ("" is none).
+func checkToken(token string) error {
+	if token != "" && !tokenPattern.MatchString(token) {
+		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, ErrInvalid)
+	}
+	return nil
+}
+
+// record is the key of the record of the call-th script call made with
+// token ("" for none: no record): {KEY}:T:<token>, and
+// {KEY}:T:<token>.<call> after the first ("." is not a token's
+// character), so that a repeat, making the same calls in the same order,
+// gets each one's answer.
+func (l *list) record(token string, call int) string {
+	switch {
+	case token == "":
+		return ""
+	case call == 1:
+		return l.base + "T:" + token
+	}
+	return l.base + "T:" + token + "." + strconv.Itoa(call)
+}
+
 // push pushes items onto one end (see LPush).
 func (l *list) push(ctx context.Context, side dir, items []string) (int64, error) {
+	return l.pushToken(ctx, side, items, "")
+}
+
+// pushToken is push with a token ("" for none): each script call records
+// its answer (see record).
+func (l *list) pushToken(ctx context.Context, side dir, items []string, token string) (int64, error) {
 	for _, it := range items {
 		if it == WakeMarker {
 			return 0, ErrReserved
@@ -395,7 +458,7 @@ func (l *list) push(ctx context.Context, side dir, items []string) (int64, error
 	if l.explicit {
 		explicit = "1"
 	}
-	for i := 0; i < len(items); {
+	for i, call := 0, 1; i < len(items); call++ {
 		chunk := items[i:min(i+l.batch, len(items))]
 		fail := func(err error) (int64, error) {
 			pe := &PushError{Key: l.key, Stored: i, Total: len(items), Err: err}
@@ -410,12 +473,17 @@ func (l *list) push(ctx context.Context, side dir, items []string) (int64, error
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		args := make([]any, 0, 4+len(chunk))
+		args := make([]any, 0, 5+len(chunk))
 		args = append(args, l.size, explicit, side.String(), maxShardsPerCall)
+		keys := l.keys
+		if record := l.record(token, call); record != "" {
+			keys = append(slices.Clip(l.keys), record)
+			args = append(args, tokenLifetime.Milliseconds())
+		}
 		for _, it := range chunk {
 			args = append(args, it)
 		}
-		res, err := l.run(ctx, pushScript, args...).Int64Slice()
+		res, err := l.runKeys(ctx, pushScript, keys, args...).Int64Slice()
 		if msg, ok := scriptError(err, "SHARDSIZE"); ok {
 			rec, _ := strconv.Atoi(msg)
 			err = &ShardSizeError{Key: l.key, Recorded: rec, Asked: l.size}
@@ -485,7 +553,18 @@ type PopOptions struct {
 	// pops no others, so a caller whose reply was lost sends the same call
 	// again with the same token. A call that popped nothing records
 	// nothing.
+	//
+	// With Block, every pop of the wait carries the token and the one that
+	// takes the item records it, so a blocking pop whose reply was lost,
+	// sent again with the same token (with Block, or without: then it
+	// does not wait), returns that item and takes no other.
 	Token string
+	// Block makes Pop a blocking pop of one item, as BLPop (BRPop with
+	// Tail): it waits up to Wait for an item (0: until ctx ends); Count
+	// must then be 0 or 1. It returns ErrEmpty when the wait ends with
+	// nothing.
+	Block bool
+	Wait  time.Duration
 }
 
 // tokenLifetime is how long the record of a pop with a token lasts: long
@@ -504,8 +583,8 @@ func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	if opt.Token != "" && !tokenPattern.MatchString(opt.Token) {
-		return nil, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, ErrInvalid)
+	if err := checkToken(opt.Token); err != nil {
+		return nil, err
 	}
 	side := left
 	if opt.Tail {
@@ -514,7 +593,17 @@ func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string,
 	if opt.Count == 0 {
 		opt.Count = 1
 	}
-	return l.popToken(ctx, side, opt.Count, opt.Token)
+	if !opt.Block {
+		return l.popToken(ctx, side, opt.Count, opt.Token)
+	}
+	if opt.Count != 1 {
+		return nil, fmt.Errorf("a blocking pop takes one item, not %d: %w", opt.Count, ErrInvalid)
+	}
+	item, err := l.bpopRecord(ctx, side, opt.Wait, l.record(opt.Token, 1))
+	if err != nil {
+		return nil, err
+	}
+	return []string{item}, nil
 }
 
 // pop pops up to count items from one end (see LPop).
@@ -533,14 +622,7 @@ func (l *list) popToken(ctx context.Context, side dir, count int, token string) 
 	var out []string
 	for call := 1; len(out) < count; call++ {
 		want := min(count-len(out), maxBatchSize)
-		record := ""
-		if token != "" {
-			record = l.base + "T:" + token
-			if call > 1 {
-				record += "." + strconv.Itoa(call)
-			}
-		}
-		items, more, _, err := l.popCallRecord(ctx, side, want, record)
+		items, more, _, err := l.popCallRecord(ctx, side, want, l.record(token, call))
 		out = append(out, items...)
 		if err != nil {
 			return out, err
@@ -627,6 +709,13 @@ func (c *Client) BRPop(ctx context.Context, key string, timeout time.Duration) (
 
 // bpop is the blocking pop of one end (see BLPop).
 func (l *list) bpop(ctx context.Context, side dir, timeout time.Duration) (string, error) {
+	return l.bpopRecord(ctx, side, timeout, "")
+}
+
+// bpopRecord is bpop with a record ("" for none: a pop with a token): each
+// of its pop calls carries it, the one that takes the item records it, and
+// a repeat's first call returns it.
+func (l *list) bpopRecord(ctx context.Context, side dir, timeout time.Duration, record string) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)
 	}
@@ -646,7 +735,7 @@ func (l *list) bpop(ctx context.Context, side dir, timeout time.Duration) (strin
 	}()
 	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, _, shard, err := l.popCall(ctx, side, 1, marked...)
+		items, _, shard, err := l.popCallRecord(ctx, side, 1, record, marked...)
 		if err != nil {
 			return "", err
 		}
