@@ -319,9 +319,9 @@ func retrySelection(ctx context.Context, q *delayq.Client, opts *retryOptions) e
 // lost reply within --timeout: a repeat returns the first answer and
 // changes nothing more.
 func (o *retryOptions) retry(ctx context.Context, q *delayq.Client, refs []string) (r *delayq.AckResult, err error) {
-	opt := delayq.AckOptions{Token: rand.Text()}
+	opt := delayq.AckOptions{Token: rand.Text(), Retry: true, Delay: o.Delay}
 	err = repeatSettled(ctx, o.Timeout, func(ctx context.Context) (*delayq.AckResult, error) {
-		return q.RetryWith(ctx, o.Queue, o.Delay, opt, refs...)
+		return q.AckWith(ctx, o.Queue, opt, refs...)
 	}, &r)
 	return r, err
 }

@@ -439,8 +439,13 @@ func (c *Client) Ack(ctx context.Context, q string, refs ...string) (*AckResult,
 	return c.AckWith(ctx, q, AckOptions{}, refs...)
 }
 
-// AckOptions control AckWith and RetryWith.
+// AckOptions control AckWith.
 type AckOptions struct {
+	// Retry makes AckWith do what Retry does (the messages visible
+	// again Delay from the server's now) instead of deleting them.
+	Retry bool
+	// Delay is Retry's delay; ignored without Retry.
+	Delay time.Duration
 	// Token, when set, makes the call safe to repeat: a client-chosen
 	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
 	// crypto/rand.Text returns) under which each script call (of up to
@@ -452,9 +457,13 @@ type AckOptions struct {
 	Token string
 }
 
-// AckWith is Ack with options: with a token, a repeat of the same call
-// returns the first call's result and deletes nothing more.
+// AckWith is Ack with options (or Retry, with opt.Retry): with a token, a
+// repeat of the same call returns the first call's result (a retry's
+// visible-at time included) and changes nothing more.
 func (c *Client) AckWith(ctx context.Context, q string, opt AckOptions, refs ...string) (*AckResult, error) {
+	if opt.Retry {
+		return c.retry(ctx, q, opt.Delay, opt, refs...)
+	}
 	if err := checkToken(opt.Token); err != nil {
 		return nil, err
 	}
@@ -488,13 +497,11 @@ func (c *Client) AckWith(ctx context.Context, q string, opt AckOptions, refs ...
 // error say what became of each, as Ack's do, except that an error after
 // some calls (a lost connection) comes with what the calls before it did.
 func (c *Client) Retry(ctx context.Context, q string, delay time.Duration, refs ...string) (*AckResult, error) {
-	return c.RetryWith(ctx, q, delay, AckOptions{}, refs...)
+	return c.retry(ctx, q, delay, AckOptions{}, refs...)
 }
 
-// RetryWith is Retry with options: with a token, a repeat of the same call
-// returns the first call's result (its visible-at time included) and
-// changes nothing more.
-func (c *Client) RetryWith(ctx context.Context, q string, delay time.Duration, opt AckOptions, refs ...string) (*AckResult, error) {
+// retry is Retry with a token (AckWith with opt.Retry).
+func (c *Client) retry(ctx context.Context, q string, delay time.Duration, opt AckOptions, refs ...string) (*AckResult, error) {
 	if err := CheckDuration("delay", delay, time.Millisecond); err != nil {
 		return nil, err
 	}

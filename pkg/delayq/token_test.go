@@ -221,12 +221,12 @@ func TestAckRetryTokenRepeat(t *testing.T) {
 		}
 
 		retry := delayq.AckOptions{Token: rand.Text()}
-		first, err := c.RetryWith(ctx, "tokack", time.Minute, retry, receipts[120:]...)
+		first, err := c.AckWith(ctx, "tokack", withDelay(retry, time.Minute), receipts[120:]...)
 		if err != nil || first.Retried != 5 {
 			t.Fatalf("retry: %+v %v", first, err)
 		}
 		for range 2 {
-			again, err := c.RetryWith(ctx, "tokack", time.Hour, retry, receipts[120:]...)
+			again, err := c.AckWith(ctx, "tokack", withDelay(retry, time.Hour), receipts[120:]...)
 			if err != nil || again.Retried != 5 || !again.VisibleAt.Equal(first.VisibleAt) {
 				t.Fatalf("repeated retry: %+v %v; want %+v", again, err, first)
 			}
@@ -257,4 +257,10 @@ func TestAckRetryTokenRepeat(t *testing.T) {
 			t.Error("a 5-character token was accepted")
 		}
 	})
+}
+
+// withDelay is opt as a retry after d.
+func withDelay(opt delayq.AckOptions, d time.Duration) delayq.AckOptions {
+	opt.Retry, opt.Delay = true, d
+	return opt
 }
