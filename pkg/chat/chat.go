@@ -282,8 +282,6 @@ type SendOptions struct {
 // server memory each; see docs/reliability.md).
 const tokenLifetime = 10 * time.Minute
 
-var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
-
 // sentKey is the record of a send with token to chat id, in its slot.
 func (s *Client) sentKey(id, token string) string {
 	return s.prefix + "sent:{" + id + "}:" + token
@@ -298,7 +296,7 @@ func (s *Client) SendWith(ctx context.Context, chatID, sender, message string, o
 	if err := names.User(sender); err != nil {
 		return 0, err
 	}
-	if opt.Token != "" && !tokenPattern.MatchString(opt.Token) {
+	if opt.Token != "" && !names.IsToken(opt.Token) {
 		return 0, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, ErrInvalid)
 	}
 	tail, err := messageTail(sender, message)

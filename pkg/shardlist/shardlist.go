@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -494,8 +493,6 @@ type PopOptions struct {
 // popped, plus about 165 bytes of server memory; see docs/reliability.md).
 const tokenLifetime = 10 * time.Minute
 
-var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
-
 // Pop pops up to opt.Count items from the head (or, with opt.Tail, the
 // tail) of the list KEY, as LPop (RPop), optionally with a token that
 // makes it safe to repeat.
@@ -504,7 +501,7 @@ func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	if opt.Token != "" && !tokenPattern.MatchString(opt.Token) {
+	if opt.Token != "" && !names.IsToken(opt.Token) {
 		return nil, fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", opt.Token, ErrInvalid)
 	}
 	side := left
