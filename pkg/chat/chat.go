@@ -311,8 +311,6 @@ type SendOptions struct {
 // server memory each; see docs/reliability.md).
 const tokenLifetime = 10 * time.Minute
 
-var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
-
 // sentKey is the record of a send (or create, or join) with token to chat
 // id, in its slot.
 func (s *Client) sentKey(id, token string) string {
@@ -344,7 +342,7 @@ func (s *Client) idRecordBase() string {
 
 // checkToken checks a token given in options ("" is none).
 func checkToken(token string) error {
-	if token != "" && !tokenPattern.MatchString(token) {
+	if token != "" && !names.IsToken(token) {
 		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, ErrInvalid)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/chatq-dev/chatq/internal/base/names"
 )
 
 // PushOptions say when a pushed message becomes due. At and Delay exclude
@@ -38,11 +40,9 @@ type PushOptions struct {
 // bytes; see docs/reliability.md).
 const tokenLifetime = 10 * time.Minute
 
-var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
-
 // checkToken checks a token given in options ("" is none).
 func checkToken(token string) error {
-	if token != "" && !tokenPattern.MatchString(token) {
+	if token != "" && !names.IsToken(token) {
 		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, errInvalidValue)
 	}
 	return nil

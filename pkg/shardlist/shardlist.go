@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -416,7 +415,7 @@ func (c *Client) Push(ctx context.Context, key string, items []string, opt PushO
 
 // checkToken checks a token given in options ("" is none).
 func checkToken(token string) error {
-	if token != "" && !tokenPattern.MatchString(token) {
+	if token != "" && !names.IsToken(token) {
 		return fmt.Errorf("token %q: want 16 to 64 characters of A-Z a-z 0-9 _ -: %w", token, ErrInvalid)
 	}
 	return nil
@@ -572,8 +571,6 @@ type PopOptions struct {
 // in between, short enough that records stay few (each holds the items it
 // popped, plus about 165 bytes of server memory; see docs/reliability.md).
 const tokenLifetime = 10 * time.Minute
-
-var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 
 // Pop pops up to opt.Count items from the head (or, with opt.Tail, the
 // tail) of the list KEY, as LPop (RPop), optionally with a token that

@@ -63,6 +63,18 @@ func main() {
 			median(wall[i]), pct(wall[i], 0.25), pct(wall[i], 0.75), median(wall[i])/ref,
 			median(cpu[i]), pct(cpu[i], 0.25), pct(cpu[i], 0.75), median(cpu[i])/refCPU, c)
 	}
+	// The ratio of medians above mixes rounds run at different loads; the
+	// ratio of each round's run to the first command's run in the same
+	// round pairs runs made seconds apart, so its median and spread say
+	// how far apart the two commands are whatever the load did meanwhile.
+	fmt.Println("per-round ratio to the first command, wall: median [25th–75th percentile]")
+	for i, c := range cmds[1:] {
+		r := make([]float64, len(wall[0]))
+		for k := range r {
+			r[k] = wall[i+1][k] / wall[0][k]
+		}
+		fmt.Printf("×%.2f [%.2f–%.2f]  %s\n", median(r), pct(r, 0.25), pct(r, 0.75), c)
+	}
 }
 
 // run runs cmd once and returns its wall time and CPU time in ms.

@@ -32,22 +32,35 @@ var (
 
 // Script is a Lua script run by its SHA1 (EVALSHA, loading it once should
 // the server not have it), as redis.Script.
+//
+// A package-level Script costs one small allocation at start-up and no
+// more: the source is put together and hashed on first use, guarded by a
+// sync.Once inside the struct (sync.OnceValue would allocate its closures
+// when the var is initialised, in every run of the binary).
 type Script struct {
-	src  func() string
-	once sync.Once
-	s    *redis.Script
+	src   string        // the source, when given whole (New)
+	build func() string // or what puts it together (Build)
+	once  sync.Once
+	s     *redis.Script
 }
 
 // New returns the script of src; nothing is computed until it is used.
-func New(src string) *Script { return &Script{src: func() string { return src }} }
+func New(src string) *Script { return &Script{src: src} }
 
 // Build returns the script whose source src returns, called on first use
 // (for a source put together from parts).
-func Build(src func() string) *Script { return &Script{src: src} }
+func Build(src func() string) *Script { return &Script{build: src} }
 
-// Script returns the go-redis script, hashing the source on first call.
+// Script returns the go-redis script, putting the source together and
+// hashing it on first call.
 func (s *Script) Script() *redis.Script {
-	s.once.Do(func() { s.s = redis.NewScript(s.src()) })
+	s.once.Do(func() {
+		src := s.src
+		if s.build != nil {
+			src = s.build()
+		}
+		s.s = redis.NewScript(src)
+	})
 	return s.s
 }
 

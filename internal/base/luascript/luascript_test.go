@@ -32,6 +32,22 @@ func TestHashOnFirstUse(t *testing.T) {
 	}
 }
 
+// TestNewCostsOneAllocation keeps a package-level script cheap at start-up:
+// making one allocates the Script and nothing else (no closure, no
+// hashing, no concatenation of its parts).
+// sink keeps the scripts made on the heap, as a package-level var's are.
+var sink *Script
+
+func TestNewCostsOneAllocation(t *testing.T) {
+	src := "return " + "1"
+	if n := testing.AllocsPerRun(100, func() { sink = New(src) }); n > 1 {
+		t.Errorf("New: %v allocations, want at most 1", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { sink = Build(func() string { return Permitted + "return 1" }) }); n > 1 {
+		t.Errorf("Build: %v allocations, want at most 1", n)
+	}
+}
+
 // TestNoScriptHashedAtStart fails when a package of chatq's makes a
 // go-redis Script in a package-level var: its SHA1 would be computed in the
 // package's init, on every run of the binary, whatever the command (two

@@ -264,16 +264,24 @@ func (c clientOptions) sameKind(o *redis.UniversalOptions) clientOptions {
 }
 
 // copyFields sets each exported field of the struct *dst that the struct
-// *src has by the same name and type to its value there.
+// *src has by the same name and type to its value there. It indexes dst's
+// fields by name once: FieldByName for each of the fifty-odd options
+// scanned them all each time, about 4% of the instructions of a `chatq
+// ping`.
 func copyFields(dst, src any) {
 	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
-	for i := range s.NumField() {
-		f := s.Type().Field(i)
+	dt, st := d.Type(), s.Type()
+	byName := make(map[string]int, dt.NumField())
+	for i := range dt.NumField() {
+		byName[dt.Field(i).Name] = i
+	}
+	for i := range st.NumField() {
+		f := st.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		if df := d.FieldByName(f.Name); df.IsValid() && df.Type() == f.Type {
-			df.Set(s.Field(i))
+		if j, ok := byName[f.Name]; ok && dt.Field(j).Type == f.Type {
+			d.Field(j).Set(s.Field(i))
 		}
 	}
 }
