@@ -20,6 +20,7 @@ import (
 // and how to resume; it exits 4 (the server may have applied the batch: it
 // did). Resuming as the hint says leaves every line in the list once.
 func TestListPushPartialLostReply(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		pb, p := redistest.Proxied(t, b)

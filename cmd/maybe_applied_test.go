@@ -18,6 +18,7 @@ import (
 // read whose reply is lost exits 1, and a write that never reached a server
 // exits 1.
 func TestLostReplyExits4(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -81,6 +82,7 @@ func TestLostReplyExits4(t *testing.T) {
 // lines (one batch: all or none) may also be stored and how to resume
 // either way; the batch was in fact stored whole.
 func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -123,6 +125,7 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 // connection: it exits 0, prints its id once, and the queue holds the
 // message once.
 func TestLostReplyRepeated(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -173,6 +176,7 @@ func TestLostReplyRepeated(t *testing.T) {
 // connection: it exits 0, prints the message it popped once, and pops no
 // other: the queue holds the rest, and counts one receive.
 func TestLostPopRepeated(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -215,6 +219,7 @@ func TestLostPopRepeated(t *testing.T) {
 // new connection: it exits 0, prints the item it popped once, and pops no
 // other: the list holds the rest.
 func TestLostListPopRepeated(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -261,6 +266,7 @@ func TestLostListPopRepeated(t *testing.T) {
 // new connection: it exits 0, prints the id it was stored under, and the
 // chat holds the message once.
 func TestLostSendRepeated(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -318,6 +324,7 @@ func TestLostSendRepeated(t *testing.T) {
 // token: it exits 0, prints each id once, and the queue holds each line
 // once.
 func TestLostBatchRepeated(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
