@@ -84,7 +84,6 @@ func TestChatPendingBadDataHidesNothing(t *testing.T) {
 // (exit 1, nothing printed, everything printed next time); a lost reply to
 // the marking comes after the messages were printed (exit 4).
 func TestChatPendingLostReplies(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)

@@ -14,7 +14,6 @@ import (
 // imported and that a re-run is safe; the re-run imports the rest and
 // skips what the lost batch stored.
 func TestImportLostReplyRerun(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)

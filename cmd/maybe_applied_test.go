@@ -125,7 +125,6 @@ func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
 // connection: it exits 0, prints its id once, and the queue holds the
 // message once.
 func TestLostReplyRepeated(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -176,7 +175,6 @@ func TestLostReplyRepeated(t *testing.T) {
 // connection: it exits 0, prints the message it popped once, and pops no
 // other: the queue holds the rest, and counts one receive.
 func TestLostPopRepeated(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -219,7 +217,6 @@ func TestLostPopRepeated(t *testing.T) {
 // new connection: it exits 0, prints the item it popped once, and pops no
 // other: the list holds the rest.
 func TestLostListPopRepeated(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -266,7 +263,6 @@ func TestLostListPopRepeated(t *testing.T) {
 // new connection: it exits 0, prints the id it was stored under, and the
 // chat holds the message once.
 func TestLostSendRepeated(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -324,7 +320,6 @@ func TestLostSendRepeated(t *testing.T) {
 // token: it exits 0, prints each id once, and the queue holds each line
 // once.
 func TestLostBatchRepeated(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)

@@ -13,7 +13,6 @@ import (
 // saying how many moved before and that running it again is safe; running
 // it again moves the rest, and no message is lost or doubled.
 func TestRedriveLostReplySaysHowManyMoved(t *testing.T) {
-	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
