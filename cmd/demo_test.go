@@ -11,6 +11,7 @@ import (
 
 // Given --url, the demo runs on that server and leaves no key behind.
 func TestDemoOnServerRemovesItsKeys(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		// A key of the user's under the same prefix must survive.
@@ -37,6 +38,7 @@ func TestDemoOnServerRemovesItsKeys(t *testing.T) {
 // On a terminal the demo feeds the list its input itself: it shows the
 // printf that does it and asks for no typing.
 func TestDemoFeedsItsOwnInput(t *testing.T) {
+	t.Parallel()
 	b := redistest.Embedded(t)
 	code, _, stderr := runTTY(t.Context(), b, "", "demo")
 	if code != cmdutil.ExitOK {

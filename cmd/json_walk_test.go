@@ -266,6 +266,7 @@ func leafPaths() []string {
 // JSON value per line (issue 25). The walk covers every leaf of the tree:
 // a new command fails it until jsonRuns says how to run it.
 func TestEveryCommandPrintsJSON(t *testing.T) {
+	t.Parallel()
 	for _, path := range leafPaths() {
 		if !slices.ContainsFunc(jsonRuns, func(r jsonRun) bool { return r.path == path }) {
 			t.Errorf("chatq %s is not in jsonRuns: add how to run it with -o json (and bounds, if it runs until stopped)", path)

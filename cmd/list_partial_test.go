@@ -22,6 +22,7 @@ import (
 // have applied the batch: it did). Resuming as the hint says leaves every
 // line in the list once.
 func TestListPushPartialLostReply(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		pb, p := redistest.Proxied(t, b)

@@ -25,6 +25,7 @@ import (
 // read whose reply is lost exits 1, and a write that never reached a server
 // exits 1.
 func TestLostReplyExits4(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -91,6 +92,7 @@ func TestLostReplyExits4(t *testing.T) {
 // lines (one batch: all or none) may also be stored and how to resume
 // either way; the batch was in fact stored whole.
 func TestPushLinesLostReplySaysWhatWasStored(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)

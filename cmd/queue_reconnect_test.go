@@ -17,6 +17,7 @@ import (
 // a notification lost in the blackhole is made up for by the claim every
 // delayq.RecheckInterval, not the end of the one-minute wait).
 func TestWorkRidesOutAnOutage(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		pb, p := redistest.Proxied(t, b)
 		ctx, cancel := context.WithCancel(t.Context())

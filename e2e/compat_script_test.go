@@ -14,6 +14,7 @@ import (
 // taken from a real run and cut down). The matrix itself is measured with
 // real servers: docs/compatibility.md.
 func TestCompatScript(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)

@@ -20,6 +20,7 @@ import (
 // with stdin from /dev/null and stderr on a terminal refuses with --force's
 // hint instead of asking a question nobody can answer.
 func TestDevNullIsNotATerminal(t *testing.T) {
+	t.Parallel()
 	s, err := embedded.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/chatq-dev/chatq/chatqtest"
+	"github.com/chatq-dev/chatq/internal/testkit/partest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -46,6 +47,10 @@ func (r atRoot) Run() int {
 		fmt.Fprintln(os.Stderr, "chatq's end-to-end tests:", err)
 		return 1
 	}
+	// The scripts wait more than they compute (blocking pops, visibility
+	// timeouts, the commands' --timeout), so more run at once than
+	// GOMAXPROCS, go test's default.
+	partest.Raise(8)
 	return r.m.Run()
 }
 
@@ -54,6 +59,7 @@ func (r atRoot) Run() int {
 // the real server under a prefix of its own whose keys are removed after
 // (CHATQ_REQUIRE_REDIS=1 makes a missing real server fail every script).
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	p := withConnCmds(chatqtest.Params("testdata/script"))
 	p.Cmds["redis"] = cmdRedis
 	p.Cmds["lines"] = cmdLines

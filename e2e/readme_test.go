@@ -18,6 +18,7 @@ import (
 // `chatq dev` is skipped (the test provides the server). A trailing
 // `# exits N` sets the expected exit code; `# not run` skips a line.
 func TestREADMEExamples(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

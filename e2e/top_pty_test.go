@@ -45,6 +45,7 @@ var ansiSeq = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\
 // queue's numbers, and q leaves with exit 0, the alternate screen left and
 // the terminal back in its cooked mode.
 func TestTopTerminal(t *testing.T) {
+	t.Parallel()
 	s, err := embedded.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -94,6 +94,7 @@ func chatq(t *testing.T, b redistest.Backend, args ...string) string {
 // `chatq queue stats` says, before and after pushes, receives and a
 // dead-letter move.
 func TestPrometheusScrapes(t *testing.T) {
+	t.Parallel()
 	prom := tool(t, "prometheus")
 	b := backend(t)
 	ctx := t.Context()
@@ -242,6 +243,7 @@ scrape_configs:` + jobs
 // as its scrape_config says (scheme: https, tls_config, basic_auth); a job
 // with a wrong password, and one without TLS, are not served.
 func TestPrometheusScrapesTLS(t *testing.T) {
+	t.Parallel()
 	prom := tool(t, "prometheus")
 	b := backend(t)
 	certs := testcerts.New(t)
@@ -328,6 +330,7 @@ func query(api, sel string) (float64, error) {
 // promtool check metrics accepts what chatq metrics prints, in both
 // formats' text form (it lints names, types, help and units).
 func TestPromtoolChecksMetrics(t *testing.T) {
+	t.Parallel()
 	promtool := tool(t, "promtool")
 	b := backend(t)
 	ctx := t.Context()
@@ -350,6 +353,7 @@ func TestPromtoolChecksMetrics(t *testing.T) {
 
 // The alert rules pass promtool's checks and their unit tests.
 func TestAlertRules(t *testing.T) {
+	t.Parallel()
 	promtool := tool(t, "promtool")
 	for _, args := range [][]string{{"check", "rules", "chatq-rules.yml"}, {"test", "rules", "chatq-rules_test.yml"}} {
 		c := exec.Command(promtool, args...)

@@ -186,6 +186,7 @@ func (r *recorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 
 // What each operation sends itself is in its Access.
 func TestAccessClientCommands(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		rec := &recorder{sent: map[string]map[string]bool{}}

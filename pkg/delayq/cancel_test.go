@@ -68,6 +68,7 @@ func cancelAfter(t *testing.T, ready func() bool, receive func(ctx context.Conte
 // reply blackholed. Latencies are logged, not asserted (CI is slow and
 // shared); the test fails only if a call hangs.
 func TestPromptCancel(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		mustCreate(t, newClient(t, b), "q", delayq.Attributes{})
 

@@ -21,6 +21,7 @@ import (
 // PING at once afterwards (no script left running). CHATQ_CORRUPT_ROUNDS
 // sets the number of rounds (default 300), CHATQ_CORRUPT_SEED the seed.
 func TestCorruptKeys(t *testing.T) {
+	t.Parallel()
 	rounds := 300
 	if v := os.Getenv("CHATQ_CORRUPT_ROUNDS"); v != "" {
 		rounds, _ = strconv.Atoi(v)

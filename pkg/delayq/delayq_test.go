@@ -367,6 +367,7 @@ func pushMany(t testing.TB, c *delayq.Client, q string, n int) {
 
 // Eight consumers popping 2,000 due messages receive each exactly once.
 func TestConcurrentPopExactlyOnce(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})
@@ -384,6 +385,7 @@ func TestConcurrentPopExactlyOnce(t *testing.T) {
 // ack) on a message's first receive: every message is received at least
 // once, acked in the end, and none is lost.
 func TestConcurrentVisibilityAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})
@@ -555,6 +557,7 @@ func TestDeadLetter(t *testing.T) {
 }
 
 func TestWaitLateness(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

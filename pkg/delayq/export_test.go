@@ -88,6 +88,7 @@ func queueState(t *testing.T, b redistest.Backend, q string) map[string]string {
 }
 
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

@@ -60,6 +60,7 @@ func TestGet(t *testing.T) {
 }
 
 func TestPeekFilters(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

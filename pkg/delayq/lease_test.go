@@ -47,6 +47,7 @@ func workOne(t *testing.T, c *delayq.Client, opt delayq.WorkOptions, handle func
 // renewed, so no other worker receives it meanwhile, and it is acked by
 // receipt.
 func TestWorkLease(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})
@@ -97,6 +98,7 @@ func TestWorkLease(t *testing.T) {
 // A handler that bounds itself with a timeout fails with it: the message
 // is not acked and comes back.
 func TestWorkJobTimeout(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})
@@ -121,6 +123,7 @@ func TestWorkJobTimeout(t *testing.T) {
 // When the server stops answering, the handler is cancelled with
 // ErrLeaseLost before its lease ends, and nothing is acked.
 func TestWorkLeaseLost(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		mustCreate(t, newClient(t, b), "q", delayq.Attributes{})
 		c, p := proxied(t, b, time.Second)

@@ -97,6 +97,7 @@ func TestGuardedDeleteAndPurge(t *testing.T) {
 // succeeded is in the queue at the end (a delete that wins makes the later
 // pushes fail with ErrQueueNotFound, so nothing is lost unseen).
 func TestGuardRacesPushes(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

@@ -97,6 +97,7 @@ func helper(t *testing.T, b redistest.Backend, mode string) *exec.Cmd {
 // Eight consumer processes: exactly once with pop, at least once (every
 // message acked in the end, none lost) with a visibility timeout.
 func TestConsumerProcesses(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"pop", "vt"} {
 		t.Run(mode, func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b redistest.Backend) {
@@ -148,6 +149,7 @@ func TestConsumerProcesses(t *testing.T) {
 // the visibility timeout with its receive count incremented, and after
 // max-receives it moves to the dead-letter queue.
 func TestKilledConsumer(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

@@ -46,6 +46,7 @@ func (evalCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // dead-letter queue a budget per script call (1,000 ids looked at), not all
 // in one call, and the receive goes on until it finds one to deliver.
 func TestReceiveBudget(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

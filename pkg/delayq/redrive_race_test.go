@@ -27,6 +27,7 @@ import (
 // once and both queues are empty. CHATQ_REDRIVE_RACE_N sets the number of
 // messages (default 300 embedded, 1,000 on a real server).
 func TestRedriveUnderConsumers(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		total := 300
 		if b.Real() {

@@ -76,6 +76,7 @@ func searchIDs(t *testing.T, c *delayq.Client, q string, opt delayq.PeekOptions)
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		c := newClient(t, b)

@@ -27,7 +27,9 @@ func newList(t testing.TB, b redistest.Backend, key string, size int) *list {
 }
 
 func TestNewChecksInput(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	// Nothing listens there; no retries, so that a valid key's call fails
+	// at once instead of after go-redis's backoff (its error is not checked).
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer c.Close()
 	for _, tc := range []struct {
 		key  string
