@@ -156,7 +156,7 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				o := c.handleOne(keep, q, opt, l, handle, acks, func(d time.Duration) { freed <- d })
+				o := c.handleOne(l, handle, acks, func(d time.Duration) { freed <- d })
 				if opt.Report != nil {
 					opt.Report(o)
 				}
@@ -274,7 +274,8 @@ func (c *Client) lease(ctx context.Context, q string, opt WorkOptions, m Message
 	return l
 }
 
-// end stops the renewals and returns how many there were.
+// end stops l's renewals, then cancels its handler's context, and returns
+// how many renewals there were.
 func (l *leased) end() int {
 	l.stop()
 	defer l.cancel(nil)
@@ -296,16 +297,17 @@ func (c *Client) release(ctx context.Context, q string, ms []Message) {
 }
 
 // handleOne runs handle for l's message, unless its lease was lost while
-// it waited, then calls freed with how long handle ran, and acks.
-func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, l *leased, handle func(context.Context, Message) error, acks *acker, freed func(time.Duration)) Outcome {
+// it waited for a slot; then it queues a success's ack, calls freed with
+// how long that took, and waits for the ack.
+func (c *Client) handleOne(l *leased, handle func(context.Context, Message) error, acks *acker, freed func(time.Duration)) Outcome {
 	start := time.Now()
 	var herr error
 	if l.ctx.Err() == nil {
 		herr = handle(l.ctx, l.m)
 	}
 	cause := context.Cause(l.ctx) // what ended the handler, if Work did
-	o := Outcome{Message: l.m, Renewals: l.end()}
-	freed(time.Since(start))
+	l.stop()
+	o := Outcome{Message: l.m, Renewals: <-l.renewals}
 	switch {
 	case cause != nil && herr != nil && herr != cause && !errors.Is(herr, context.Canceled):
 		o.Err = fmt.Errorf("%w (handler: %v)", cause, herr)
@@ -314,8 +316,16 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, l *le
 	default:
 		o.Err = herr
 	}
+	var acked <-chan error
 	if o.Err == nil {
-		o.AckErr = acks.ack(l.m)
+		acked = acks.add(l.m)
+	}
+	// The handler's context ends once its ack is queued: a handler (a
+	// test) that waits for that knows the ack goes with the next call.
+	l.cancel(nil)
+	freed(time.Since(start))
+	if acked != nil {
+		o.AckErr = <-acked
 		o.Acked = o.AckErr == nil
 	}
 	o.Duration = time.Since(start)
@@ -323,12 +333,15 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, l *le
 }
 
 // acker acks by receipt the messages whose handlers succeeded, in one
-// call for all that finished while the previous call was on its way (at
-// most maxBatch: one script call, so that a call's error is every one of
-// its messages' answer, as with an ack each).
+// call for all those queued while the previous call was on its way (at
+// most maxBatch: one script call, so that a call's error is each of its
+// messages' answer, as it was with an ack each).
 type acker struct {
-	reqs chan ackRequest
-	done chan struct{}
+	mu      sync.Mutex
+	pending []ackRequest
+	closed  bool
+	wake    chan struct{} // capacity 1: something was queued, or closed
+	done    chan struct{}
 }
 
 type ackRequest struct {
@@ -337,22 +350,21 @@ type ackRequest struct {
 }
 
 func (c *Client) startAcker(ctx context.Context, q string) *acker {
-	a := &acker{reqs: make(chan ackRequest), done: make(chan struct{})}
+	a := &acker{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
-		for req := range a.reqs {
-			batch := []ackRequest{req}
-		more:
-			for len(batch) < maxBatch {
-				select {
-				case r, ok := <-a.reqs:
-					if !ok {
-						break more
-					}
-					batch = append(batch, r)
-				default:
-					break more
+		for {
+			a.mu.Lock()
+			batch := a.pending[:min(len(a.pending), maxBatch):min(len(a.pending), maxBatch)]
+			a.pending = a.pending[len(batch):]
+			closed := a.closed
+			a.mu.Unlock()
+			if len(batch) == 0 {
+				if closed {
+					return
 				}
+				<-a.wake
+				continue
 			}
 			refs := make([]string, len(batch))
 			for i, r := range batch {
@@ -380,16 +392,29 @@ func ackOutcome(res *AckResult, err error, m Message) error {
 	return nil
 }
 
-// ack acks m, with the next call, and returns what became of it.
-func (a *acker) ack(m Message) error {
+// add queues m's ack; its answer comes on the channel returned.
+func (a *acker) add(m Message) <-chan error {
 	reply := make(chan error, 1)
-	a.reqs <- ackRequest{m, reply}
-	return <-reply
+	a.mu.Lock()
+	a.pending = append(a.pending, ackRequest{m, reply})
+	a.mu.Unlock()
+	a.signal()
+	return reply
 }
 
-// close ends the acker once its last call has answered.
+func (a *acker) signal() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the acker once what was queued has been answered.
 func (a *acker) close() {
-	close(a.reqs)
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.signal()
 	<-a.done
 }
 
