@@ -138,14 +138,15 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 	got := make(chan receiveResult, 1)
 	freed := make(chan time.Duration, n) // a handler returned, after so long
 	var (
-		held      []*leased // received, waiting for a slot
-		running   int       // handlers that have not returned
-		taken     int       // messages received
-		receiving bool      // a receive is on its way (one at a time)
-		idleSent  bool      // no handler ran while it was
-		sawEmpty  bool      // --until-empty: look again once all is done
-		failed    error     // a receive failed: end once all is done
-		avg       = time.Duration(-1)
+		held      []*leased           // received, waiting for a slot
+		running   int                 // handlers that have not returned
+		taken     int                 // messages received
+		receiving bool                // a receive is on its way (one at a time)
+		idleSent  bool                // no handler ran while it was
+		sawEmpty  bool                // --until-empty: look again once all is done
+		failed    error               // a receive failed: end once all is done
+		avg       = time.Duration(-1) // mean handler time, once known
+		ackTarget = 1
 	)
 	done, stopping := ctx.Done(), false // done is nil once stopping
 	for {
@@ -169,11 +170,20 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 				wg.Wait()
 				sawEmpty = false
 			}
-			// A message for each free slot, and while handlers are quick
-			// up to n more in hand.
-			want := n - running - len(held)
-			if avg >= 0 && avg < aheadBelow {
-				want += min(n, maxBatch)
+			// A message for each free slot and, while handlers are quick,
+			// more in hand: received in batches of at least half the
+			// look-ahead, when the hand is down to half.
+			free, ahead := n-running, 0
+			if quick := avg >= 0 && avg < aheadBelow; quick {
+				ahead = lookAhead(n)
+			}
+			if target := max(ahead/2, 1); target != ackTarget {
+				ackTarget = target
+				acks.batch(target)
+			}
+			want := 0
+			if len(held) < free || len(held) <= ahead/2 {
+				want = free + ahead - len(held)
 			}
 			if opt.MaxJobs > 0 {
 				want = min(want, opt.MaxJobs-taken)
@@ -248,14 +258,25 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 }
 
 // aheadBelow is the mean handler time under which Work receives ahead of
-// its free slots: there a round trip is a notable part of each job, and a
-// message received ahead waits about one job for its slot.
+// its free slots and gathers acks: there a round trip is a notable part of
+// each job, and a message received ahead waits a few jobs for its slot.
 const aheadBelow = 50 * time.Millisecond
+
+// lookAhead is how many messages Work keeps in hand beyond its free slots
+// while handlers are quick, with Concurrency n: enough that a receive
+// every few jobs, of half of them, keeps every slot busy.
+func lookAhead(n int) int { return min(max(2*n, 4), maxBatch) }
+
+// ackWait is the longest a quick handler's ack waits for others to go in
+// the same call (and never more than a sixth of its lease, which its
+// renewals left at least two thirds of).
+const ackWait = 2 * time.Millisecond
 
 // leased is a message Work received, with the lease it keeps renewing
 // from then until its handler returns.
 type leased struct {
 	m        Message
+	lease    time.Duration
 	ctx      context.Context // the handler's: cancelled when the lease is lost
 	cancel   context.CancelCauseFunc
 	stop     context.CancelFunc // ends the renewals
@@ -267,7 +288,7 @@ type leased struct {
 func (c *Client) lease(ctx context.Context, q string, opt WorkOptions, m Message, claimed time.Time, lease time.Duration) *leased {
 	hctx, cancel := context.WithCancelCause(ctx)
 	rctx, stop := context.WithCancel(ctx)
-	l := &leased{m: m, ctx: hctx, cancel: cancel, stop: stop, renewals: make(chan int, 1)}
+	l := &leased{m: m, lease: lease, ctx: hctx, cancel: cancel, stop: stop, renewals: make(chan int, 1)}
 	go func() {
 		l.renewals <- c.renew(rctx, q, opt, m, claimed, lease, cancel)
 	}()
@@ -318,7 +339,7 @@ func (c *Client) handleOne(l *leased, handle func(context.Context, Message) erro
 	}
 	var acked <-chan error
 	if o.Err == nil {
-		acked = acks.add(l.m)
+		acked = acks.add(l.m, min(ackWait, l.lease/6))
 	}
 	// The handler's context ends once its ack is queued: a handler (a
 	// test) that waits for that knows the ack goes with the next call.
@@ -339,6 +360,7 @@ func (c *Client) handleOne(l *leased, handle func(context.Context, Message) erro
 type acker struct {
 	mu      sync.Mutex
 	pending []ackRequest
+	target  int // a call waits for this many, up to the first's due time
 	closed  bool
 	wake    chan struct{} // capacity 1: something was queued, or closed
 	done    chan struct{}
@@ -346,24 +368,44 @@ type acker struct {
 
 type ackRequest struct {
 	m     Message
+	due   time.Time // when it must go, however few wait with it
 	reply chan error
 }
 
 func (c *Client) startAcker(ctx context.Context, q string) *acker {
-	a := &acker{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	a := &acker{target: 1, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
 		for {
 			a.mu.Lock()
-			batch := a.pending[:min(len(a.pending), maxBatch):min(len(a.pending), maxBatch)]
-			a.pending = a.pending[len(batch):]
+			var wait time.Duration
+			if len(a.pending) > 0 && len(a.pending) < a.target && !a.closed {
+				wait = time.Until(a.pending[0].due)
+			}
+			var batch []ackRequest
+			if wait <= 0 {
+				k := min(len(a.pending), maxBatch)
+				batch = a.pending[:k:k]
+				a.pending = a.pending[k:]
+			}
 			closed := a.closed
 			a.mu.Unlock()
 			if len(batch) == 0 {
 				if closed {
 					return
 				}
-				<-a.wake
+				if wait > 0 {
+					timer.Reset(wait)
+					select {
+					case <-a.wake:
+					case <-timer.C:
+					}
+					timer.Stop()
+				} else {
+					<-a.wake
+				}
 				continue
 			}
 			refs := make([]string, len(batch))
@@ -392,14 +434,22 @@ func ackOutcome(res *AckResult, err error, m Message) error {
 	return nil
 }
 
-// add queues m's ack; its answer comes on the channel returned.
-func (a *acker) add(m Message) <-chan error {
+// add queues m's ack, to go within wait; its answer comes on the channel
+// returned.
+func (a *acker) add(m Message, wait time.Duration) <-chan error {
 	reply := make(chan error, 1)
 	a.mu.Lock()
-	a.pending = append(a.pending, ackRequest{m, reply})
+	a.pending = append(a.pending, ackRequest{m, time.Now().Add(wait), reply})
 	a.mu.Unlock()
 	a.signal()
 	return reply
+}
+
+// batch sets how many acks a call waits for (within their due times).
+func (a *acker) batch(n int) {
+	a.mu.Lock()
+	a.target = n
+	a.mu.Unlock()
 }
 
 func (a *acker) signal() {
