@@ -179,6 +179,15 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// cmdOutput is what CMD writes to for w: w itself when it is a file,
+// else w under mu, written from a pipe.
+func cmdOutput(mu *sync.Mutex, w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok {
+		return f
+	}
+	return lockedWriter{mu, w}
+}
+
 // errJobTimeout is the cause a CMD past --job-timeout is stopped with.
 var errJobTimeout = errors.New("job timeout")
 
@@ -231,7 +240,11 @@ func workRun(ctx context.Context, opts *workOptions) error {
 	}
 	ios := opts.IO
 	var mu sync.Mutex
-	stdout, stderr := io.Writer(lockedWriter{&mu, ios.Out}), io.Writer(lockedWriter{&mu, ios.ErrOut})
+	// CMD writes straight into chatq's stdout and stderr when they are
+	// files, as under xargs: a pipe and a copying goroutine per job cost
+	// more than the job's own fork. chatq's lines are one write(2) each,
+	// which the kernel does not split on a pipe or an O_APPEND file.
+	stdout, stderr := cmdOutput(&mu, ios.Out), cmdOutput(&mu, ios.ErrOut)
 	if opts.JSON {
 		stdout = stderr
 	}
