@@ -53,7 +53,9 @@ func NewCmdWork(f *cmdutil.Factory, runF func(context.Context, *workOptions) err
 		Long: `Receive messages as they become due and run CMD once per message, up to
 --concurrency at a time. The message body is CMD's stdin. Exit 0 acks the
 message, by its receipt; any other outcome leaves it to come back when its
-visibility timeout ends.
+visibility timeout ends. Messages are received in batches (one for the
+free slots, and while CMDs are quick a few more held ahead, their leases
+renewed while they wait) and acked in batches.
 
 Leases: while CMD runs, work renews its message's visibility timeout every
 third of the vt (--vt, default the queue's), so a CMD may run longer than

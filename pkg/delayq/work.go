@@ -72,12 +72,14 @@ type Outcome struct {
 // otherwise. It waits for messages as Receive with Wait does.
 //
 // Batches: Work receives as many messages as it has free slots in one
-// call, and while its handlers are quick (under 50 ms on average) up to
-// Concurrency (at most 100) more ahead of them, so that a slot that frees starts its next
-// message without waiting for a round trip; it acks in one call what
-// handlers finished while the previous ack was on its way. A message
-// received ahead is leased from the moment it is received: its lease is
-// renewed while it waits for a slot as while its handler runs.
+// call, and while its handlers are quick (under 50 ms on average) keeps
+// twice Concurrency (at least 4, at most 100) more in hand, refilled when
+// half are gone, so that a slot that frees starts its next message
+// without waiting for a round trip. It acks in one call the handlers that
+// finished while the previous ack was on its way (while handlers are
+// quick, an ack waits up to 2 ms for others). A message received ahead is
+// leased from the moment it is received: its lease is renewed while it
+// waits for a slot as while its handler runs.
 //
 // Leases: while a handler runs, Work renews its message's visibility
 // timeout (ChangeVisibility, by receipt) every Heartbeat, so the message is not
