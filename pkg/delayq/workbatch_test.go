@@ -195,6 +195,17 @@ func TestWorkKeepsLeasesOfMessagesReceivedAhead(t *testing.T) {
 			if m.Body != "slow" {
 				return nil
 			}
+			// Work receives w1-w3 ahead while slow runs (its handlers so
+			// far were quick); only then may a rival look.
+			for deadline := time.Now().Add(vt); ; time.Sleep(10 * time.Millisecond) {
+				if s, err := c.Stats(context.Background(), "q"); err == nil && s.Ready == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Error("Work did not receive ahead while slow ran")
+					break
+				}
+			}
 			// A rival polls all the while: it must never get a message.
 			rc := newClient(t, b)
 			stop := make(chan struct{})
