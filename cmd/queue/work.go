@@ -53,7 +53,9 @@ func NewCmdWork(f *cmdutil.Factory, runF func(context.Context, *workOptions) err
 		Long: `Receive messages as they become due and run CMD once per message, up to
 --concurrency at a time. The message body is CMD's stdin. Exit 0 acks the
 message, by its receipt; any other outcome leaves it to come back when its
-visibility timeout ends.
+visibility timeout ends. Messages are received in batches (one for the
+free slots, and while CMDs are quick a few more held ahead, their leases
+renewed while they wait) and acked in batches.
 
 Leases: while CMD runs, work renews its message's visibility timeout every
 third of the vt (--vt, default the queue's), so a CMD may run longer than
@@ -179,6 +181,15 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// cmdOutput is what CMD writes to for w: w itself when it is a file,
+// else w under mu, written from a pipe.
+func cmdOutput(mu *sync.Mutex, w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok {
+		return f
+	}
+	return lockedWriter{mu, w}
+}
+
 // errJobTimeout is the cause a CMD past --job-timeout is stopped with.
 var errJobTimeout = errors.New("job timeout")
 
@@ -231,7 +242,11 @@ func workRun(ctx context.Context, opts *workOptions) error {
 	}
 	ios := opts.IO
 	var mu sync.Mutex
-	stdout, stderr := io.Writer(lockedWriter{&mu, ios.Out}), io.Writer(lockedWriter{&mu, ios.ErrOut})
+	// CMD writes straight into chatq's stdout and stderr when they are
+	// files, as under xargs: a pipe and a copying goroutine per job cost
+	// more than the job's own fork. chatq's lines are one write(2) each,
+	// which the kernel does not split on a pipe or an O_APPEND file.
+	stdout, stderr := cmdOutput(&mu, ios.Out), cmdOutput(&mu, ios.ErrOut)
 	if opts.JSON {
 		stdout = stderr
 	}

@@ -169,7 +169,11 @@
 // and Export give a received message's latest receipt, so that what a peek
 // selected (PeekOptions.InFlightFor, MinReceives) can be retried by receipt
 // without touching a message received again since. Work renews the lease
-// of each running handler and acks by receipt.
+// of each running handler and acks by receipt. It receives a batch for
+// its free slots in one call (one receive.lua call per 100), and while
+// handlers are quick keeps a few more in hand, leased; acks finished
+// handlers in one call; about one round trip per message at Concurrency
+// 2, fewer above, against two before.
 //
 // # Searching
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -70,6 +71,16 @@ type Outcome struct {
 // returns nil and leaving it to come back after its visibility timeout
 // otherwise. It waits for messages as Receive with Wait does.
 //
+// Batches: Work receives as many messages as it has free slots in one
+// call, and while its handlers are quick (under 50 ms on average) keeps
+// twice Concurrency (at least 4, at most 100) more in hand, refilled when
+// half are gone, so that a slot that frees starts its next message
+// without waiting for a round trip. It acks in one call the handlers that
+// finished while the previous ack was on its way (while handlers are
+// quick, an ack waits up to 2 ms for others). A message received ahead is
+// leased from the moment it is received: its lease is renewed while it
+// waits for a slot as while its handler runs.
+//
 // Leases: while a handler runs, Work renews its message's visibility
 // timeout (ChangeVisibility, by receipt) every Heartbeat, so the message is not
 // delivered again however long the handler takes. If the lease cannot be
@@ -77,13 +88,16 @@ type Outcome struct {
 // message no longer held) the handler's context is cancelled with
 // ErrLeaseLost before the lease ends; a handler must then return promptly,
 // as it may otherwise run at the same time as another delivery of its
-// message. Work never acks a handler whose context it cancelled.
+// message. Work never acks a handler whose context it cancelled. A message
+// whose lease is lost while it waits for a slot is not handled: its Outcome
+// says so (Err wraps ErrLeaseLost).
 //
 // A handler that must not run longer than some time bounds itself, as Go
 // code does: context.WithTimeout, or WithTimeoutCause to tell the cause
 // apart; returning an error leaves the message to come back.
 //
-// When ctx is cancelled Work takes no more messages, waits for the running
+// When ctx is cancelled Work takes no more messages, makes those it
+// received ahead visible again at once (by receipt), waits for the running
 // handlers (whose contexts are not cancelled by it, and whose leases it
 // keeps renewing) and returns nil.
 func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle func(context.Context, Message) error) error {
@@ -115,71 +129,208 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 		return err
 	}
 	keep := context.WithoutCancel(ctx)
-	slots := make(chan struct{}, n)
+	acks := c.startAcker(keep, q)
 	var wg sync.WaitGroup
+	defer acks.close() // after the handlers (deferred calls run last first)
 	defer wg.Wait()
-	taken := 0
+	type receiveResult struct {
+		r   *received
+		err error
+	}
+	got := make(chan receiveResult, 1)
+	freed := make(chan time.Duration, n) // a handler returned, after so long
+	var (
+		held      []*leased           // received, waiting for a slot
+		running   int                 // handlers that have not returned
+		taken     int                 // messages received
+		receiving bool                // a receive is on its way (one at a time)
+		idleSent  bool                // no handler ran while it was
+		sawEmpty  bool                // --until-empty: look again once all is done
+		failed    error               // a receive failed: end once all is done
+		avg       = time.Duration(-1) // mean handler time, once known
+		ackTarget = 1
+	)
+	done, stopping := ctx.Done(), false // done is nil once stopping
 	for {
-		if opt.MaxJobs > 0 && taken == opt.MaxJobs {
-			return nil // after the handlers return (wg.Wait)
+		for running < n && len(held) > 0 {
+			l := held[0]
+			held = held[1:]
+			running++
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o := c.handleOne(l, handle, acks, func(d time.Duration) { freed <- d })
+				if opt.Report != nil {
+					opt.Report(o)
+				}
+			}()
+		}
+		if !receiving && failed == nil && !stopping {
+			if sawEmpty && running == 0 && len(held) == 0 {
+				// A handler may have failed, or pushed, meanwhile: look
+				// again once they are all done, acks included.
+				wg.Wait()
+				sawEmpty = false
+			}
+			// A message for each free slot and, while handlers are quick,
+			// more in hand: received in batches of at least half the
+			// look-ahead, when the hand is down to half.
+			free, ahead := n-running, 0
+			if quick := avg >= 0 && avg < aheadBelow; quick {
+				ahead = lookAhead(n)
+			}
+			if target := max(ahead/2, 1); target != ackTarget {
+				ackTarget = target
+				acks.batch(target)
+			}
+			want := 0
+			if len(held) < free || len(held) <= ahead/2 {
+				want = free + ahead - len(held)
+			}
+			if opt.MaxJobs > 0 {
+				want = min(want, opt.MaxJobs-taken)
+			}
+			if want > 0 && !sawEmpty {
+				receiving, idleSent = true, running == 0
+				ro.N = want
+				go func(ro ReceiveOptions) {
+					r, err := c.receive(ctx, q, ro)
+					got <- receiveResult{r, err}
+				}(ro)
+			}
+		}
+		if !receiving && running == 0 && len(held) == 0 {
+			switch {
+			case stopping:
+				return nil
+			case failed != nil:
+				return failed // after the acks (wg.Wait)
+			case opt.MaxJobs > 0 && taken >= opt.MaxJobs:
+				return nil // after the handlers return (wg.Wait)
+			}
 		}
 		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		r, err := c.receive(ctx, q, ro)
-		if ctx.Err() != nil && (err != nil || len(r.messages) == 0) {
-			return nil
-		}
-		if err != nil {
-			<-slots
-			return err
-		}
-		if opt.Received != nil {
-			opt.Received()
-		}
-		if len(r.messages) == 0 {
-			<-slots
-			if opt.UntilEmpty {
-				if len(slots) == 0 {
-					return nil // nothing ready, no handler running
+		case d := <-freed:
+			running--
+			if avg < 0 {
+				avg = d
+			} else {
+				avg += (d - avg) / 8
+			}
+		case res := <-got:
+			receiving = false
+			switch {
+			case stopping:
+				if res.err == nil {
+					c.release(keep, q, res.r.messages)
 				}
-				// A running handler may fail, or push: look again once
-				// they are done.
-				wg.Wait()
+				continue
+			case res.err != nil:
+				failed = res.err
+				continue
 			}
-			continue
+			if opt.Received != nil {
+				opt.Received()
+			}
+			if len(res.r.messages) == 0 {
+				if opt.UntilEmpty {
+					if idleSent && running == 0 && len(held) == 0 {
+						return nil // nothing ready, no handler running
+					}
+					sawEmpty = true
+				}
+				continue
+			}
+			for _, m := range res.r.messages {
+				taken++
+				held = append(held, c.lease(keep, q, opt, m, res.r.sentAt, m.VisibleAt.Sub(res.r.now)))
+			}
+		case <-done:
+			// Stop taking messages; those received ahead go back.
+			done, stopping = nil, true
+			ms := make([]Message, 0, len(held))
+			for _, l := range held {
+				l.end()
+				ms = append(ms, l.m)
+			}
+			held = nil
+			c.release(keep, q, ms)
 		}
-		m := r.messages[0]
-		taken++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			o := c.handleOne(keep, q, opt, m, r.sentAt, m.VisibleAt.Sub(r.now), handle)
-			if opt.Report != nil {
-				opt.Report(o)
-			}
-		}()
 	}
 }
 
-// handleOne runs handle for m under a lease of length lease that began no
-// earlier than claimed (local clock), renewing it until handle returns.
-func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Message, claimed time.Time, lease time.Duration, handle func(context.Context, Message) error) Outcome {
-	start := time.Now()
+// aheadBelow is the mean handler time under which Work receives ahead of
+// its free slots and gathers acks: there a round trip is a notable part of
+// each job, and a message received ahead waits a few jobs for its slot.
+const aheadBelow = 50 * time.Millisecond
+
+// lookAhead is how many messages Work keeps in hand beyond its free slots
+// while handlers are quick, with Concurrency n: enough that a receive
+// every few jobs, of half of them, keeps every slot busy.
+func lookAhead(n int) int { return min(max(2*n, 4), maxBatch) }
+
+// ackWait is the longest a quick handler's ack waits for others to go in
+// the same call (and never more than a sixth of its lease, which its
+// renewals left at least two thirds of).
+const ackWait = 2 * time.Millisecond
+
+// leased is a message Work received, with the lease it keeps renewing
+// from then until its handler returns.
+type leased struct {
+	m        Message
+	lease    time.Duration
+	ctx      context.Context // the handler's: cancelled when the lease is lost
+	cancel   context.CancelCauseFunc
+	stop     context.CancelFunc // ends the renewals
+	renewals chan int
+}
+
+// lease starts renewing m's lease of length lease, which began no earlier
+// than claimed (local clock).
+func (c *Client) lease(ctx context.Context, q string, opt WorkOptions, m Message, claimed time.Time, lease time.Duration) *leased {
 	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	rctx, stop := context.WithCancel(ctx)
-	renewals := make(chan int, 1)
+	l := &leased{m: m, lease: lease, ctx: hctx, cancel: cancel, stop: stop, renewals: make(chan int, 1)}
 	go func() {
-		renewals <- c.renew(rctx, q, opt, m, claimed, lease, cancel)
+		l.renewals <- c.renew(rctx, q, opt, m, claimed, lease, cancel)
 	}()
-	herr := handle(hctx, m)
-	cause := context.Cause(hctx) // what ended the handler, if Work did
-	stop()
-	o := Outcome{Message: m, Renewals: <-renewals}
+	return l
+}
+
+// end stops l's renewals, then cancels its handler's context, and returns
+// how many renewals there were.
+func (l *leased) end() int {
+	l.stop()
+	defer l.cancel(nil)
+	return <-l.renewals
+}
+
+// release makes messages received but never handled visible again at
+// once, by receipt, so that they are not hidden for the vt unseen; if it
+// fails they come back when their vt ends.
+func (c *Client) release(ctx context.Context, q string, ms []Message) {
+	if len(ms) == 0 {
+		return
+	}
+	refs := make([]string, len(ms))
+	for i, m := range ms {
+		refs[i] = m.Receipt
+	}
+	_, _ = c.Retry(ctx, q, 0, refs...)
+}
+
+// handleOne runs handle for l's message, unless its lease was lost while
+// it waited for a slot; then it queues a success's ack, calls freed with
+// how long that took, and waits for the ack.
+func (c *Client) handleOne(l *leased, handle func(context.Context, Message) error, acks *acker, freed func(time.Duration)) Outcome {
+	start := time.Now()
+	var herr error
+	if l.ctx.Err() == nil {
+		herr = handle(l.ctx, l.m)
+	}
+	cause := context.Cause(l.ctx) // what ended the handler, if Work did
+	l.stop()
+	o := Outcome{Message: l.m, Renewals: <-l.renewals}
 	switch {
 	case cause != nil && herr != nil && herr != cause && !errors.Is(herr, context.Canceled):
 		o.Err = fmt.Errorf("%w (handler: %v)", cause, herr)
@@ -188,21 +339,135 @@ func (c *Client) handleOne(ctx context.Context, q string, opt WorkOptions, m Mes
 	default:
 		o.Err = herr
 	}
+	var acked <-chan error
 	if o.Err == nil {
-		r, err := c.Ack(ctx, q, m.Receipt)
-		switch {
-		case r == nil:
-			o.AckErr = err
-		case len(r.Stale) > 0:
-			o.AckErr = fmt.Errorf("receipt %s: %w", m.Receipt, ErrStaleReceipt)
-		case len(r.Missing) > 0:
-			o.AckErr = fmt.Errorf("message %s: %w", m.ID, ErrMessageNotFound)
-		default:
-			o.Acked = true
-		}
+		acked = acks.add(l.m, min(ackWait, l.lease/6))
+	}
+	// The handler's context ends once its ack is queued: a handler (a
+	// test) that waits for that knows the ack goes with the next call.
+	l.cancel(nil)
+	freed(time.Since(start))
+	if acked != nil {
+		o.AckErr = <-acked
+		o.Acked = o.AckErr == nil
 	}
 	o.Duration = time.Since(start)
 	return o
+}
+
+// acker acks by receipt the messages whose handlers succeeded, in one
+// call for all those queued while the previous call was on its way (at
+// most maxBatch: one script call, so that a call's error is each of its
+// messages' answer, as it was with an ack each).
+type acker struct {
+	mu      sync.Mutex
+	pending []ackRequest
+	target  int // a call waits for this many, up to the first's due time
+	closed  bool
+	wake    chan struct{} // capacity 1: something was queued, or closed
+	done    chan struct{}
+}
+
+type ackRequest struct {
+	m     Message
+	due   time.Time // when it must go, however few wait with it
+	reply chan error
+}
+
+func (c *Client) startAcker(ctx context.Context, q string) *acker {
+	a := &acker{target: 1, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for {
+			a.mu.Lock()
+			var wait time.Duration
+			if len(a.pending) > 0 && len(a.pending) < a.target && !a.closed {
+				wait = time.Until(a.pending[0].due)
+			}
+			var batch []ackRequest
+			if wait <= 0 {
+				k := min(len(a.pending), maxBatch)
+				batch = a.pending[:k:k]
+				a.pending = a.pending[k:]
+			}
+			closed := a.closed
+			a.mu.Unlock()
+			if len(batch) == 0 {
+				if closed {
+					return
+				}
+				if wait > 0 {
+					timer.Reset(wait)
+					select {
+					case <-a.wake:
+					case <-timer.C:
+					}
+					timer.Stop()
+				} else {
+					<-a.wake
+				}
+				continue
+			}
+			refs := make([]string, len(batch))
+			for i, r := range batch {
+				refs[i] = r.m.Receipt
+			}
+			res, err := c.Ack(ctx, q, refs...)
+			for _, r := range batch {
+				r.reply <- ackOutcome(res, err, r.m)
+			}
+		}
+	}()
+	return a
+}
+
+// ackOutcome is what an Ack that answered res and err means for m.
+func ackOutcome(res *AckResult, err error, m Message) error {
+	switch {
+	case res == nil:
+		return err
+	case slices.Contains(res.Stale, m.Receipt):
+		return fmt.Errorf("receipt %s: %w", m.Receipt, ErrStaleReceipt)
+	case slices.Contains(res.Missing, m.Receipt):
+		return fmt.Errorf("message %s: %w", m.ID, ErrMessageNotFound)
+	}
+	return nil
+}
+
+// add queues m's ack, to go within wait; its answer comes on the channel
+// returned.
+func (a *acker) add(m Message, wait time.Duration) <-chan error {
+	reply := make(chan error, 1)
+	a.mu.Lock()
+	a.pending = append(a.pending, ackRequest{m, time.Now().Add(wait), reply})
+	a.mu.Unlock()
+	a.signal()
+	return reply
+}
+
+// batch sets how many acks a call waits for (within their due times).
+func (a *acker) batch(n int) {
+	a.mu.Lock()
+	a.target = n
+	a.mu.Unlock()
+}
+
+func (a *acker) signal() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the acker once what was queued has been answered.
+func (a *acker) close() {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.signal()
+	<-a.done
 }
 
 // renew keeps m's lease until ctx is done, and returns how many times it
