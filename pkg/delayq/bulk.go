@@ -64,8 +64,8 @@ const batchBytes = 1 << 20
 // PushMany pushes messages to queue q, in order, in batches of at most
 // 100 messages and 1 MiB of bodies, each batch one atomic script call (all
 // of it stored or none). Every body (UTF-8) and due time is checked before
-// the first call; a push of more than one batch first reads the queue's
-// Stats (one more round trip, read only) and checks every body against
+// the first call; a push of more than one batch (or of none) first reads
+// the queue's Stats (one more round trip, read only) and checks every body against
 // its maxsize and every At against the server's clock, so that a message
 // refused stores none of the others. The ids of a batch share the server
 // time of its call and sort in the order given, so messages due at the
@@ -99,7 +99,9 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, opt Pu
 		return nil, err
 	}
 	ends := batchEnds(bodies)
-	if len(ends) > 1 {
+	// An empty push still reads Stats: a queue that is not there is an
+	// error (a mistyped name), not an empty success.
+	if len(ends) != 1 {
 		if err := b.check(ctx); err != nil {
 			return nil, err
 		}
