@@ -328,9 +328,8 @@ func (o *retryOptions) retry(ctx context.Context, q *delayq.Client, refs []strin
 
 // repeatSettled runs call, an ack or retry with a token, through
 // conn.Repeat and leaves its last result in r. Messages missing or stale
-// are an answer, not a failure to repeat: conn.Repeat sees success then
-// (it would report a lost reply answered by an error as still lost), and
-// the error comes back from here.
+// are an answer, not a failure to repeat: conn.Repeat sees success then,
+// and the error comes back from here with the result that goes with it.
 func repeatSettled(ctx context.Context, timeout time.Duration, call func(context.Context) (*delayq.AckResult, error), r **delayq.AckResult) error {
 	var settled error
 	err := conn.Repeat(ctx, timeout, func(ctx context.Context) error {

@@ -13,7 +13,8 @@ import (
 // gets an answer, another error comes, ctx ends, or budget (--timeout) has
 // passed since the first failure. When a reply was lost and no later try
 // got an answer, the error returned is still a lost reply (ReplyLost), so
-// that the command exits 4: the server may have applied it.
+// that the command exits 4: the server may have applied it. A later try's
+// error reply is an answer, and is returned as it is.
 func Repeat(ctx context.Context, budget time.Duration, op func(context.Context) error) error {
 	err := op(ctx)
 	if err == nil || !Transient(err) || ctx.Err() != nil {
@@ -33,7 +34,10 @@ func Repeat(ctx context.Context, budget time.Duration, op func(context.Context) 
 			lost = err
 		}
 	}
-	if lost != nil && !ReplyLost(err) {
+	// A repeat that got an answer, even an error reply (the call's
+	// record says what the first try did), settles it; one that met only
+	// a refused connection leaves the reply lost.
+	if lost != nil && !ReplyLost(err) && Transient(err) {
 		return &repeatedError{lost: lost, last: err}
 	}
 	return err

@@ -36,6 +36,19 @@ func TestRepeat(t *testing.T) {
 		t.Errorf("a lost reply, then refusals: %v after %d tries, want a lost reply", err, n)
 	}
 
+	// A lost reply, then an answer that is an error: the answer.
+	n = 0
+	missing := errors.New("missing")
+	err = Repeat(ctx, time.Second, func(context.Context) error {
+		if n++; n == 1 {
+			return io.EOF
+		}
+		return missing
+	})
+	if err != missing || n != 2 {
+		t.Errorf("a lost reply, then an error answer: %v after %d tries, want the answer after 2", err, n)
+	}
+
 	n = 0
 	wrong := errors.New("WRONGTYPE")
 	if err := Repeat(ctx, time.Second, func(context.Context) error { n++; return wrong }); err != wrong || n != 1 {
