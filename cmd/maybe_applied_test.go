@@ -220,6 +220,25 @@ func TestLostPopRepeated(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.TotalRecv != 1 {
 			t.Errorf("stats %s: want totalrecv 1 (one pop applied)", stdout)
 		}
+
+		// A waiting pop whose reply is lost as --wait ends: asked once
+		// more, without waiting, it prints what it popped.
+		p.DropReplyTo("popq")
+		code, stdout, stderr = run(ctx, pb, "--timeout", "300ms", "-o", "json", "queue", "poll", "popq", "--pop", "--wait", "1ms")
+		if code != 0 {
+			t.Fatalf("waiting pop with its reply lost: exit %d, want 0:\n%s", code, stderr)
+		}
+		if _, _, _, dropped := p.Counts(); dropped != 2 {
+			t.Fatalf("the proxy dropped %d replies, want 2", dropped)
+		}
+		popped = nil
+		if err := json.Unmarshal([]byte(stdout), &popped); err != nil || len(popped) != 1 || popped[0].Message != "second" {
+			t.Fatalf("waiting pop printed %q (%v), want the second message once", stdout, err)
+		}
+		code, stdout, _ = run(ctx, b, "-o", "json", "queue", "stats", "popq")
+		if err := json.Unmarshal([]byte(stdout), &st); code != 0 || err != nil || st.TotalRecv != 2 {
+			t.Errorf("stats %s: want totalrecv 2 (two pops applied)", stdout)
+		}
 	})
 }
 

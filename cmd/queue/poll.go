@@ -162,11 +162,18 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 	default:
 		deadline := time.Now().Add(opts.Wait)
 		p := opts.Persistent(opts.GiveUpAfter)
+		lost := false // a pop whose reply was lost: it may have popped
 		err = p.Run(ctx, func(ctx context.Context) error {
 			ro.Wait = time.Until(deadline)
 			if ro.Wait <= 0 {
-				r = nil
-				return nil
+				if !lost {
+					r = nil
+					return nil
+				}
+				// --wait is over, but the pop before may have
+				// popped: ask once more, without waiting, with
+				// its token, which answers with what it popped.
+				ro.Wait = 0
 			}
 			var err error
 			moved, missing = 0, false
@@ -174,6 +181,7 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 			if err == nil {
 				p.Healthy()
 			}
+			lost = opts.Pop && (lost || conn.ReplyLost(err)) && err != nil
 			return err
 		})
 		if err == nil && ctx.Err() != nil {
