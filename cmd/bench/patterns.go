@@ -85,7 +85,7 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 		{name: "push", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			l := lists(c)
 			return func(ctx context.Context) error {
-				_, err := l.RPush(ctx, "bench", item)
+				_, err := l.Push(ctx, "bench", []string{item}, shardlist.PushOptions{Token: rand.Text()})
 				return err
 			}
 		}},
@@ -145,7 +145,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 		{name: "ack", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			q := queue(c)
 			return func(ctx context.Context) error {
-				_, err := q.Ack(ctx, "bench", <-received)
+				_, err := q.AckWith(ctx, "bench", delayq.AckOptions{Token: rand.Text()}, <-received)
 				return err
 			}
 		}},
