@@ -28,7 +28,8 @@ type WorkOptions struct {
 	// of the vt by default, and never less often.
 	Heartbeat time.Duration
 	// Report, if set, is called after each message is handled (from the
-	// handler's goroutine).
+	// handler's goroutine), one call at a time, so that it may count
+	// without a lock of its own.
 	Report func(Outcome)
 	// Received, if set, is called after each receive that reached the
 	// server (with or without messages): a caller that reconnects after
@@ -131,7 +132,8 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 	keep := context.WithoutCancel(ctx)
 	acks := c.startAcker(keep, q)
 	var wg sync.WaitGroup
-	defer acks.close() // after the handlers (deferred calls run last first)
+	var reporting sync.Mutex // one Report at a time
+	defer acks.close()       // after the handlers (deferred calls run last first)
 	defer wg.Wait()
 	type receiveResult struct {
 		r   *received
@@ -161,7 +163,9 @@ func (c *Client) Work(ctx context.Context, q string, opt WorkOptions, handle fun
 				defer wg.Done()
 				o := c.handleOne(l, handle, acks, func(d time.Duration) { freed <- d })
 				if opt.Report != nil {
+					reporting.Lock()
 					opt.Report(o)
+					reporting.Unlock()
 				}
 			}()
 		}
