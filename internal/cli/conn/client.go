@@ -126,8 +126,7 @@ func NewClient(cfg *Config, io *iostreams.IOStreams, poolSize int) (redis.Univer
 	if budget <= 0 {
 		budget = 3 * time.Second // go-redis's read timeout
 	}
-	top := c.Process
-	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget, top: &top})
+	c.AddHook(retryHook{retryable: retryable{cluster: cfg.Cluster, failover: cfg.SentinelMaster != ""}, budget: budget, top: c.Process})
 	c.AddHook(permHook{})
 	c.AddHook(initHook{replied})
 	if cfg.Verbose {

@@ -99,7 +99,7 @@ type retryHook struct {
 	// connection failed before the server's first reply is sent again
 	// through it, from the top, since go-redis (v9.23) answers a second
 	// try through next with the first failure, without a new connection.
-	top *func(context.Context, redis.Cmder) error
+	top func(context.Context, redis.Cmder) error
 }
 
 // nested marks a context whose command retryHook is already retrying.
@@ -117,9 +117,9 @@ func (h retryHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		b := h.backoff(ctx)
 		for h.notRun(err) && b.wait(ctx) {
 			var ci *ConnInitError
-			if h.top != nil && *h.top != nil && (errors.As(err, &ci) || unsent(err)) {
+			if h.top != nil && (errors.As(err, &ci) || unsent(err)) {
 				cmd.SetErr(nil)
-				err = (*h.top)(context.WithValue(ctx, nested{}, true), cmd)
+				err = h.top(context.WithValue(ctx, nested{}, true), cmd)
 			} else {
 				err = next(ctx, cmd)
 			}
