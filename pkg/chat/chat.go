@@ -319,8 +319,9 @@ type SendOptions struct {
 
 // tokenLifetime is how long the record of a send with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
-// in between, short enough that records stay few (about 180 bytes of
-// server memory each; see docs/reliability.md).
+// in between, short enough that records stay few (about 105 bytes of
+// server memory each; see docs/reliability.md). A record's hash lives this
+// long after its last write (record.lua).
 const tokenLifetime = 10 * time.Minute
 
 // sentKeys returns the keys of the records of a send (or create, or

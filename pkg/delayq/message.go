@@ -37,8 +37,9 @@ type PushOptions struct {
 // tokenLifetime is how long the record of a push or a receive with a token
 // lasts: long enough to cover a command's --timeout, a server restart and
 // the repeats in between, short enough that a busy queue's records stay
-// few (a push's about 230 bytes, a receive's its messages plus about 300
-// bytes; see docs/reliability.md).
+// few (a push's about 155 bytes, a receive's its messages plus 200 to 330
+// bytes; see docs/reliability.md). A record's hash lives this long after
+// its last write (record.lua).
 const tokenLifetime = 10 * time.Minute
 
 // checkToken checks a token given in options ("" is none).

@@ -592,7 +592,8 @@ type PopOptions struct {
 // tokenLifetime is how long the record of a pop with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (each holds the items it
-// popped, plus about 165 bytes of server memory; see docs/reliability.md).
+// popped, plus about 90 bytes of server memory; see docs/reliability.md).
+// A record's hash lives this long after its last write (record.lua).
 const tokenLifetime = 10 * time.Minute
 
 // Pop pops up to opt.Count items from the head (or, with opt.Tail, the
