@@ -4,9 +4,10 @@
 -- writeRecord, netstrings and fromNetstrings, and writes nothing.
 --
 -- A call with a token passes 11 record keys, KEYS[first..first+10]: the
--- HASHes <base>:T:<minute> of the minutes m, m-1, ..., m-10 of the
--- client's clock (m = Unix ms / 60000, computed when the call is made),
--- all in the slot of the keys the script writes. The token (or
+-- HASHes of the minutes m, m-1, ..., m-10 of the client's clock (m = Unix
+-- ms / 60000, computed when the call is made; <base>:T:<minute>, or
+-- sent:{ID}:<minute> for a chat), all in the slot of the keys the script
+-- writes. The token (or
 -- <token>.<call> for a call after the first) names the field, whose value
 -- is the call's answer. A record is written into minute m's hash, whose
 -- lifetime every write sets again to ARGV's lifetime (10 minutes): a
@@ -18,9 +19,8 @@
 
 -- recordOf returns the answer recorded under field in the 11 record
 -- keys from KEYS[first] on, the first found, and the key it was found in;
--- or nil. HGET refuses a key
--- of another type (WRONGTYPE), and a missing key fails the call, before
--- the script writes anything.
+-- or nil. HGET refuses a key of another type (WRONGTYPE), and a record
+-- key not given fails the call, before the script writes anything.
 local function recordOf(first, field)
   for i = first, first + 10 do
     local r = redis.call('HGET', KEYS[i], field)
