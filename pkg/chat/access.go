@@ -19,9 +19,10 @@ type Access struct {
 // needs to call it. Every method that touches a chat may touch all of its
 // keys (chat:{ID}, msgs:{ID}, ids:{ID}) and a user's seen:{USER}; Create
 // also ids:chat:; Send, Create and Join also the records of calls with a
-// token, sent:{ID}:<token>, and Create the records of the ids it took,
-// {ids:chat:}:T:<token> (see idRecordKey). Pending and Watch come twice: marking what they
-// return seen, and reading only (peek, or Watch without Mark).
+// token, the hashes sent:{ID}:<minute>, and Create the records of the ids
+// it took, {ids:chat:}:T:<minute> (see idRecordKeys). Pending and Watch
+// come twice: marking what they return seen, and reading only (peek, or
+// Watch without Mark).
 func (s *Client) Access() []Access {
 	p := keyspace.Quote(s.prefix)
 	keys := []string{p + "chat:{*}", p + "msgs:{*}", p + "ids:{*}", p + "seen:{*}"}
@@ -38,16 +39,18 @@ func (s *Client) Access() []Access {
 	// MarkSeen: the mark script (marks on a standalone server), a ZADD of
 	// seen:{USER} on a cluster, then trim.
 	mark := join(piped, trim, []string{"exists", "get", "type", "zadd", "zcount", "zrange", "zremrangebyrank", "zscore"})
-	// A call with a token also GETs and SETs its record, sent:{ID}:<token>;
-	// a Create with a token and no id the record of the id it took.
-	records := append(slices.Clip(keys), p+"sent:{*}:*")
+	// A call with a token also reads its record in the hashes
+	// sent:{ID}:<minute> (HGET) and writes it (HSET, PEXPIRE); a Create
+	// with a token and no id the record of the id it took likewise.
+	records := []string{"hget", "hset", "pexpire"}
+	recordKeys := append(slices.Clip(keys), p+"sent:{*}:*")
 	idRecords := keyspace.Quote(s.idRecordBase()) + "*"
 	return []Access{
-		{Op: "Create", Write: true, Keys: append(slices.Clip(records), p+"ids:chat:", idRecords), Channels: sent,
-			Commands: join(run, []string{"exists", "get", "incr", "publish", "set", "time", "type", "zadd"})},
-		{Op: "Send", Write: true, Keys: records, Channels: sent,
-			Commands: join(run, []string{"get", "incr", "publish", "set", "time", "type", "zadd", "zscore"})},
-		{Op: "Join", Write: true, Keys: records, Commands: join(run, []string{"get", "set", "type", "zadd", "zscore"})},
+		{Op: "Create", Write: true, Keys: append(slices.Clip(recordKeys), p+"ids:chat:", idRecords), Channels: sent,
+			Commands: join(run, records, []string{"exists", "incr", "publish", "time", "type", "zadd"})},
+		{Op: "Send", Write: true, Keys: recordKeys, Channels: sent,
+			Commands: join(run, records, []string{"get", "incr", "publish", "time", "type", "zadd", "zscore"})},
+		{Op: "Join", Write: true, Keys: recordKeys, Commands: join(run, records, []string{"get", "type", "zadd", "zscore"})},
 		{Op: "Leave", Write: true, Keys: keys,
 			Commands: join(run, trim, []string{"type", "unlink", "zcard", "zcount", "zrange", "zrem", "zremrangebyrank", "zscore"})},
 		{Op: "Pending", Write: true, Keys: keys, Commands: join(read, mark)},

@@ -35,11 +35,16 @@ var accessScripts = map[string][]string{
 var callRE = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z|]+)['"]`)
 
 // The Access table grants every command the scripts of each method call
-// (a script runs with its caller's ACL), and names every script.
+// (a script runs with its caller's ACL), those of the records' prelude
+// included, and names every script.
 func TestAccessCoversScripts(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never reached
 	defer rdb.Close()
 	table := chat.New(rdb, chat.Options{Prefix: "a*b:"}).Access()
+	prelude, err := os.ReadFile("../../internal/base/luascript/record.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
 	used := map[string]bool{}
 	var ops []string
 	for _, a := range table {
@@ -64,6 +69,16 @@ func TestAccessCoversScripts(t *testing.T) {
 			}
 			for _, m := range callRE.FindAllStringSubmatch(string(src), -1) {
 				want = append(want, strings.ToLower(m[1]))
+			}
+			// The records' prelude (luascript.Record): the calls of the
+			// functions the script calls.
+			for _, fn := range strings.Split(string(prelude), "\nlocal function ")[1:] {
+				name, _, _ := strings.Cut(fn, "(")
+				if regexp.MustCompile(`\b` + name + `\(`).Match(src) {
+					for _, m := range callRE.FindAllStringSubmatch(fn, -1) {
+						want = append(want, strings.ToLower(m[1]))
+					}
+				}
 			}
 		}
 		for _, c := range want {

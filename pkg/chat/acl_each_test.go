@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // refused and changes nothing. Redis 7 and Valkey scripts ask
 // redis.acl_check_cmd; Redis 6.2 scripts probe each command in a form the
 // command refuses itself, and run the ones with no such form first
-// (docs/compatibility.md).
+// (docs/compatibility.md). Create, Send and Join carry a token, so that
+// their records' HSET and PEXPIRE are refused too, before any write.
 func TestACLEachCommand(t *testing.T) {
 	b := redistest.Real(t)
 	redistest.NeedACL(t, b)
@@ -31,11 +33,17 @@ func TestACLEachCommand(t *testing.T) {
 
 	cases := map[string]func(c *chat.Client) error{
 		"Create": func(c *chat.Client) error {
-			_, err := c.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"ann"}, ID: "3", Message: ptr("new")})
+			_, err := c.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"ann"}, ID: "3", Message: ptr("new"), Token: rand.Text()})
 			return err
 		},
-		"Send": func(c *chat.Client) error { _, err := c.Send(ctx, "1", "joe", "three"); return err },
-		"Join": func(c *chat.Client) error { _, err := c.Join(ctx, "1", "ann"); return err },
+		"Send": func(c *chat.Client) error {
+			_, err := c.SendWith(ctx, "1", "joe", "three", chat.SendOptions{Token: rand.Text()})
+			return err
+		},
+		"Join": func(c *chat.Client) error {
+			_, err := c.JoinWith(ctx, "1", "ann", chat.JoinOptions{Token: rand.Text()})
+			return err
+		},
 		"Leave": func(c *chat.Client) error {
 			if _, err := c.Leave(ctx, "2", "ann"); err != nil {
 				return err // the last one out
@@ -63,7 +71,7 @@ func TestACLEachCommand(t *testing.T) {
 	for name, op := range cases {
 		run[name] = func(rdb *redis.Client) error { return op(chat.New(rdb, chat.Options{Prefix: b.Prefix})) }
 	}
-	writes := []string{"incr", "publish", "unlink", "zadd", "zrem", "zremrangebyrank"}
+	writes := []string{"hset", "incr", "pexpire", "publish", "unlink", "zadd", "zrem", "zremrangebyrank"}
 	redistest.Refusals(t, b, ops, writes, run, nil, nil)
 }
 

@@ -39,16 +39,16 @@ var errInvalid = names.ErrInvalid
 var (
 	//go:embed create.lua
 	createSrc    string
-	createScript = chatScript(createSrc)
+	createScript = tokenScript(createSrc)
 	//go:embed send.lua
 	sendSrc    string
-	sendScript = chatScript(sendSrc)
+	sendScript = tokenScript(sendSrc)
 	//go:embed newid.lua
 	newIDSrc    string
-	newIDScript = chatScript(newIDSrc)
+	newIDScript = tokenScript(newIDSrc)
 	//go:embed join.lua
 	joinSrc    string
-	joinScript = chatScript(joinSrc)
+	joinScript = tokenScript(joinSrc)
 	//go:embed leave.lua
 	leaveSrc    string
 	leaveScript = chatScript(leaveSrc)
@@ -77,6 +77,12 @@ func chatScript(src string) *luascript.Script {
 	return luascript.Build(func() string { return luascript.Permitted + src })
 }
 
+// tokenScript is chatScript for a script that takes a token: it also
+// opens with the records' functions (luascript.Record).
+func tokenScript(src string) *luascript.Script {
+	return luascript.Build(func() string { return luascript.Permitted + luascript.Record + src })
+}
+
 // defaultChunkSize is the default of Options.ChunkSize.
 const defaultChunkSize = 500
 
@@ -101,6 +107,9 @@ type Client struct {
 	prefix  string
 	cluster bool
 	chunk   int
+	// now is the client's clock, which names the minute of a call's
+	// records (sentKeys, idRecordKeys); nil for time.Now (tests set it).
+	now func() time.Time
 }
 
 // New returns a Client that uses rdb, and makes no Redis call.
@@ -141,7 +150,8 @@ type CreateRequest struct {
 	Message *string
 	// Token, when set, makes the create safe to repeat, as
 	// SendOptions.Token does a send: its answer is recorded in the chat's
-	// slot (sent:{ID}:<token>) for 10 minutes, and an automatic id is
+	// slot (field <token> of sent:{ID}:<minute>) for 10 minutes or a
+	// little more, and an automatic id is
 	// taken once per token (recorded beside ids:chat:, in its slot). A
 	// Create with a token already recorded returns the first chat and
 	// makes (and sends) nothing, so a caller whose reply was lost sends
@@ -211,8 +221,8 @@ func (s *Client) Create(ctx context.Context, req CreateRequest) (*Created, error
 		if req.Token == "" {
 			n, err = s.rdb.Incr(ctx, s.chatIDsKey()).Result()
 		} else {
-			n, err = newIDScript.Run(ctx, s.rdb, []string{s.chatIDsKey(), s.idRecordKey(req.Token, try)},
-				tokenLifetime.Milliseconds()).Int64()
+			n, err = newIDScript.Run(ctx, s.rdb, append([]string{s.chatIDsKey()}, s.idRecordKeys()...),
+				tokenLifetime.Milliseconds(), luascript.RecordField(req.Token, try)).Int64()
 		}
 		if err != nil {
 			return nil, err
@@ -250,7 +260,7 @@ func (s *Client) create(ctx context.Context, id string, members []string, tail, 
 	keys := []string{s.chatKey(id), s.msgsKey(id), s.idsKey(id)}
 	life := ""
 	if token != "" {
-		keys = append(keys, s.sentKey(id, token))
+		keys = append(keys, s.sentKeys(id)...)
 		life = strconv.FormatInt(tokenLifetime.Milliseconds(), 10)
 	}
 	if !s.cluster {
@@ -258,7 +268,7 @@ func (s *Client) create(ctx context.Context, id string, members []string, tail, 
 			keys = append(keys, s.seenKey(u))
 		}
 	}
-	args := []any{id, s.channel(), tail, life}
+	args := []any{id, s.channel(), tail, life, token}
 	for _, u := range members {
 		args = append(args, u)
 	}
@@ -298,7 +308,9 @@ type SendOptions struct {
 	// Token, when set, makes the send safe to repeat: a client-chosen
 	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
 	// crypto/rand.Text returns) recorded with the message's id, in the
-	// chat's slot (sent:{ID}:<token>), for 10 minutes. A send with a
+	// chat's slot (field <token> of the hash of its minute of the
+	// client's clock, sent:{ID}:<minute>), for 10 minutes or a little
+	// more. A send with a
 	// token already recorded returns the first id and stores (and
 	// announces) nothing, so a caller whose reply was lost sends the same
 	// call again with the same token.
@@ -307,32 +319,42 @@ type SendOptions struct {
 
 // tokenLifetime is how long the record of a send with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
-// in between, short enough that records stay few (about 180 bytes of
-// server memory each; see docs/reliability.md).
+// in between, short enough that records stay few (about 105 bytes of
+// server memory each; see docs/reliability.md). A record's hash lives this
+// long after its last write (record.lua).
 const tokenLifetime = 10 * time.Minute
 
-// sentKey is the record of a send (or create, or join) with token to chat
-// id, in its slot.
-func (s *Client) sentKey(id, token string) string {
-	return s.prefix + "sent:{" + id + "}:" + token
+// sentKeys returns the keys of the records of a send (or create, or
+// join) with a token to chat id made now, in the chat's slot: the HASHes
+// sent:{ID}:<minute> of this minute of the client's clock and the 10
+// before it (luascript.RecordKeys), whose field is the token. A minute
+// has 8 digits, a token 16 to 64 characters: no record key of the
+// one-key-per-record shape (sent:{ID}:<token>, before) is one of these.
+func (s *Client) sentKeys(id string) []string {
+	return luascript.RecordKeys(s.prefix+"sent:{"+id+"}:", s.clock())
 }
 
-// idRecordKey is the record of the id a create with token took at its
-// try-th try, in the slot of ids:chat: (so that one script takes the id
-// and records it): <prefix>{<prefix>ids:chat:}:T:<token>, whose hash tag
-// is ids:chat:'s whole name, ".<try>" after the first. A prefix with
-// braces of its own keeps its hash tag (<prefix>ids:chat::T:<token>);
-// braces that make no tag put the record elsewhere on a cluster, where a
+// idRecordKeys returns the keys of the records of the ids creates with a
+// token took (newid.lua takes the id and records it, so they are in the
+// slot of ids:chat:): the HASHes <prefix>{<prefix>ids:chat:}:T:<minute> of
+// this minute and the 10 before it, whose hash tag is ids:chat:'s whole
+// name; the field is the token, ".<try>" after the first try. A prefix
+// with braces of its own keeps its hash tag (<prefix>ids:chat::T:<minute>);
+// braces that make no tag put the records elsewhere on a cluster, where a
 // create with a token then fails (CROSSSLOT), writing nothing.
-func (s *Client) idRecordKey(token string, try int) string {
-	key := s.idRecordBase() + token
-	if try > 1 {
-		key += "." + strconv.Itoa(try)
-	}
-	return key
+func (s *Client) idRecordKeys() []string {
+	return luascript.RecordKeys(s.idRecordBase(), s.clock())
 }
 
-// idRecordBase is what idRecordKey puts before the token.
+// clock is the client's clock: time.Now unless a test set another.
+func (s *Client) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+// idRecordBase is what idRecordKeys puts before the minute.
 func (s *Client) idRecordBase() string {
 	if strings.ContainsAny(s.prefix, "{}") {
 		return s.chatIDsKey() + ":T:"
@@ -367,8 +389,8 @@ func (s *Client) SendWith(ctx context.Context, chatID, sender, message string, o
 	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
 	args := []any{sender, tail, s.channel(), chatID}
 	if opt.Token != "" {
-		keys = append(keys, s.sentKey(chatID, opt.Token))
-		args = append(args, tokenLifetime.Milliseconds())
+		keys = append(keys, s.sentKeys(chatID)...)
+		args = append(args, tokenLifetime.Milliseconds(), opt.Token)
 	}
 	res, err := sendScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
@@ -413,7 +435,8 @@ func (s *Client) Join(ctx context.Context, chatID, user string) (*Joined, error)
 type JoinOptions struct {
 	// Token, when set, makes the join's answer safe to repeat, as
 	// SendOptions.Token does a send's: it is recorded in the chat's slot
-	// (sent:{ID}:<token>) for 10 minutes, and a join with the same token
+	// (sent:{ID}:<minute>) for 10 minutes or a little more, and a join
+	// with the same token
 	// returns it (Added as the first join said) and writes nothing.
 	Token string
 }
@@ -439,8 +462,8 @@ func (s *Client) JoinWith(ctx context.Context, chatID, user string, opt JoinOpti
 	}
 	args := []any{user, chatID}
 	if opt.Token != "" {
-		keys = append(keys, s.sentKey(chatID, opt.Token))
-		args = append(args, tokenLifetime.Milliseconds())
+		keys = append(keys, s.sentKeys(chatID)...)
+		args = append(args, tokenLifetime.Milliseconds(), opt.Token)
 	}
 	res, err := joinScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {

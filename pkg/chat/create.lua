@@ -1,32 +1,34 @@
+-- KEYS[1] chat  chat:{ID}  ZSET  member -> the id of the last message they saw
+-- KEYS[2] msgs  msgs:{ID}  ZSET  message id -> message JSON
+-- KEYS[3] ids  ids:{ID}  STRING  the chat's last message id
+-- KEYS[4..14] records  sent:{ID}:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[15..] seen  seen:{USER}  ZSET  chat id -> the id of the last message the user saw, one per member
+-- (KEYS[4..] without a token; standalone only: on a cluster the caller
+-- writes the members' seen:{USER} after this script succeeds)
+local chat, msgs, ids = KEYS[1], KEYS[2], KEYS[3]
+local records = ARGV[4] ~= '' and 4 or nil -- the first record key, when the create has a token
+local seen0 = records and 15 or 4 -- the first seen:{USER} key
 -- create: make a chat and, when given, send its first message, atomically.
--- KEYS[1] chat:{ID}  KEYS[2] msgs:{ID}  KEYS[3] ids:{ID}
--- KEYS[4], when ARGV[4] is not '': sent:{ID}:<token> (STRING), the record
---   of a create made with a client-chosen token, ARGV[4] its lifetime in
---   ms. When it exists the create was applied already: its answer is
---   returned and nothing is written, so a repeat after a lost reply makes
---   the chat (and sends its first message) once.
--- KEYS[4..] (KEYS[5..] with a record) seen:{USER}, one per member in ARGV
---           order (standalone only; on a cluster the caller writes them
---           after this script succeeds)
 -- ARGV[1] chat id  ARGV[2] notification channel
 -- ARGV[3] message JSON after the id and ts ('' = no message)
--- ARGV[4] the record's lifetime in ms, or ''  ARGV[5..] members
+-- ARGV[4] the records' lifetime in ms, or '' without a token
+-- ARGV[5] the record's field (the token), or ''  ARGV[6..] members
+-- With a token, when the field is recorded the create was applied
+-- already: its answer is returned and nothing is written, so a repeat
+-- after a lost reply makes the chat (and sends its first message) once.
 -- Returns -1 when any of the chat's keys exists, else {message id or 0, ts or ''}.
 -- Everything that can fail is checked before the first write.
-local record = ARGV[4] ~= '' and KEYS[4] or nil
-local seen0 = record and 5 or 4 -- the first seen:{USER} key
-if record then
-  -- GET refuses a record of another type (WRONGTYPE) before any write.
-  local r = redis.call('GET', record)
+if records then
+  local r, key = recordOf(records, ARGV[5])
   if r then
     local id, ts = string.match(r, '^(%d+) (.*)$')
     if not id then
-      return redis.error_reply('ERR ' .. record .. ' is not the record of a create: nothing written')
+      return redis.error_reply('ERR ' .. key .. ' ' .. ARGV[5] .. ' is not the record of a create: nothing written')
     end
     return {tonumber(id), ts}
   end
 end
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3]) > 0 then
+if redis.call('EXISTS', chat, msgs, ids) > 0 then
   return -1
 end
 for i = seen0, #KEYS do
@@ -35,38 +37,38 @@ for i = seen0, #KEYS do
     return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' is a ' .. kind .. ', not a user\'s chats (zset)')
   end
 end
-local need = {{'ZADD', KEYS[1], '0', 'm'}}
-if record then
-  need[#need + 1] = {'SET', record, 'x', 'PX', '1'}
-end
+local need = {{'ZADD', chat, '0', 'm'}}
 for i = seen0, #KEYS do
   need[#need + 1] = {'ZADD', KEYS[i], '0', 'm'}
 end
 if ARGV[3] ~= '' then
-  need[#need + 1] = {'INCR', KEYS[3]}
-  need[#need + 1] = {'ZADD', KEYS[2], '1', 'm'}
+  need[#need + 1] = {'INCR', ids}
+  need[#need + 1] = {'ZADD', msgs, '1', 'm'}
   need[#need + 1] = {'PUBLISH', ARGV[2], ARGV[1]}
 end
 if not allowed(unpack(need)) then
   return redis.error_reply('NOPERM this user may not write the keys of chat ' .. ARGV[1] ..
     ' (ZADD, INCR) or PUBLISH ' .. ARGV[2] .. ', which chat create needs')
 end
+if records and not mayRecord(records) then
+  return redis.error_reply('NOPERM this user may not HSET and PEXPIRE ' .. KEYS[records] .. ' (the record of a create with a token)')
+end
 local id
 if ARGV[3] ~= '' then
   -- First: see send.lua. Then INCR, the first write (on Redis 6.2 it is
   -- the one allowed cannot probe).
   redis.call('PUBLISH', ARGV[2], ARGV[1])
-  id = string.format('%d', redis.call('INCR', KEYS[3]))
+  id = string.format('%d', redis.call('INCR', ids))
 end
-for i = 5, #ARGV do
-  redis.call('ZADD', KEYS[1], 0, ARGV[i])
+for i = 6, #ARGV do
+  redis.call('ZADD', chat, 0, ARGV[i])
 end
 for i = seen0, #KEYS do
   redis.call('ZADD', KEYS[i], 0, ARGV[1])
 end
 if ARGV[3] == '' then
-  if record then
-    redis.call('SET', record, '0 ', 'PX', ARGV[4])
+  if records then
+    writeRecord(records, ARGV[5], '0 ', ARGV[4])
   end
   return {0, ''}
 end
@@ -74,8 +76,8 @@ end
 -- embedded server store the same bytes (no float formatting, no 1e+06).
 local t = redis.call('TIME')
 local ts = t[1] .. '.' .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
-redis.call('ZADD', KEYS[2], id, '{"id":' .. id .. ',"ts":' .. ts .. ARGV[3])
-if record then
-  redis.call('SET', record, id .. ' ' .. ts, 'PX', ARGV[4])
+redis.call('ZADD', msgs, id, '{"id":' .. id .. ',"ts":' .. ts .. ARGV[3])
+if records then
+  writeRecord(records, ARGV[5], id .. ' ' .. ts, ARGV[4])
 end
 return {tonumber(id), ts}

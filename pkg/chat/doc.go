@@ -30,12 +30,16 @@
 //	                    (the truth about membership and seen ids)
 //	msgs:{ID}     ZSET  message JSON -> message id
 //	ids:{ID}      STRING  last message id of the chat (INCR)
-//	sent:{ID}:<token>  STRING  the answer of a SendWith, Create or JoinWith
-//	                      with a token, for 10 minutes
+//	sent:{ID}:<minute>  HASH  token -> the answer of a SendWith, Create or
+//	                      JoinWith with a token made in that minute of the
+//	                      client's clock (Unix ms / 60000); a call reads
+//	                      this minute's hash and the 10 before it, and a
+//	                      write sets its hash to live 10 minutes
 //	seen:{USER}   ZSET  chat id -> seen id: the index of a user's chats
 //	ids:chat:     STRING  last automatic chat id (INCR), never deleted
-//	{ids:chat:}:T:<token>  STRING  the automatic id a Create with a token
-//	                      took (in ids:chat:'s slot), for 10 minutes
+//	{ids:chat:}:T:<minute>  HASH  token -> the automatic id a Create with
+//	                      a token took in that minute (in ids:chat:'s
+//	                      slot), likewise
 //
 // A stored message is the JSON object
 //

@@ -1,5 +1,7 @@
 package chat
 
+import "time"
+
 // SetPrefilterMin sets the number of chats from which Pending prefilters,
 // for measuring; it returns the previous value.
 func SetPrefilterMin(n int) int {
@@ -24,3 +26,7 @@ func MarkSHA() string { return markScript.Hash() }
 
 // Channel is the Pub/Sub channel every send announces its chat id on.
 func Channel(s *Client) string { return s.channel() }
+
+// SetClock sets the client's clock, which names the minute of the records
+// of its calls with a token (time.Now when nil), for tests.
+func SetClock(s *Client, now func() time.Time) { s.now = now }

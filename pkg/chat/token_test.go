@@ -2,6 +2,9 @@ package chat_test
 
 import (
 	"crypto/rand"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,12 +13,14 @@ import (
 )
 
 // A send repeated with the same token returns the first id and stores
-// nothing more; the record lives 10 minutes in the chat's slot;
+// nothing more; the record is a field of its minute's hash in the chat's
+// slot, which lives 10 minutes after the write;
 // another token sends again; a bad token is refused before any call.
 func TestSendTokenRepeatReturnsFirstID(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		clock := newFakeClock(s)
 		c, err := s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "tok"})
 		if err != nil {
 			t.Fatal(err)
@@ -33,9 +38,13 @@ func TestSendTokenRepeatReturnsFirstID(t *testing.T) {
 		if msgs, err := s.History(ctx, c.ChatID, chat.HistoryOptions{}); err != nil || len(msgs) != 1 {
 			t.Fatalf("after repeats the chat holds %+v (%v), want one message", msgs, err)
 		}
-		ttl, err := b.Client.PTTL(ctx, b.Prefix+"sent:{tok}:"+opt.Token).Result()
+		records := b.Prefix + "sent:{tok}:" + clock.minute()
+		if v, err := b.Client.HGet(ctx, records, opt.Token).Result(); err != nil || !strings.HasPrefix(v, fmt.Sprint(first, " ")) {
+			t.Errorf("the record in %s: %q %v; want the id %d and its time", records, v, err, first)
+		}
+		ttl, err := b.Client.PTTL(ctx, records).Result()
 		if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
-			t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, tokenLifetime)
+			t.Errorf("the record's hash has PTTL %v (%v); want at most %v, and about that", ttl, err, tokenLifetime)
 		}
 		if id, err := s.SendWith(ctx, c.ChatID, "jeff", "once", chat.SendOptions{Token: rand.Text()}); err != nil || id != first+1 {
 			t.Errorf("another token: %d %v, want id %d", id, err, first+1)
@@ -57,6 +66,7 @@ func TestCreateJoinTokenRepeat(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		clock := newFakeClock(s)
 		msg := "first"
 		for _, req := range []chat.CreateRequest{
 			{From: "joe", To: []string{"jeff"}, Message: &msg, Token: rand.Text()},
@@ -94,12 +104,144 @@ func TestCreateJoinTokenRepeat(t *testing.T) {
 		if ms, err := s.Members(ctx, "named"); err != nil || len(ms) != 3 {
 			t.Errorf("chat named has %+v (%v), want 3 members", ms, err)
 		}
-		ttl, err := b.Client.PTTL(ctx, b.Prefix+"sent:{named}:"+join.Token).Result()
-		if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
-			t.Errorf("the join's record: PTTL %v (%v); want about %v", ttl, err, tokenLifetime)
+		records := b.Prefix + "sent:{named}:" + clock.minute()
+		if v, err := b.Client.HGet(ctx, records, join.Token).Result(); err != nil || v != "1 1" {
+			t.Errorf("the join's record in %s: %q %v; want \"1 1\"", records, v, err)
 		}
 		if _, err := s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, Token: "short"}); err == nil {
 			t.Error("a 5-character token was accepted")
 		}
 	})
 }
+
+// A record written in minute m of the client's clock is found by a repeat
+// made in minute m+10 (its last second), from the 11 hashes that repeat
+// reads, and is not looked for in minute m+11, when a repeat applies
+// again: sends, and the automatic id of a create (newid.lua).
+func TestTokenRecordMinutes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		clock := newFakeClock(s)
+		create := chat.CreateRequest{From: "joe", To: []string{"jeff"}, Token: rand.Text()}
+		c, err := s.Create(ctx, create)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := chat.SendOptions{Token: rand.Text()}
+		first, err := s.SendWith(ctx, c.ChatID, "jeff", "once", send)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.set(minute0.Add(10*time.Minute + 59*time.Second))
+		if id, err := s.SendWith(ctx, c.ChatID, "jeff", "once", send); err != nil || id != first {
+			t.Errorf("send repeated in minute m+10: %d %v; want the first id %d", id, err, first)
+		}
+		if again, err := s.Create(ctx, create); err != nil || *again != *c {
+			t.Errorf("create repeated in minute m+10: %+v %v; want %+v", again, err, c)
+		}
+		clock.set(minute0.Add(11 * time.Minute))
+		if id, err := s.SendWith(ctx, c.ChatID, "jeff", "once", send); err != nil || id != first+1 {
+			t.Errorf("send repeated in minute m+11: %d %v; want a new message, %d", id, err, first+1)
+		}
+		if again, err := s.Create(ctx, create); err != nil || again.ChatID == c.ChatID {
+			t.Errorf("create repeated in minute m+11: %+v %v; want another chat", again, err)
+		}
+	})
+}
+
+// A busy stream of sends with tokens writes one record key per minute,
+// not one per send: 1,000 sends over 11 minutes of the client's clock
+// leave at most 11 keys under sent:{ID}:*, holding the 1,000 records; a
+// key of another type under a record key's name is refused (WRONGTYPE)
+// with nothing sent.
+func TestTokenRecordsFewKeys(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		s := chat.New(b.Client, chat.Options{Prefix: b.Prefix})
+		clock := newFakeClock(s)
+		if _, err := s.Create(ctx, chat.CreateRequest{From: "joe", To: []string{"jeff"}, ID: "busy"}); err != nil {
+			t.Fatal(err)
+		}
+		const sends = 1000
+		for i := range sends {
+			clock.set(minute0.Add(time.Duration(i) * 11 * time.Minute / sends))
+			if _, err := s.SendWith(ctx, "busy", "joe", "m", chat.SendOptions{Token: rand.Text()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys, err := b.Client.Keys(ctx, b.Prefix+"sent:{busy}:*").Result()
+		if err != nil || len(keys) > 11 {
+			t.Fatalf("%d record keys (%v), want at most 11: %v", len(keys), err, keys)
+		}
+		var records int64
+		for _, k := range keys {
+			n, err := b.Client.HLen(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			records += n
+		}
+		if records != sends {
+			t.Errorf("%d records in %d keys, want %d", records, len(keys), sends)
+		}
+
+		other := b.Prefix + "sent:{busy}:" + fmt.Sprint(minute0.UnixMilli()/60000+12)
+		if err := b.Client.Set(ctx, other, "x", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		clock.set(minute0.Add(13 * time.Minute))
+		for _, call := range []func() error{
+			func() error {
+				_, err := s.SendWith(ctx, "busy", "joe", "refused", chat.SendOptions{Token: rand.Text()})
+				return err
+			},
+			func() error {
+				_, err := s.JoinWith(ctx, "busy", "ann", chat.JoinOptions{Token: rand.Text()})
+				return err
+			},
+		} {
+			if err := call(); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+				t.Errorf("a string among the record keys: %v, want WRONGTYPE", err)
+			}
+		}
+		if msgs, err := s.History(ctx, "busy", chat.HistoryOptions{}); err != nil || len(msgs) != sends {
+			t.Errorf("the chat holds %d messages (%v), want %d", len(msgs), err, sends)
+		}
+		if ms, err := s.Members(ctx, "busy"); err != nil || len(ms) != 2 {
+			t.Errorf("the chat has %d members (%v), want 2", len(ms), err)
+		}
+	})
+}
+
+// minute0 is the start of the client's minute m in the tests that set the
+// clock: 30,000,000 minutes after 1970 (8 digits, as today's).
+var minute0 = time.UnixMilli(30_000_000 * 60_000)
+
+// fakeClock is a client's clock that a test sets.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// newFakeClock gives s a clock at minute0.
+func newFakeClock(s *chat.Client) *fakeClock {
+	f := &fakeClock{t: minute0}
+	chat.SetClock(s, f.now)
+	return f
+}
+
+func (f *fakeClock) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeClock) set(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = t
+}
+
+// minute is the clock's minute, as record keys end.
+func (f *fakeClock) minute() string { return fmt.Sprint(f.now().UnixMilli() / 60000) }

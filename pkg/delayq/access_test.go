@@ -49,7 +49,8 @@ var accessOps = map[string]struct {
 var callRE = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
 
 // scriptCalls returns the Redis commands a script calls: its text's, and
-// those of the functions of the prelude (queue.lua) that it calls.
+// those of the functions of the preludes (queue.lua, and the records'
+// record.lua) that it calls.
 func scriptCalls(t *testing.T, name string) []string {
 	t.Helper()
 	read := func(name string) string {
@@ -68,14 +69,16 @@ func scriptCalls(t *testing.T, name string) []string {
 	}
 	body := read(name)
 	out := calls(body)
-	parts := strings.Split(read("queue.lua"), "\nlocal function ")
-	if len(calls(parts[0])) > 0 {
-		t.Fatalf("queue.lua calls Redis outside its functions")
-	}
-	for _, fn := range parts[1:] {
-		name, _, _ := strings.Cut(fn, "(")
-		if regexp.MustCompile(`\b` + name + `\(`).MatchString(body) {
-			out = append(out, calls(fn)...)
+	for _, prelude := range []string{"queue.lua", "../../internal/base/luascript/record.lua"} {
+		parts := strings.Split(read(prelude), "\nlocal function ")
+		if len(calls(parts[0])) > 0 {
+			t.Fatalf("%s calls Redis outside its functions", prelude)
+		}
+		for _, fn := range parts[1:] {
+			name, _, _ := strings.Cut(fn, "(")
+			if regexp.MustCompile(`\b` + name + `\(`).MatchString(body) {
+				out = append(out, calls(fn)...)
+			}
 		}
 	}
 	return out

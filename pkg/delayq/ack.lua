@@ -1,25 +1,28 @@
+-- KEYS[1] queue  <ns>:<q>  ZSET  id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  attributes, id -> body, <id>:rc, <id>:fr, <id>:dl
+-- KEYS[3] index  <ns>:<q>:R  ZSET  id -> visible-at ms of the received messages (chatq's, for stats)
+-- KEYS[4..14] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
+local records = KEYS[4] and 4 -- the first record key, when the ack has a token
 -- ack: delete received messages (RSMQ deleteMessage, for many at once),
 -- each named by a bare id or by a receipt (id, receive count and first
 -- receive time of one delivery).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
--- received messages)
 -- ARGV: triples id, rc, fr; rc and fr are "" for a bare id
--- KEYS[4], optional: <ns>:<q>:T:<token> (STRING), the record of an ack
---   made with a client-chosen token; ARGV[1] is then its lifetime in ms and
---   the triples follow. When it exists the ack was applied already: its
---   answer is returned and nothing is written, so a repeat after a lost
---   reply reports what the first call acked (not "missing").
+-- With a client-chosen token, the records (luascript.Record) are passed,
+--   ARGV[1] is their lifetime in ms, ARGV[2] the record's field (the token,
+--   or <token>.<n> for the n-th call of an ack of more than 100), and the
+--   triples follow. When the field is recorded the ack was applied
+--   already: its answer is returned and nothing is written, so a repeat
+--   after a lost reply reports what the first call acked (not "missing").
 -- Returns {"notfound"} when the queue does not exist, else {"ok", s1, s2,
 -- ...}, one status per triple: "acked", "missing" (nothing of it was in
 -- the queue) or "stale" (the receipt names an earlier delivery: the message
 -- was received again since, and stays).
 -- Every receipt is checked before the first write.
-local record = KEYS[4]
 local first = 1
-if record then
-  first = 2
-  -- GET refuses a record of another type (WRONGTYPE) before any write.
-  local r = redis.call("GET", record)
+if records then
+  first = 3
+  local r = recordOf(records, ARGV[2])
   if r then
     return cjson.decode(r)
   end
@@ -32,9 +35,9 @@ local found = false
 for i = first, #ARGV, 3 do
   local id = ARGV[i]
   local status = ""
-  if ARGV[i + 1] ~= "" and redis.call("ZSCORE", KEYS[1], id) then
+  if ARGV[i + 1] ~= "" and redis.call("ZSCORE", queue, id) then
     found = true
-    if not current(KEYS[2], id, ARGV[i + 1], ARGV[i + 2]) then
+    if not current(attrs, id, ARGV[i + 1], ARGV[i + 2]) then
       status = "stale"
     end
   end
@@ -43,19 +46,19 @@ end
 -- Otherwise the attributes are read as before, which also makes a
 -- wrong-type hash fail before the first write (the first ZREM does that for
 -- the ZSET).
-if not found and not attributes(KEYS[2]) then
+if not found and not attributes(attrs) then
   return {"notfound"}
 end
 -- A wrong-type index would fail after the first write: check it first.
-local e = wrongtype(KEYS[3], "zset", "zset", ": nothing written")
+local e = wrongtype(index, "zset", "zset", ": nothing written")
 if e then
   return e
 end
-if not allowed({"ZREM", KEYS[1], "x"}, {"HDEL", KEYS[2], "x"}, {"ZREM", KEYS[3], "x"}) then
-  return redis.error_reply("NOPERM this user may not ack in " .. KEYS[1] .. " (ZREM, HDEL): nothing written")
+if not allowed({"ZREM", queue, "x"}, {"HDEL", attrs, "x"}, {"ZREM", index, "x"}) then
+  return redis.error_reply("NOPERM this user may not ack in " .. queue .. " (ZREM, HDEL): nothing written")
 end
-if record and not allowed({"SET", record, "x", "PX", "1"}) then
-  return redis.error_reply("NOPERM this user may not SET " .. record .. " (the record of an ack with a token): nothing written")
+if records and not mayRecord(records) then
+  return redis.error_reply("NOPERM this user may not HSET and PEXPIRE " .. KEYS[records] .. " (the record of an ack with a token): nothing written")
 end
 local done = {}
 for i = first, #ARGV, 3 do
@@ -64,12 +67,12 @@ for i = first, #ARGV, 3 do
   if res[k] == "" then
     -- Missing only when nothing of it was there: deleting a body left
     -- without its ZSET entry is an ack that did something.
-    local z = redis.call("ZREM", KEYS[1], id)
-    local h = redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr")
-    local r = redis.call("ZREM", KEYS[3], id)
+    local z = redis.call("ZREM", queue, id)
+    local h = redis.call("HDEL", attrs, id, id .. ":rc", id .. ":fr")
+    local r = redis.call("ZREM", index, id)
     -- The record of a dead-letter move goes with the message (alone, it
     -- is no message: it does not make an ack of a missing id count).
-    redis.call("HDEL", KEYS[2], id .. ":dl")
+    redis.call("HDEL", attrs, id .. ":dl")
     if z == 0 and h == 0 and r == 0 and not done[id] then
       res[k] = "missing"
     else
@@ -78,7 +81,7 @@ for i = first, #ARGV, 3 do
     end
   end
 end
-if record then
-  redis.call("SET", record, cjson.encode(res), "PX", ARGV[1])
+if records then
+  writeRecord(records, ARGV[2], cjson.encode(res), ARGV[1])
 end
 return res

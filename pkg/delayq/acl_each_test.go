@@ -2,6 +2,7 @@ package delayq_test
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 	"time"
 
@@ -12,14 +13,17 @@ import (
 
 // writeCommands are the commands a refusal must leave nothing half done
 // for; PUBLISH is best-effort (a push is stored without its notification).
-var writeCommands = []string{"hdel", "hincrby", "hset", "sadd", "srem", "unlink", "zadd", "zrem"}
+// HSET and PEXPIRE write the records of calls with a token too.
+var writeCommands = []string{"hdel", "hincrby", "hset", "pexpire", "sadd", "srem", "unlink", "zadd", "zrem"}
 
 // TestACLEachCommand runs, on a real server, every operation that writes
 // as users refused one of the commands it writes with, one user per
 // command: each is refused and changes nothing. Redis 7 and Valkey scripts
 // ask redis.acl_check_cmd; Redis 6.2 scripts probe each command in a form
 // the command refuses itself, and the client queues the registry's SADD or
-// SREM between MULTI and DISCARD (docs/compatibility.md).
+// SREM between MULTI and DISCARD (docs/compatibility.md). The operations
+// that take a token are called with one, so that their records' HSET and
+// PEXPIRE are refused too, before any write.
 func TestACLEachCommand(t *testing.T) {
 	b := redistest.Real(t)
 	redistest.NeedACL(t, b)
@@ -50,24 +54,27 @@ func TestACLEachCommand(t *testing.T) {
 		"Reindex":       func(c *delayq.Client) error { return c.Reindex(ctx, "q") },
 		"Delete":        func(c *delayq.Client) error { _, err := c.Delete(ctx, "gone", -1); return err },
 		"Purge":         func(c *delayq.Client) error { _, err := c.Purge(ctx, "q", -1); return err },
-		"Push":          func(c *delayq.Client) error { _, err := c.Push(ctx, "q", "m", delayq.PushOptions{}); return err },
+		"Push": func(c *delayq.Client) error {
+			_, err := c.Push(ctx, "q", "m", delayq.PushOptions{Token: rand.Text()})
+			return err
+		},
 		"PushMany": func(c *delayq.Client) error {
-			_, err := c.PushMany(ctx, "q", []string{"m1", "m2"}, delayq.PushManyOptions{})
+			_, err := c.PushMany(ctx, "q", []string{"m1", "m2"}, delayq.PushManyOptions{Due: []delayq.PushOptions{{Token: rand.Text()}}})
 			return err
 		},
 		"Retry": func(c *delayq.Client) error {
-			_, err := c.Retry(ctx, "q", 0, taken[0].ID)
+			_, err := c.AckWith(ctx, "q", delayq.AckOptions{Retry: true, Token: rand.Text()}, taken[0].ID)
 			return err
 		},
 		"Receive": func(c *delayq.Client) error {
-			if _, err := c.Receive(ctx, "once", delayq.ReceiveOptions{}); err != nil {
+			if _, err := c.Receive(ctx, "once", delayq.ReceiveOptions{Pop: true, Token: rand.Text()}); err != nil {
 				return err // the dead-letter move
 			}
-			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{})
+			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Token: rand.Text()})
 			return err
 		},
 		"Receive (wait)": func(c *delayq.Client) error {
-			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: time.Millisecond})
+			_, err := c.Receive(ctx, "q", delayq.ReceiveOptions{Wait: time.Millisecond, Token: rand.Text()})
 			return err
 		},
 		"Work": func(c *delayq.Client) error {
@@ -75,7 +82,10 @@ func TestACLEachCommand(t *testing.T) {
 			defer cancel()
 			return c.Work(ctx, "q", delayq.WorkOptions{}, func(context.Context, delayq.Message) error { cancel(); return nil })
 		},
-		"Ack": func(c *delayq.Client) error { _, err := c.Ack(ctx, "q", taken[0].ID); return err },
+		"Ack": func(c *delayq.Client) error {
+			_, err := c.AckWith(ctx, "q", delayq.AckOptions{Token: rand.Text()}, taken[0].ID)
+			return err
+		},
 		"ChangeVisibility": func(c *delayq.Client) error {
 			_, err := c.ChangeVisibility(ctx, "q", taken[0].ID, 0)
 			return err
@@ -97,5 +107,9 @@ func TestACLEachCommand(t *testing.T) {
 	for name, op := range cases {
 		run[name] = func(rdb *redis.Client) error { return op(delayq.New(rdb, delayq.Options{Prefix: b.Prefix})) }
 	}
-	redistest.Refusals(t, b, ops, writeCommands, run, nil, nil)
+	// ChangeVisibility and Work take no token: they write no record.
+	may := func(op, cmd string) bool {
+		return op == "ChangeVisibility" && (cmd == "hset" || cmd == "pexpire") || op == "Work" && cmd == "pexpire"
+	}
+	redistest.Refusals(t, b, ops, writeCommands, run, nil, may)
 }

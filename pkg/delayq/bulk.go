@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -240,8 +241,8 @@ func (b *bulk) batch(ctx context.Context, call, start, end int) ([]Pushed, error
 	}
 	keys := b.c.keys(b.q)[:2]
 	if b.token != "" {
-		keys = append(keys, tokenRecord(keys[0], b.token, call))
-		a = append(a, tokenLifetime.Milliseconds())
+		keys = append(keys, b.c.recordKeys(keys[0])...)
+		a = append(a, luascript.RecordField(b.token, call), tokenLifetime.Milliseconds())
 	}
 	r, err := run(ctx, b.c.rdb, pushManyScript, keys, a...)
 	if err != nil {

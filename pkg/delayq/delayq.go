@@ -83,6 +83,9 @@ type Client struct {
 	tag  bool
 	mu   sync.Mutex
 	dead map[string]string // queue -> its dead-letter queue, as last seen
+	// now is the client's clock, which names the minute of a call's
+	// records (recordKeys); nil for time.Now (tests set it).
+	now func() time.Time
 }
 
 // New returns a Client for rdb.
@@ -120,6 +123,12 @@ func queueScript(body string) *luascript.Script {
 	return luascript.Build(func() string { return luascript.Permitted + queueLua + body })
 }
 
+// tokenScript is queueScript for a script that takes a token: it also
+// opens with the records' functions (luascript.Record).
+func tokenScript(body string) *luascript.Script {
+	return luascript.Build(func() string { return luascript.Permitted + luascript.Record + queueLua + body })
+}
+
 var (
 	//go:embed queue.lua
 	queueLua string
@@ -131,19 +140,19 @@ var (
 	setScript = queueScript(setLua)
 	//go:embed push.lua
 	pushLua    string
-	pushScript = queueScript(pushLua)
+	pushScript = tokenScript(pushLua)
 	//go:embed pushmany.lua
 	pushManyLua    string
-	pushManyScript = queueScript(pushManyLua)
+	pushManyScript = tokenScript(pushManyLua)
 	//go:embed receive.lua
 	receiveLua    string
-	receiveScript = queueScript(receiveLua)
+	receiveScript = tokenScript(receiveLua)
 	//go:embed ack.lua
 	ackLua    string
-	ackScript = queueScript(ackLua)
+	ackScript = tokenScript(ackLua)
 	//go:embed retry.lua
 	retryLua    string
-	retryScript = queueScript(retryLua)
+	retryScript = tokenScript(retryLua)
 	//go:embed stats.lua
 	statsLua    string
 	statsScript = queueScript(statsLua)
@@ -372,7 +381,8 @@ func run(ctx context.Context, c redis.Scripter, s luascript.Runner, keys []strin
 }
 
 // scripts returns the source of every Lua script of the package by file
-// name, as sent to the server (after the prelude), for delayqtest.Scripts.
+// name, as sent to the server after luascript.Permitted, for
+// delayqtest.Scripts.
 func scripts() map[string]string {
 	out := map[string]string{
 		"create.lua": createLua, "set.lua": setLua, "push.lua": pushLua, "pushmany.lua": pushManyLua, "receive.lua": receiveLua,
@@ -384,6 +394,11 @@ func scripts() map[string]string {
 	}
 	for name, body := range out {
 		out[name] = queueLua + body
+	}
+	// The scripts that take a token (tokenScript) open with the records'
+	// functions too.
+	for _, name := range []string{"push.lua", "pushmany.lua", "receive.lua", "ack.lua", "retry.lua"} {
+		out[name] = luascript.Record + out[name]
 	}
 	return out
 }

@@ -66,9 +66,14 @@
 //	p ns:q:R      ZSET  chatq's index of received messages, id -> visible-at
 //	                    (the score in ns:q), for O(log n) stats; rsmq
 //	                    neither reads nor writes it
-//	p ns:q:T:tok  STRING  the answer of a Push or Receive with a token
-//	                    (PushOptions.Token, ReceiveOptions.Token), for
-//	                    10 minutes; rsmq neither reads nor writes it
+//	p ns:q:T:<minute>  HASH  token -> the answer of a call with a token
+//	                    (PushOptions.Token, ReceiveOptions.Token,
+//	                    AckOptions.Token) made in that minute of the
+//	                    client's clock (Unix ms / 60000); a call reads
+//	                    this minute's hash and the 10 before it, and a
+//	                    write sets its hash to live 10 minutes: at most
+//	                    11 such keys per queue; rsmq neither reads nor
+//	                    writes them
 //
 // Realtime notifications go to channel "p ns:rt:q" (RSMQ's realtime
 // channel): every push publishes the queue's message count there, and
@@ -83,6 +88,9 @@
 // Every time is read from the Redis server (TIME inside the scripts), never
 // from the client's clock. A message is due when its visible-at time is at
 // or before the server's current millisecond, and is never received before.
+// The one use of the client's clock is naming the minute of the records of
+// calls with a token (ns:q:T:<minute>), which a repeat from the same
+// client finds whatever the server's time.
 //
 // # Round trips and atomicity
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/chatq-dev/chatq/internal/base/luascript"
 	"github.com/chatq-dev/chatq/internal/base/names"
 )
 
@@ -36,8 +37,9 @@ type PushOptions struct {
 // tokenLifetime is how long the record of a push or a receive with a token
 // lasts: long enough to cover a command's --timeout, a server restart and
 // the repeats in between, short enough that a busy queue's records stay
-// few (a push's about 230 bytes, a receive's its messages plus about 300
-// bytes; see docs/reliability.md).
+// few (a push's about 155 bytes, a receive's its messages plus 200 to 330
+// bytes; see docs/reliability.md). A record's hash lives this long after
+// its last write (record.lua).
 const tokenLifetime = 10 * time.Minute
 
 // checkToken checks a token given in options ("" is none).
@@ -48,15 +50,19 @@ func checkToken(token string) error {
 	return nil
 }
 
-// tokenRecord is the key of the record of the call-th script call made
-// with token, beside the queue's key queue (<ns>:<q>, hash-tagged on a
-// Cluster): <ns>:<q>:T:<token>, and <ns>:<q>:T:<token>.<call> after the
-// first ("." is not a token's character, so no other token's record).
-func tokenRecord(queue, token string, call int) string {
-	if call == 1 {
-		return queue + ":T:" + token
+// recordKeys returns the keys of the records of a call with a token made
+// now, beside the queue's key queue (<ns>:<q>, hash-tagged on a Cluster,
+// so in its slot): the HASHes <ns>:<q>:T:<minute> of this minute of the
+// client's clock and the 10 before it (luascript.RecordKeys), whose field
+// is the token (luascript.RecordField). Built for each script call: a
+// repeat, or the next call of a waiting receive, made in a later minute
+// looks back from that minute.
+func (c *Client) recordKeys(queue string) []string {
+	now := time.Now
+	if c.now != nil {
+		now = c.now
 	}
-	return fmt.Sprintf("%s:T:%s.%d", queue, token, call)
+	return luascript.RecordKeys(queue+":T:", now())
 }
 
 // Pushed is the result of a push.
@@ -89,13 +95,13 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 		return nil, fmt.Errorf("message is not valid UTF-8 (send binary data encoded, e.g. base64): %w", errInvalidValue)
 	}
 	n16 := len16(body)
-	keys, args := c.keys(q), []any{randomID(), mode, value, n16, body, c.channel(q)}
+	keys, args := c.keys(q)[:2], []any{randomID(), mode, value, n16, body, c.channel(q)}
 	if err := checkToken(opt.Token); err != nil {
 		return nil, err
 	}
 	if opt.Token != "" {
-		keys = append(keys, tokenRecord(keys[0], opt.Token, 1))
-		args = append(args, tokenLifetime.Milliseconds())
+		keys = append(keys, c.recordKeys(keys[0])...)
+		args = append(args, tokenLifetime.Milliseconds(), opt.Token)
 	}
 	a, err := run(ctx, c.rdb, pushScript, keys, args...)
 	if err != nil {
@@ -359,7 +365,7 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		keys := c.keys(q)
 		dead := c.deadLetter(q)
 		if dead != "" {
-			keys = append(keys, c.keys(dead)...)
+			keys = append(keys, c.keys(dead)[:2]...) // its ZSET and HASH: receive.lua moves messages there
 		}
 		sent := time.Now()
 		want := min(opt.N-len(res.messages), maxBatch)
@@ -368,8 +374,8 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		if opt.Token != "" {
 			// One record per script call: a repeat makes the same calls
 			// in the same order, each answered by its record.
-			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
-			args = append(args, tokenLifetime.Milliseconds())
+			keys = append(keys, c.recordKeys(keys[0])...)
+			args = append(args, tokenLifetime.Milliseconds(), luascript.RecordField(opt.Token, call))
 		}
 		a, err := run(ctx, c.rdb, receiveScript, keys, args...)
 		if err != nil {
@@ -471,8 +477,8 @@ func (c *Client) AckWith(ctx context.Context, q string, opt AckOptions, refs ...
 	err := c.batches(ctx, q, refs, func(call int, args []any) ([]any, error) {
 		keys := c.keys(q)
 		if opt.Token != "" {
-			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
-			args = append([]any{tokenLifetime.Milliseconds()}, args...)
+			keys = append(keys, c.recordKeys(keys[0])...)
+			args = append([]any{tokenLifetime.Milliseconds(), luascript.RecordField(opt.Token, call)}, args...)
 		}
 		return run(ctx, c.rdb, ackScript, keys, args...)
 	}, func(status string) bool {
@@ -513,8 +519,8 @@ func (c *Client) retry(ctx context.Context, q string, delay time.Duration, opt A
 		keys := c.keys(q)
 		head := []any{delay.Milliseconds(), c.channel(q)}
 		if opt.Token != "" {
-			keys = append(keys, tokenRecord(keys[0], opt.Token, call))
-			head = append(head, tokenLifetime.Milliseconds())
+			keys = append(keys, c.recordKeys(keys[0])...)
+			head = append(head, tokenLifetime.Milliseconds(), luascript.RecordField(opt.Token, call))
 		}
 		a, err := run(ctx, c.rdb, retryScript, keys, append(head, args...)...)
 		if err != nil || str(a[0]) != "ok" {
@@ -536,7 +542,8 @@ func (c *Client) retry(ctx context.Context, q string, delay time.Duration, opt A
 
 // batches runs call for refs in batches of maxBatch (each as triples id,
 // rc, fr; a ref given twice once), after checking q and every ref; call
-// gets the batch's number (1 for the first: a record's, see tokenRecord)
+// gets the batch's number (1 for the first: a record's field, see
+// luascript.RecordField)
 // and returns {"ok", status, ...} or {"notfound"}. done counts a status that
 // acted and reports whether it did; the others are "missing" or "stale"
 // and go into res. When some did not act the error is ErrMessageNotFound

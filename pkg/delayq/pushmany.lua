@@ -1,6 +1,10 @@
+-- KEYS[1] queue  <ns>:<q>  ZSET  id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  attributes, id -> body, totalsent
+-- KEYS[3..13] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+local queue, attrs = KEYS[1], KEYS[2]
+local records = KEYS[3] and 3 -- the first record key, when the batch has a token
 -- pushmany: store up to 100 messages and schedule them, in order, in one
 -- atomic call (RSMQ sendMessage, many times over).
--- KEYS[1] <ns>:<q> (ZSET id -> visible-at ms), KEYS[2] <ns>:<q>:Q (HASH)
 -- ARGV[1] realtime channel <ns>:rt:<q>
 -- ARGV[2..] five per message: 22 id characters (the client's: a sortable
 -- index, then random), "at" | "delay" | "default", visible-at ms ("at") or
@@ -14,28 +18,28 @@
 -- same server time; the client's index after it keeps the messages in
 -- order where their visible-at times are equal. totalsent grows once by
 -- the count, and one PUBLISH (best-effort, as push's) announces the batch.
--- KEYS[3], optional: <ns>:<q>:T:<token> (STRING), the record of a batch
---   pushed with a client-chosen token, whose lifetime in ms is then the
---   last ARGV (taken off before the messages are read). When it exists the
---   batch was stored already: its answer is returned and nothing is
---   written, so a repeat after a lost reply stores the batch once.
-local record = KEYS[3]
-local lifetime
-if record then
+-- With a client-chosen token, the records (luascript.Record) are passed,
+--   and the last two ARGV are the record's field (the token, or
+--   <token>.<n> for the n-th batch) and its lifetime in ms, taken off
+--   before the messages are read. When the field is recorded the batch was
+--   stored already: its answer is returned and nothing is written, so a
+--   repeat after a lost reply stores the batch once.
+local field, lifetime
+if records then
   lifetime = table.remove(ARGV)
-  -- GET refuses a record of another type (WRONGTYPE) before any write.
-  local r = redis.call("GET", record)
+  field = table.remove(ARGV)
+  local r = recordOf(records, field)
   if r then
     return cjson.decode(r)
   end
 end
-local a = attributes(KEYS[2])
+local a = attributes(attrs)
 if not a then
   return {"notfound"}
 end
 local maxsize = tonumber(a[3])
 if not whole(a[3], 12, true) or not whole(a[2], 12) then
-  return redis.error_reply("ERR " .. KEYS[2] .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
+  return redis.error_reply("ERR " .. attrs .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
 end
 if maxsize ~= -1 then
   for i = 5, #ARGV, 5 do
@@ -44,19 +48,19 @@ if maxsize ~= -1 then
     end
   end
 end
-local e = wrongtype(KEYS[1], "zset", "sorted set", ": nothing written")
+local e = wrongtype(queue, "zset", "sorted set", ": nothing written")
 if e then
   return e
 end
-local sent = redis.call("HGET", KEYS[2], "totalsent")
+local sent = redis.call("HGET", attrs, "totalsent")
 if sent and not whole(sent, 18, true) then
-  return redis.error_reply("ERR " .. KEYS[2] .. ": totalsent " .. sent .. " is not an integer: nothing written")
+  return redis.error_reply("ERR " .. attrs .. ": totalsent " .. sent .. " is not an integer: nothing written")
 end
-if not allowed({"ZADD", KEYS[1], "0", "x"}, {"HSET", KEYS[2], "x", "x"}, {"HINCRBY", KEYS[2], "totalsent", "1"}) then
-  return redis.error_reply("NOPERM this user may not push to " .. KEYS[1] .. " (ZADD, HSET, HINCRBY): nothing written")
+if not allowed({"ZADD", queue, "0", "x"}, {"HSET", attrs, "x", "x"}, {"HINCRBY", attrs, "totalsent", "1"}) then
+  return redis.error_reply("NOPERM this user may not push to " .. queue .. " (ZADD, HSET, HINCRBY): nothing written")
 end
-if record and not allowed({"SET", record, "x", "PX", "1"}) then
-  return redis.error_reply("NOPERM this user may not SET " .. record .. " (the record of a push with a token): nothing written")
+if records and not mayRecord(records) then
+  return redis.error_reply("NOPERM this user may not HSET and PEXPIRE " .. KEYS[records] .. " (the record of a push with a token): nothing written")
 end
 local notify = allowed({"PUBLISH", ARGV[1], "1"})
 local now, nowstr, t = clock()
@@ -79,18 +83,18 @@ end
 if #scores == 0 then
   return res
 end
-redis.call("ZADD", KEYS[1], unpack(scores))
-redis.call("HSET", KEYS[2], unpack(bodies))
-redis.call("HINCRBY", KEYS[2], "totalsent", #scores / 2)
+redis.call("ZADD", queue, unpack(scores))
+redis.call("HSET", attrs, unpack(bodies))
+redis.call("HINCRBY", attrs, "totalsent", #scores / 2)
 if notify then
   -- pcall: on Redis 6.2 (no acl_check_cmd) a refused PUBLISH must not
   -- fail a push that is already stored.
-  local r = redis.pcall("PUBLISH", ARGV[1], redis.call("ZCARD", KEYS[1]))
+  local r = redis.pcall("PUBLISH", ARGV[1], redis.call("ZCARD", queue))
   if type(r) == "number" then
     res[3] = 1
   end
 end
-if record then
-  redis.call("SET", record, cjson.encode(res), "PX", lifetime)
+if records then
+  writeRecord(records, field, cjson.encode(res), lifetime)
 end
 return res

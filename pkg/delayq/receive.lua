@@ -1,23 +1,36 @@
+-- KEYS[1] queue  <ns>:<q>  ZSET  id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  attributes, id -> body, <id>:rc, <id>:fr
+-- KEYS[3] index  <ns>:<q>:R  ZSET  id -> visible-at ms of the received messages (chatq's, for stats)
+-- KEYS[4] deadQueue  <ns>:<dlq>  ZSET  the dead-letter queue's id -> visible-at ms, when the caller knows it
+-- KEYS[5] deadAttrs  <ns>:<dlq>:Q  HASH  the dead-letter queue's attributes and bodies, likewise
+-- KEYS[6..16] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- (the records are the last 11 keys: KEYS[4..14] when the dead-letter
+-- queue's keys are not given)
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
+local records = ARGV[7] and #KEYS - 10 -- the first record key, when the receive has a token
+local deadQueue, deadAttrs
+if (records or #KEYS + 1) == 6 then
+  deadQueue, deadAttrs = KEYS[4], KEYS[5]
+end
 -- receive: claim up to N due messages in one atomic step (RSMQ
 -- receiveMessage / popMessage, for N messages and with the time read here).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
--- received messages, id -> visible-at, for stats)
--- KEYS[4], KEYS[5]: the dead-letter queue's <ns>:<dlq> and <ns>:<dlq>:Q,
--- when the caller knows them (otherwise absent)
 -- ARGV[1] N
 -- ARGV[2] visibility timeout ms, or "" for the queue's vt
 -- ARGV[3] "1" to pop (delete on receive), "0" to hide for the vt
--- ARGV[4] the dead-letter queue's name that KEYS[4..5] belong to, or ""
+-- ARGV[4] the dead-letter queue's name that deadQueue and deadAttrs belong
+-- to, or ""
 -- ARGV[5] the dead-letter queue's realtime channel
 -- ARGV[6] this queue's name, recorded with each message moved to the
 -- dead-letter queue
--- ARGV[7], optional: the lifetime in ms of the record of a receive made
---   with a client-chosen token, whose key <ns>:<q>:T:<token> (STRING) is
---   then the last of KEYS. When it exists the receive was applied already:
---   the answer recorded there is returned and nothing is written, so a
---   repeat after a lost reply returns the same messages and claims no
---   others. A receive that claimed messages records its answer; one that
---   claimed none records nothing (a waiting receive claims again).
+-- ARGV[7], ARGV[8], with a client-chosen token: the lifetime in ms of the
+--   records (luascript.Record), then passed, and the record's field (the
+--   token, or <token>.<n> for the n-th call of a receive of more than 100).
+--   When the field is recorded the receive was applied already: the answer
+--   recorded there is returned and nothing is written, so a repeat after a
+--   lost reply returns the same messages and claims no others. A receive
+--   that claimed messages records its answer, as netstrings (byte for
+--   byte: bodies need not be valid UTF-8); one that claimed none records
+--   nothing (a waiting receive claims again).
 -- Returns {status, now ms, next visible-at ms or "" (none left, or not
 -- read: all N were claimed), dead-letter name,
 -- moved, visible-at ms of the claimed, microseconds of the server time,
@@ -27,27 +40,17 @@
 -- given: the messages claimed so far are returned, nothing else is written;
 -- or "nodlq": as "ok", but a message that the policy would have moved was
 -- delivered, because the dead-letter queue does not exist.
-local record = ARGV[7] and KEYS[#KEYS]
-if record then
-  -- GET refuses a record of another type (WRONGTYPE) before any write.
-  local r = redis.call("GET", record)
+if records then
+  local r, key = recordOf(records, ARGV[8])
   if r then
-    -- The answer as netstrings (<length>:<bytes>), byte for byte: bodies
-    -- need not be valid UTF-8 (cjson would not keep them).
-    local res, pos = {}, 1
-    while pos <= #r do
-      local colon = string.find(r, ":", pos, true)
-      local n = colon and tonumber(string.sub(r, pos, colon - 1))
-      if not n or colon + n > #r then
-        return redis.error_reply("ERR " .. record .. " is not the record of a receive: nothing written")
-      end
-      res[#res + 1] = string.sub(r, colon + 1, colon + n)
-      pos = colon + n + 1
+    local res = fromNetstrings(r)
+    if not res then
+      return redis.error_reply("ERR " .. key .. " " .. ARGV[8] .. " is not the record of a receive: nothing written")
     end
     return res
   end
 end
-local a = attributes(KEYS[2], "maxreceives", "deadletter", "totalrecv", "rsync", "rscan", "totaldead")
+local a = attributes(attrs, "maxreceives", "deadletter", "totalrecv", "rsync", "rscan", "totaldead")
 if not a then
   return {"notfound"}
 end
@@ -56,12 +59,12 @@ local received = 0
 -- What could fail halfway (another writer's garbage) is checked before the
 -- first write.
 local nothing = ": nothing written"
-local e = wrongtype(KEYS[1], "zset", "zset", nothing) or wrongtype(KEYS[3], "zset", "zset", nothing)
+local e = wrongtype(queue, "zset", "zset", nothing) or wrongtype(index, "zset", "zset", nothing)
 if e then
   return e
 end
 if ARGV[2] == "" and not string.find(a[1], "^%d+$") or #a[1] > 12 or not whole(totalrecv, 15) then
-  return redis.error_reply("ERR " .. KEYS[2] .. ": vt " .. a[1] .. " or totalrecv " .. totalrecv .. " is not a number: nothing written")
+  return redis.error_reply("ERR " .. attrs .. ": vt " .. a[1] .. " or totalrecv " .. totalrecv .. " is not a number: nothing written")
 end
 local now, nowstr, t = clock()
 local vt = tonumber(a[1]) * 1000
@@ -78,30 +81,30 @@ if maxrc > 0 and dlq ~= "" and ARGV[4] == dlq then
   -- A dead-letter queue deleted since the policy was set turns it off:
   -- the message stays here and is delivered (never lost); the caller is
   -- told ("nodlq").
-  if redis.call("HEXISTS", KEYS[5], "vt") == 0 then
+  if redis.call("HEXISTS", deadAttrs, "vt") == 0 then
     offlimit = maxrc
     maxrc = 0
   else
-    local sent = redis.call("HGET", KEYS[5], "totalsent") or "0"
-    e = wrongtype(KEYS[4], "zset", "zset", nothing)
+    local sent = redis.call("HGET", deadAttrs, "totalsent") or "0"
+    e = wrongtype(deadQueue, "zset", "zset", nothing)
     if e or not whole(sent, 15) then
-      return e or redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " is not a number: nothing written")
+      return e or redis.error_reply("ERR " .. deadAttrs .. ": totalsent " .. sent .. " is not a number: nothing written")
     end
     -- The source's count of dead-lettered messages grows after the moves.
     if not whole(a[9] or "0", 15) then
-      return redis.error_reply("ERR " .. KEYS[2] .. ": totaldead " .. a[9] .. " is not a number: nothing written")
+      return redis.error_reply("ERR " .. attrs .. ": totaldead " .. a[9] .. " is not a number: nothing written")
     end
   end
 end
 -- What a claim writes, and a dead-letter move when the keys are given.
-if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZREM", KEYS[1], "x"}, {"HSET", KEYS[2], "x", "x"}, {"HDEL", KEYS[2], "x"},
-    {"HINCRBY", KEYS[2], "totalrecv", "1"}, {"ZADD", KEYS[3], "0", "x"}, {"ZREM", KEYS[3], "x"})
+if not allowed({"ZADD", queue, "0", "x"}, {"ZREM", queue, "x"}, {"HSET", attrs, "x", "x"}, {"HDEL", attrs, "x"},
+    {"HINCRBY", attrs, "totalrecv", "1"}, {"ZADD", index, "0", "x"}, {"ZREM", index, "x"})
   or maxrc > 0 and dlq ~= "" and ARGV[4] == dlq
-    and not allowed({"ZADD", KEYS[4], "0", "x"}, {"HSET", KEYS[5], "x", "x"}, {"HINCRBY", KEYS[5], "totalsent", "1"}) then
-  return redis.error_reply("NOPERM this user may not receive from " .. KEYS[1] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY, here and in the dead-letter queue)" .. nothing)
+    and not allowed({"ZADD", deadQueue, "0", "x"}, {"HSET", deadAttrs, "x", "x"}, {"HINCRBY", deadAttrs, "totalsent", "1"}) then
+  return redis.error_reply("NOPERM this user may not receive from " .. queue .. " (ZADD, ZREM, HSET, HDEL, HINCRBY, here and in the dead-letter queue)" .. nothing)
 end
-if record and not allowed({"SET", record, "x", "PX", "1"}) then
-  return redis.error_reply("NOPERM this user may not SET " .. record .. " (the record of a receive with a token)" .. nothing)
+if records and not mayRecord(records) then
+  return redis.error_reply("NOPERM this user may not HSET and PEXPIRE " .. KEYS[records] .. " (the record of a receive with a token)" .. nothing)
 end
 local want = tonumber(ARGV[1])
 local out = {}
@@ -121,7 +124,7 @@ while got < want and status == "ok" do
     more = "1"
     break
   end
-  local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", nowstr, "LIMIT", 0, math.min(want - got, budget - examined))
+  local ids = redis.call("ZRANGEBYSCORE", queue, "-inf", nowstr, "LIMIT", 0, math.min(want - got, budget - examined))
   local fresh = {}
   for _, id in ipairs(ids) do
     if not claimed[id] then
@@ -133,13 +136,13 @@ while got < want and status == "ok" do
   end
   for _, id in ipairs(fresh) do
     examined = examined + 1
-    local m = redis.call("HMGET", KEYS[2], id, id .. ":rc", id .. ":fr")
+    local m = redis.call("HMGET", attrs, id, id .. ":rc", id .. ":fr")
     local rc = tonumber(m[2] or "0") or 0
     if not m[1] then
       -- An id without a body cannot be delivered: drop it.
-      redis.call("ZREM", KEYS[1], id)
-      redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
-      redis.call("ZREM", KEYS[3], id)
+      redis.call("ZREM", queue, id)
+      redis.call("HDEL", attrs, id .. ":rc", id .. ":fr", id .. ":dl")
+      redis.call("ZREM", index, id)
     elseif maxrc > 0 and dlq ~= "" and rc >= maxrc then
       if ARGV[4] ~= dlq then
         status = "dlq"
@@ -150,46 +153,46 @@ while got < want and status == "ok" do
       -- the same id, visible there now, with a record of where it came
       -- from, its receive count here and when ("<queue> <rc> <ms>", in a
       -- field rsmq never reads; redrive goes back by it).
-      redis.call("ZADD", KEYS[4], nowstr, id)
-      redis.call("HSET", KEYS[5], id, m[1], id .. ":dl", ARGV[6] .. " " .. rc .. " " .. nowstr)
-      redis.call("HINCRBY", KEYS[5], "totalsent", 1)
-      redis.call("ZREM", KEYS[1], id)
-      redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr", id .. ":dl")
-      redis.call("ZREM", KEYS[3], id)
+      redis.call("ZADD", deadQueue, nowstr, id)
+      redis.call("HSET", deadAttrs, id, m[1], id .. ":dl", ARGV[6] .. " " .. rc .. " " .. nowstr)
+      redis.call("HINCRBY", deadAttrs, "totalsent", 1)
+      redis.call("ZREM", queue, id)
+      redis.call("HDEL", attrs, id, id .. ":rc", id .. ":fr", id .. ":dl")
+      redis.call("ZREM", index, id)
       -- Best-effort, as push's: a user without the channel must not fail
       -- a receive whose writes are done.
-      redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
+      redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", deadQueue))
       moved = moved + 1
     else
       if offlimit > 0 and rc >= offlimit then
         pastlimit = true
       end
-      redis.call("HINCRBY", KEYS[2], "totalrecv", 1)
+      redis.call("HINCRBY", attrs, "totalrecv", 1)
       received = received + 1
       if m[2] and (not string.find(m[2], "^%d+$") or #m[2] > 15) then
         -- A receive count that is not a count (another writer's garbage):
         -- count again from this receive rather than fail halfway.
-        redis.call("HSET", KEYS[2], id .. ":rc", 1)
+        redis.call("HSET", attrs, id .. ":rc", 1)
         rc = 1
       else
-        rc = redis.call("HINCRBY", KEYS[2], id .. ":rc", 1)
+        rc = redis.call("HINCRBY", attrs, id .. ":rc", 1)
       end
       local fr = m[3]
       if rc == 1 or not fr then
         fr = nowstr
       end
       if pop then
-        redis.call("ZREM", KEYS[1], id)
-        redis.call("HDEL", KEYS[2], id, id .. ":rc", id .. ":fr", id .. ":dl")
-        redis.call("ZREM", KEYS[3], id)
+        redis.call("ZREM", queue, id)
+        redis.call("HDEL", attrs, id, id .. ":rc", id .. ":fr", id .. ":dl")
+        redis.call("ZREM", index, id)
       else
-        redis.call("ZADD", KEYS[1], visible, id)
-        redis.call("ZADD", KEYS[3], visible, id)
+        redis.call("ZADD", queue, visible, id)
+        redis.call("ZADD", index, visible, id)
         -- The first receive records it; so does a later one that finds
         -- none (an import with a count but no time), or the receipt
         -- handed out would name a time the queue does not hold.
         if rc == 1 or not m[3] then
-          redis.call("HSET", KEYS[2], id .. ":fr", fr)
+          redis.call("HSET", attrs, id .. ":fr", fr)
         end
       end
       out[#out + 1] = id
@@ -204,24 +207,24 @@ end
 -- chatq's counter of the messages this queue moved to its dead-letter
 -- queue (a field rsmq ignores), for metrics.
 if moved > 0 then
-  redis.call("HINCRBY", KEYS[2], "totaldead", moved)
+  redis.call("HINCRBY", attrs, "totaldead", moved)
 end
 -- Keep the index's completeness marks in step with chatq's own receives
 -- (a receive by another client leaves them behind totalrecv).
 if received > 0 then
   local after = string.format("%.0f", tonumber(totalrecv) + received)
   if a[7] == totalrecv then
-    redis.call("HSET", KEYS[2], "rsync", after)
+    redis.call("HSET", attrs, "rsync", after)
   end
   if a[8] == totalrecv then
-    redis.call("HSET", KEYS[2], "rscan", after)
+    redis.call("HSET", attrs, "rscan", after)
   end
 end
 -- The next due time is read only when the claim fell short: a caller that
 -- got all it asked for does not wait, and the read costs a call.
 local next = ""
 if got < want then
-  local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  local first = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
   if #first > 0 then
     next = first[2]
   end
@@ -234,12 +237,7 @@ local res = {status, nowstr, next, dlq, moved, visible, t[2], more}
 for _, v in ipairs(out) do
   res[#res + 1] = v
 end
-if record and got > 0 then
-  local parts = {}
-  for i, v in ipairs(res) do
-    local s = tostring(v)
-    parts[i] = #s .. ":" .. s
-  end
-  redis.call("SET", record, table.concat(parts), "PX", ARGV[7])
+if records and got > 0 then
+  writeRecord(records, ARGV[8], netstrings(res), ARGV[7])
 end
 return res

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,28 +52,142 @@ func TestPushTokenRepeatReturnsFirstAnswer(t *testing.T) {
 	})
 }
 
-// The record is a STRING beside the queue's keys (in its slot on a
-// Cluster) with a lifetime of 10 minutes.
+// The record is a field of the HASH of its minute of the client's clock
+// beside the queue's keys (in its slot on a Cluster), which lives 10
+// minutes after the write.
 func TestPushTokenRecordExpires(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		c := newClient(t, b)
+		clock := newFakeClock(c)
 		mustCreate(t, c, "tok", delayq.Attributes{})
 		tok := rand.Text()
 		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: tok}); err != nil {
 			t.Fatal(err)
 		}
-		var ttl time.Duration
-		for _, key := range []string{b.Prefix + "rsmq:tok:T:" + tok, b.Prefix + "rsmq:{tok}:T:" + tok} {
-			if d, err := b.Client.PTTL(ctx, key).Result(); err == nil && d > ttl {
-				ttl = d
-			}
+		key := b.Prefix + "rsmq:tok:T:" + clock.minute()
+		if v, err := b.Client.HGet(ctx, key, tok).Result(); err != nil || !strings.HasPrefix(v, `["ok",`) {
+			t.Fatalf("HGET %s %s: %q %v; want the push's answer", key, tok, v, err)
 		}
-		if ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
-			t.Errorf("the record's PTTL is %v; want about %v", ttl, tokenLifetime)
+		ttl, err := b.Client.PTTL(ctx, key).Result()
+		if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
+			t.Errorf("the record's hash has PTTL %v (%v); want at most %v, and about that", ttl, err, tokenLifetime)
 		}
 	})
 }
+
+// A record written in minute m of the client's clock is found by a repeat
+// made in minute m+10 (its last second), from the 11 hashes that repeat
+// reads, and is not looked for in minute m+11: the record lives 10
+// minutes, and a repeat that late pushes again. Pops likewise.
+func TestTokenRecordMinutes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		clock := newFakeClock(c)
+		mustCreate(t, c, "tokmin", delayq.Attributes{})
+		push := delayq.PushOptions{Token: rand.Text()}
+		first, err := c.Push(ctx, "tokmin", "once", push)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustPush(t, c, "tokmin", "second", delayq.PushOptions{})
+		pop := delayq.ReceiveOptions{Pop: true, Token: rand.Text()}
+		popped, err := c.Receive(ctx, "tokmin", pop)
+		if err != nil || len(popped) != 1 || popped[0].ID != first.ID {
+			t.Fatalf("pop: %+v %v; want %s", popped, err, first.ID)
+		}
+
+		clock.set(minute0.Add(10*time.Minute + 59*time.Second)) // minute m+10
+		again, err := c.Push(ctx, "tokmin", "once", push)
+		if err != nil || *again != *first {
+			t.Errorf("repeat in minute m+10: %+v %v; want the first answer %+v", again, err, first)
+		}
+		if m, err := c.Receive(ctx, "tokmin", pop); err != nil || len(m) != 1 || m[0].ID != first.ID {
+			t.Errorf("pop repeated in minute m+10: %+v %v; want %s again", m, err, first.ID)
+		}
+		if st, err := c.Stats(ctx, "tokmin"); err != nil || st.Messages != 1 || st.TotalSent != 2 || st.TotalRecv != 1 {
+			t.Errorf("after the repeats: %+v %v; want 1 message, 2 sent, 1 received", st, err)
+		}
+
+		clock.set(minute0.Add(11 * time.Minute)) // minute m+11: past the record's lifetime
+		if p, err := c.Push(ctx, "tokmin", "once", push); err != nil || p.ID == first.ID {
+			t.Errorf("repeat in minute m+11: %+v %v; want a new push", p, err)
+		}
+		if m, err := c.Receive(ctx, "tokmin", pop); err != nil || len(m) != 1 || m[0].ID == first.ID {
+			t.Errorf("pop repeated in minute m+11: %+v %v; want the next message", m, err)
+		}
+		if st, err := c.Stats(ctx, "tokmin"); err != nil || st.TotalSent != 3 || st.TotalRecv != 2 {
+			t.Errorf("after minute m+11: %+v %v; want 3 sent, 2 received", st, err)
+		}
+	})
+}
+
+// A busy stream of calls with tokens writes one record key per minute,
+// not one per call: 1,000 pushes over 11 minutes of the client's clock
+// leave 11 keys under <ns>:<q>:T:*, holding the 1,000 records.
+func TestTokenRecordsFewKeys(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := newClient(t, b)
+		clock := newFakeClock(c)
+		mustCreate(t, c, "tokbusy", delayq.Attributes{})
+		const pushes = 1000
+		for i := range pushes {
+			clock.set(minute0.Add(time.Duration(i) * 11 * time.Minute / pushes))
+			if _, err := c.Push(ctx, "tokbusy", "m", delayq.PushOptions{Token: rand.Text()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys, err := b.Client.Keys(ctx, b.Prefix+"rsmq:tokbusy:T:*").Result()
+		if err != nil || len(keys) > 11 {
+			t.Fatalf("%d record keys (%v), want at most 11: %v", len(keys), err, keys)
+		}
+		var records int64
+		for _, k := range keys {
+			n, err := b.Client.HLen(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			records += n
+		}
+		if records != pushes {
+			t.Errorf("%d records in %d keys, want %d", records, len(keys), pushes)
+		}
+	})
+}
+
+// minute0 is the start of the client's minute m in the tests that set the
+// clock: 30,000,000 minutes after 1970 (8 digits, as today's).
+var minute0 = time.UnixMilli(30_000_000 * 60_000)
+
+// fakeClock is a client's clock that a test sets.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// newFakeClock gives c a clock at minute0.
+func newFakeClock(c *delayq.Client) *fakeClock {
+	f := &fakeClock{t: minute0}
+	delayq.SetClock(c, f.now)
+	return f
+}
+
+func (f *fakeClock) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeClock) set(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = t
+}
+
+// minute is the clock's minute, as record keys end.
+func (f *fakeClock) minute() string { return fmt.Sprint(f.now().UnixMilli() / 60000) }
 
 // A pop repeated with the same token returns the same messages, byte for
 // byte, and pops nothing else; over 100 messages (two script calls, two
@@ -136,6 +252,7 @@ func TestPopTokenRecord(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := t.Context()
 	c := newClient(t, b)
+	clock := newFakeClock(c)
 	mustCreate(t, c, "tokrec", delayq.Attributes{})
 	raw := "\xff\xfe:1:\x00 not UTF-8"
 	id := mustPush(t, c, "tokrec", "placeholder", delayq.PushOptions{})
@@ -150,20 +267,33 @@ func TestPopTokenRecord(t *testing.T) {
 			t.Fatalf("pop: %+v %v; want %s %q", m, err, id, raw)
 		}
 	}
-	ttl, err := b.Client.PTTL(ctx, b.Prefix+"rsmq:tokrec:T:"+tok).Result()
+	records := b.Prefix + "rsmq:tokrec:T:" + clock.minute()
+	ttl, err := b.Client.PTTL(ctx, records).Result()
 	if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
 		t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, tokenLifetime)
 	}
-	// A record that is not one is refused, nothing popped.
+	// A record that is not one is refused, nothing popped; so is a key of
+	// another type under a record key's name (minute m+1's, which a call
+	// in minute m+3 reads), which HGET refuses before anything is written.
 	mustPush(t, c, "tokrec", "kept", delayq.PushOptions{})
 	bad := rand.Text()
-	if err := b.Client.Set(ctx, b.Prefix+"rsmq:tokrec:T:"+bad, "9:short", 0).Err(); err != nil {
+	if err := b.Client.HSet(ctx, records, bad, "9:short").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if m, err := c.Receive(ctx, "tokrec", delayq.ReceiveOptions{Pop: true, Token: bad}); err == nil {
 		t.Errorf("a corrupt record answered %+v", m)
 	}
-	if st, err := c.Stats(ctx, "tokrec"); err != nil || st.Messages != 1 {
+	clock.set(minute0.Add(3 * time.Minute))
+	other := b.Prefix + "rsmq:tokrec:T:" + fmt.Sprint(minute0.UnixMilli()/60000+1)
+	if err := b.Client.Set(ctx, other, "x", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{rand.Text(), tok} {
+		if m, err := c.Receive(ctx, "tokrec", delayq.ReceiveOptions{Pop: true, Token: tok}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("a record key that is a string: %+v %v; want WRONGTYPE", m, err)
+		}
+	}
+	if st, err := c.Stats(ctx, "tokrec"); err != nil || st.Messages != 1 || st.TotalRecv != 1 {
 		t.Errorf("after a corrupt record: %+v %v; want the message kept", st, err)
 	}
 }
@@ -206,6 +336,7 @@ func TestAckRetryTokenRepeat(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		c := newClient(t, b)
+		clock := newFakeClock(c)
 		mustCreate(t, c, "tokack", delayq.Attributes{})
 		var ids []string
 		for i := range 125 {
@@ -249,9 +380,9 @@ func TestAckRetryTokenRepeat(t *testing.T) {
 		if _, err := c.Ack(ctx, "tokack", ids[0]); !errors.Is(err, delayq.ErrMessageNotFound) {
 			t.Errorf("an ack repeated without a token: %v, want ErrMessageNotFound", err)
 		}
-		ttl, err := b.Client.PTTL(ctx, b.Prefix+"rsmq:tokack:T:"+ack.Token+".2").Result()
-		if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
-			t.Errorf("the second call's record: PTTL %v (%v); want about %v", ttl, err, tokenLifetime)
+		records := b.Prefix + "rsmq:tokack:T:" + clock.minute()
+		if ok, err := b.Client.HExists(ctx, records, ack.Token+".2").Result(); err != nil || !ok {
+			t.Errorf("the second call's record %s in %s: %v %v", ack.Token+".2", records, ok, err)
 		}
 		if _, err := c.AckWith(ctx, "tokack", delayq.AckOptions{Token: "short"}, ids[121]); err == nil {
 			t.Error("a 5-character token was accepted")

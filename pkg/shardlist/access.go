@@ -75,8 +75,11 @@ func (c *Client) Access() []Access {
 	// A list written before the mid count existed is counted (layout.lua)
 	// and the count stored (setmid.lua) by the first push or pop.
 	count := []string{"set"}
-	push := join(state, run, count, []string{"incr", "llen", "set", "unlink"})
-	pop := join(state, run, count, []string{"del", "incr", "lindex", "lrange", "ltrim", "set"})
+	// A push or pop with a token reads its record in the hashes
+	// {KEY}:T:<minute> (HGET) and writes it (HSET, PEXPIRE).
+	records := []string{"hget", "hset", "pexpire"}
+	push := join(state, run, count, records, []string{"incr", "llen", "set", "unlink"})
+	pop := join(state, run, count, records, []string{"del", "incr", "lindex", "lrange", "ltrim", "set"})
 	// A blocking pop: the pop script, then per wait a pipeline of the wake
 	// script (by SHA1, loaded first) and BLMOVE of the end shard onto itself.
 	wait := []string{"blmove", "evalsha", "script|load", "type"}

@@ -107,7 +107,8 @@ var (
 
 // scriptCalls returns the commands a script calls: under "" those it
 // always may, under "left" and "right" those of one end only (`left and
-// 'lpush' or 'rpush'`, directly or through a local variable).
+// 'lpush' or 'rpush'`, directly or through a local variable); with those
+// of the functions of the records' prelude (luascript.Record) it calls.
 func scriptCalls(t *testing.T, file string) map[string][]string {
 	t.Helper()
 	src, err := os.ReadFile(file)
@@ -115,6 +116,22 @@ func scriptCalls(t *testing.T, file string) map[string][]string {
 		t.Fatal(err)
 	}
 	out := map[string][]string{}
+	prelude, err := os.ReadFile("../../internal/base/luascript/record.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range strings.Split(string(prelude), "\nlocal function ")[1:] {
+		name, _, _ := strings.Cut(fn, "(")
+		if regexp.MustCompile(`\b` + name + `\(`).Match(src) {
+			for _, m := range callRE.FindAllStringSubmatch(fn, -1) {
+				q := quoteRE.FindStringSubmatch(strings.ToLower(strings.TrimSpace(m[1])))
+				if q == nil {
+					t.Fatalf("record.lua: cannot tell which command redis.call(%s …) is", m[1])
+				}
+				out[""] = append(out[""], q[1])
+			}
+		}
+	}
 	for _, m := range callRE.FindAllStringSubmatch(string(src), -1) {
 		expr := strings.TrimSpace(m[1])
 		if v := regexp.MustCompile(`local ` + regexp.QuoteMeta(expr) + ` = (.+)`).FindStringSubmatch(string(src)); v != nil {

@@ -2,6 +2,8 @@ package shardlist
 
 import (
 	"context"
+	"crypto/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,10 +13,11 @@ import (
 
 // TestACLEachCommand runs, on a real server, every operation that writes
 // as users refused one of the commands it writes with, one user per
-// command: each is refused and changes nothing. On Redis 6.2 (no
-// redis.acl_check_cmd) only SET and LTRIM can be checked before a write;
-// the cases of the other commands are skipped there: the remaining case
-// docs/compatibility.md names.
+// command: each is refused and changes nothing. The pushes and pops carry
+// a token, so that their records' HSET and PEXPIRE are refused too. On
+// Redis 6.2 (no redis.acl_check_cmd) only SET, LTRIM, HSET and PEXPIRE can
+// be checked before a write; the cases of the other commands are skipped
+// there: the remaining case docs/compatibility.md names.
 func TestACLEachCommand(t *testing.T) {
 	b := redistest.Real(t)
 	redistest.NeedACL(t, b)
@@ -37,12 +40,27 @@ func TestACLEachCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	ops := map[string]func(c *Client) error{
-		"LPush": func(c *Client) error { _, err := c.LPush(ctx, "k", "a", "b", "c"); return err },
-		"RPush": func(c *Client) error { _, err := c.RPush(ctx, "k", "a", "b", "c"); return err },
-		"LPop":  func(c *Client) error { _, err := c.LPop(ctx, "k", 3); return err },
-		"RPop":  func(c *Client) error { _, err := c.RPop(ctx, "k", 3); return err },
-		"BLPop": func(c *Client) error { _, err := c.BLPop(ctx, "k", time.Second); return err },
-		"BRPop": func(c *Client) error { _, err := c.BRPop(ctx, "k", time.Second); return err },
+		"LPush": func(c *Client) error {
+			_, err := c.Push(ctx, "k", []string{"a", "b", "c"}, PushOptions{Head: true, Token: rand.Text()})
+			return err
+		},
+		"RPush": func(c *Client) error {
+			_, err := c.Push(ctx, "k", []string{"a", "b", "c"}, PushOptions{Token: rand.Text()})
+			return err
+		},
+		"LPop": func(c *Client) error { _, err := c.Pop(ctx, "k", PopOptions{Count: 3, Token: rand.Text()}); return err },
+		"RPop": func(c *Client) error {
+			_, err := c.Pop(ctx, "k", PopOptions{Tail: true, Count: 3, Token: rand.Text()})
+			return err
+		},
+		"BLPop": func(c *Client) error {
+			_, err := c.Pop(ctx, "k", PopOptions{Block: true, Wait: time.Second, Token: rand.Text()})
+			return err
+		},
+		"BRPop": func(c *Client) error {
+			_, err := c.Pop(ctx, "k", PopOptions{Tail: true, Block: true, Wait: time.Second, Token: rand.Text()})
+			return err
+		},
 		// A list of more than 100 shards, so that a call moves its first
 		// end (SET, INCR) before the last one deletes its keys.
 		"Delete": func(c *Client) error { _, err := c.Delete(ctx, "big", true); return err },
@@ -55,9 +73,9 @@ func TestACLEachCommand(t *testing.T) {
 	for name, op := range ops {
 		run[name] = func(rdb *redis.Client) error { return op(New(rdb, Options{Prefix: b.Prefix})) }
 	}
-	writes := []string{"del", "incr", "lpop", "lpush", "ltrim", "rpop", "rpush", "set", "unlink"}
+	writes := []string{"del", "hset", "incr", "lpop", "lpush", "ltrim", "pexpire", "rpop", "rpush", "set", "unlink"}
 	skip := func(_, cmd string) string {
-		if checks == 0 && cmd != "set" && cmd != "ltrim" {
+		if checks == 0 && !slices.Contains([]string{"set", "ltrim", "hset", "pexpire"}, cmd) {
 			return "Redis 6.2 cannot check " + cmd + " before a write (docs/compatibility.md)"
 		}
 		return ""

@@ -29,9 +29,14 @@
 //	<prefix>{KEY}:ver    STRING  write counter, incremented by every push and
 //	                             every pop that changes the list
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
-//	<prefix>{KEY}:T:<token>  STRING  the answer of a Pop or Push with a
-//	                             token, for 10 minutes (not a list key:
-//	                             Lists and Delete pass it by)
+//	<prefix>{KEY}:T:<minute>  HASH  token -> the answer of a Pop or Push
+//	                             with a token made in that minute of the
+//	                             client's clock (Unix ms / 60000); a call
+//	                             reads this minute's hash and the 10
+//	                             before it, and a write sets its hash to
+//	                             live 10 minutes: at most 11 such keys
+//	                             per list (not list keys: Lists and
+//	                             Delete pass them by)
 //
 // All of them share the hash tag {KEY}, so every script touches one Redis
 // Cluster slot; scripts declare the five non-shard keys and build shard

@@ -1,21 +1,31 @@
+-- KEYS[1] firstKey  <prefix>{KEY}:first  STRING  the head shard's number
+-- KEYS[2] lastKey  <prefix>{KEY}:last  STRING  the tail shard's number
+-- KEYS[3] midKey  <prefix>{KEY}:mid  STRING  the items in the shards strictly between the ends
+-- KEYS[4] sizeKey  <prefix>{KEY}:size  STRING  the shard size recorded with the list
+-- KEYS[5] verKey  <prefix>{KEY}:ver  STRING  the list's write counter
+-- KEYS[6..16] records  <prefix>{KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- (state.lua, put in front of this text, reads the first five; the shard
+-- keys <prefix>{KEY}:<n>, LISTs, are built from them, in their slot)
+local firstKey, lastKey, midKey, sizeKey, verKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local records = ARGV[6] and 6 -- the first record key, when the pop has a token
 -- pop: remove up to ARGV[4] items from one end of a sharded list, in the
 -- order LPOP/RPOP with a count would return them. Empty shards at the end
 -- are stepped over, and the endpoint is left on a non-empty shard unless it
 -- meets the other endpoint. The wake-up marker is never returned.
 --
--- KEYS: see state.lua, which is put in front of this text.
 -- ARGV[1] = "left" | "right", ARGV[2] = count (at most 1000),
 -- ARGV[3] = wake-up marker, ARGV[4] = the most shards to empty in this call
 -- (a bound on its time: with tiny shards 1000 items are many shards).
 -- Optional ARGV[5] = a shard into which this caller's wake script pushed the
 -- marker: one marker is removed from its waiting end if the shard is still
 -- outside the list.
--- Optional KEYS[6] = <prefix>{KEY}:T:<token> (STRING), the record of a pop
--- made with a client-chosen token, and ARGV[6] its lifetime in ms (ARGV[5]
--- is then "" unless a wake marker is to be removed). When the record
--- exists the pop was applied already: its answer is returned and nothing is
--- written, so a repeat after a lost reply returns the same items and pops
--- no others. A pop that took items records its answer, as netstrings
+-- With a client-chosen token, the records (luascript.Record) are passed,
+-- ARGV[6] is their lifetime in ms and ARGV[7] the record's field (the
+-- token, or <token>.<n> for the n-th call of a pop), and ARGV[5] is then
+-- "" unless a wake marker is to be removed. When the field is recorded the
+-- pop was applied already: its answer is returned and nothing is written,
+-- so a repeat after a lost reply returns the same items and pops no
+-- others. A pop that took items records its answer, as netstrings
 -- (<length>:<bytes>, byte for byte); one that took none records nothing.
 -- Returns {endpoint shard after the pop, more, item, item, ...}: more is 1
 -- when the call stopped at its shard bound (the list may hold more), else 0.
@@ -28,23 +38,12 @@
 -- Every loop step consumes an element or moves to the next shard, which
 -- must be non-empty unless it is the other end, so a call does at most
 -- count + 1000 element reads and visits at most ARGV[4] + 2 shards.
-local record = ARGV[6] and KEYS[6]
-if record then
-  -- GET refuses a record of another type (WRONGTYPE) before any write.
-  local r = redis.call('get', record)
+if records then
+  local r, key = recordOf(records, ARGV[7])
   if r then
-    local res, pos = {}, 1
-    while pos <= #r do
-      local colon = string.find(r, ':', pos, true)
-      local n = colon and tonumber(string.sub(r, pos, colon - 1))
-      if not n or colon + n > #r then
-        return redis.error_reply('CORRUPT ' .. record .. ' is not the record of a pop')
-      end
-      res[#res + 1] = string.sub(r, colon + 1, colon + n)
-      pos = colon + n + 1
-    end
-    if #res < 2 then
-      return redis.error_reply('CORRUPT ' .. record .. ' is not the record of a pop')
+    local res = fromNetstrings(r)
+    if not res or #res < 2 then
+      return redis.error_reply('CORRUPT ' .. key .. ' ' .. ARGV[7] .. ' is not the record of a pop')
     end
     res[1], res[2] = tonumber(res[1]), tonumber(res[2])
     return res
@@ -83,11 +82,11 @@ local function advance()
   if before(shard, other) then
     if n == 0 then
       return redis.error_reply('CORRUPT shard ' .. base .. shard ..
-        ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+        ' is empty or missing, but lies between the ends ' .. firstKey .. ' = ' .. first .. ' and ' .. lastKey .. ' = ' .. last)
     end
     mid = mid - n
     if mid < 0 then
-      return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counts fewer items than the shards between ' ..
+      return redis.error_reply('CORRUPT ' .. midKey .. ' counts fewer items than the shards between ' ..
         first .. ' and ' .. last .. ' hold')
     end
   end
@@ -135,10 +134,10 @@ trims[#trims + 1] = {shard, taken}
 
 -- Everything this pop may write with (on Redis 6.2 LTRIM and SET are
 -- checked, the others cannot be: docs/compatibility.md).
-if not allowed({left and 'lpop' or 'rpop', base .. shard}, {'ltrim', base .. shard, '0', '-1'}, {'set', KEYS[1], '0'},
-    {'del', KEYS[3]}, {'incr', KEYS[5]}) or record and not allowed({'set', record, 'x', 'px', '1'}) then
+if not allowed({left and 'lpop' or 'rpop', base .. shard}, {'ltrim', base .. shard, '0', '-1'}, {'set', firstKey, '0'},
+    {'del', midKey}, {'incr', verKey}) or records and not mayRecord(records) then
   return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (LTRIM, SET, DEL, INCR, ' ..
-    (left and 'LPOP' or 'RPOP') .. ', and SET of the record of a pop with a token)')
+    (left and 'LPOP' or 'RPOP') .. ', and HSET and PEXPIRE of the record of a pop with a token)')
 end
 -- Writes from here on; nothing below can fail.
 if ARGV[5] then
@@ -163,28 +162,23 @@ for _, t in ipairs(trims) do
 end
 if shard ~= start then
   changed = true
-  redis.call('set', left and KEYS[1] or KEYS[2], shard)
+  redis.call('set', left and firstKey or lastKey, shard)
 end
 if mid ~= (stored or 0) then
   changed = true
   if mid == 0 then
-    redis.call('del', KEYS[3])
+    redis.call('del', midKey)
   else
-    redis.call('set', KEYS[3], mid)
+    redis.call('set', midKey, mid)
   end
 end
 if changed then
-  redis.call('incr', KEYS[5])
+  redis.call('incr', verKey)
 end
 
 local ret = {shard, more}
 for i = 1, #out do ret[i + 2] = out[i] end
-if record and #out > 0 then
-  local parts = {}
-  for i, v in ipairs(ret) do
-    local s = tostring(v)
-    parts[i] = #s .. ':' .. s
-  end
-  redis.call('set', record, table.concat(parts), 'px', ARGV[6])
+if records and #out > 0 then
+  writeRecord(records, ARGV[7], netstrings(ret), ARGV[6])
 end
 return ret

@@ -1,19 +1,29 @@
--- push: add the items (ARGV[5..], or ARGV[6..] with a record) to one end of a sharded list, in order, as LPUSH or
+-- KEYS[1] firstKey  <prefix>{KEY}:first  STRING  the head shard's number
+-- KEYS[2] lastKey  <prefix>{KEY}:last  STRING  the tail shard's number
+-- KEYS[3] midKey  <prefix>{KEY}:mid  STRING  the items in the shards strictly between the ends
+-- KEYS[4] sizeKey  <prefix>{KEY}:size  STRING  the shard size recorded with the list
+-- KEYS[5] verKey  <prefix>{KEY}:ver  STRING  the list's write counter
+-- KEYS[6..16] records  <prefix>{KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- (state.lua, put in front of this text, reads the first five; the shard
+-- keys <prefix>{KEY}:<n>, LISTs, are built from them, in their slot)
+local firstKey, lastKey, midKey, sizeKey, verKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local records = KEYS[6] and 6 -- the first record key, when the push has a token
+-- push: add the items (ARGV[5..], or ARGV[7..] with a token) to one end of a sharded list, in order, as LPUSH or
 -- RPUSH would. The end shard is filled up to shard size - 1 items; when it
 -- is full the endpoint moves outward to a fresh shard.
 --
--- KEYS: see state.lua, which is put in front of this text.
 -- ARGV[1] = shard size asked for (>= 2), ARGV[2] = "1" when it was asked
 -- for explicitly, "0" when it is only the default; ARGV[3] = "left" |
 -- "right", ARGV[4] = the most shards to open in this call (a bound on its
 -- time: with tiny shards 1000 items are many shards).
--- The size recorded in KEYS[4] wins over a default; an explicit size that
+-- The size recorded in sizeKey wins over a default; an explicit size that
 -- differs is refused (SHARDSIZE <recorded>); the first push records it.
--- Optional KEYS[6] = <prefix>{KEY}:T:<token> (STRING), the record of a push
--- made with a client-chosen token; ARGV[5] is then its lifetime in ms and
--- the items start at ARGV[6]. When the record exists the push was applied
--- already: its answer is returned and nothing is written, so a repeat after
--- a lost reply stores the items once. A push records its answer,
+-- With a client-chosen token, the records (luascript.Record) are passed,
+-- ARGV[5] is their lifetime in ms, ARGV[6] the record's field (the token,
+-- or <token>.<n> for the n-th call of a push), and the items start at
+-- ARGV[7]. When the field is recorded the push was applied already: its
+-- answer is returned and nothing is written, so a repeat after a lost
+-- reply stores the items once. A push records its answer,
 -- "<length> <pushed>".
 -- Returns {the list's length after the push, the number of items pushed}:
 -- the first items, all of them unless the shard bound stopped the call (the
@@ -24,16 +34,14 @@
 -- keys (state.lua), the end shards' types, and on a Cluster whether a shard
 -- it will open is moving (TRYAGAIN). The loop runs once per shard
 -- filled, at most ARGV[4] + 1 times.
-local record = KEYS[6]
 local from = 5 -- the first item's ARGV
-if record then
-  from = 6
-  -- GET refuses a record of another type (WRONGTYPE) before any write.
-  local r = redis.call('get', record)
+if records then
+  from = 7
+  local r, key = recordOf(records, ARGV[6])
   if r then
     local total, pushed = string.match(r, '^(%d+) (%d+)$')
     if not total then
-      return redis.error_reply('CORRUPT ' .. record .. ' is not the record of a push')
+      return redis.error_reply('CORRUPT ' .. key .. ' ' .. ARGV[6] .. ' is not the record of a push')
     end
     return {tonumber(total), tonumber(pushed)}
   end
@@ -69,13 +77,13 @@ end
 
 -- Everything this push may write with (on Redis 6.2 SET is checked, the
 -- others cannot be: docs/compatibility.md).
-if not allowed({'set', KEYS[1], '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', KEYS[5]})
-    or record and not allowed({'set', record, 'x', 'px', '1'}) then
+if not allowed({'set', firstKey, '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', verKey})
+    or records and not mayRecord(records) then
   return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (SET, ' .. string.upper(push) ..
-    ', UNLINK, INCR, and SET of the record of a push with a token)')
+    ', UNLINK, INCR, and HSET and PEXPIRE of the record of a push with a token)')
 end
 if not recorded then
-  redis.call('set', KEYS[4], size)
+  redis.call('set', sizeKey, size)
 end
 local i, n = from, #ARGV
 local added, opened = 0, 0
@@ -105,22 +113,22 @@ end
 
 if left and shard ~= first then
   first = shard
-  redis.call('set', KEYS[1], shard)
+  redis.call('set', firstKey, shard)
 elseif not left and shard ~= last then
   last = shard
-  redis.call('set', KEYS[2], shard)
+  redis.call('set', lastKey, shard)
 end
 mid = mid + added
 if mid ~= (stored or 0) then
-  redis.call('set', KEYS[3], mid)
+  redis.call('set', midKey, mid)
 end
-redis.call('incr', KEYS[5])
+redis.call('incr', verKey)
 
 local total = redis.call('llen', base .. first) + mid
 if first ~= last then
   total = total + redis.call('llen', base .. last)
 end
-if record then
-  redis.call('set', record, string.format('%d %d', total, i - from), 'px', ARGV[5])
+if records then
+  writeRecord(records, ARGV[6], string.format('%d %d', total, i - from), ARGV[5])
 end
 return {total, i - from}

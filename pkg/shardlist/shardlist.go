@@ -141,8 +141,8 @@ var (
 
 	// Scripts that need the mid count count a pre-mid list's middle shards
 	// (legacy = 'count'); the others only check the keys.
-	pushScript   = listScript("count", pushSrc)
-	popScript    = listScript("count", popSrc)
+	pushScript   = tokenListScript("count", pushSrc)
+	popScript    = tokenListScript("count", popSrc)
 	lenScript    = listScript("count", lenSrc)
 	rangeScript  = listScript("count", rangeSrc)
 	wakeScript   = listScript("skip", wakeSrc)
@@ -153,6 +153,14 @@ var (
 
 func listScript(legacy, body string) *luascript.Script {
 	return luascript.Build(func() string { return luascript.Permitted + "local legacy = '" + legacy + "'\n" + stateSrc + body })
+}
+
+// tokenListScript is listScript for a script that takes a token: it also
+// opens with the records' functions (luascript.Record).
+func tokenListScript(legacy, body string) *luascript.Script {
+	return luascript.Build(func() string {
+		return luascript.Permitted + luascript.Record + "local legacy = '" + legacy + "'\n" + stateSrc + body
+	})
 }
 
 // dir is the end of the list an operation works on.
@@ -204,6 +212,9 @@ type Client struct {
 	slice    time.Duration // a wait on the client's own connections
 	ownSlice time.Duration // a wait on a waiter's connection (waiter.own)
 	err      error         // a bad option: every operation returns it
+	// now is the client's clock, which names the minute of a call's
+	// records (recordKeys); nil for time.Now (tests set it).
+	now func() time.Time
 }
 
 // New returns a Client that uses rdb, and makes no Redis call. Like
@@ -388,7 +399,8 @@ type PushOptions struct {
 	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
 	// crypto/rand.Text returns) under which each script call records its
 	// answer (the length and how many items it pushed), in the list's
-	// slot ({KEY}:T:<token>, then {KEY}:T:<token>.<n>), for 10 minutes. A
+	// slot (field <token>, then <token>.<n>, of the hash of its minute,
+	// {KEY}:T:<minute>), for 10 minutes or a little more. A
 	// Push of the same items with the same token returns the first answer
 	// and stores nothing more, so a caller whose reply was lost sends the
 	// same call again with the same token.
@@ -421,19 +433,29 @@ func checkToken(token string) error {
 	return nil
 }
 
-// record is the key of the record of the call-th script call made with
-// token ("" for none: no record): {KEY}:T:<token>, and
-// {KEY}:T:<token>.<call> after the first ("." is not a token's
-// character), so that a repeat, making the same calls in the same order,
-// gets each one's answer.
-func (l *list) record(token string, call int) string {
-	switch {
-	case token == "":
+// recordField is the field of the record of the call-th script call made with
+// token ("" for none: no record): the token, and <token>.<call> after the
+// first (luascript.RecordField), so that a repeat, making the same calls
+// in the same order, gets each one's answer.
+func recordField(token string, call int) string {
+	if token == "" {
 		return ""
-	case call == 1:
-		return l.base + "T:" + token
 	}
-	return l.base + "T:" + token + "." + strconv.Itoa(call)
+	return luascript.RecordField(token, call)
+}
+
+// recordKeys returns the keys of the records of a call with a token made
+// now: the HASHes {KEY}:T:<minute> of this minute of the client's clock
+// and the 10 before it (luascript.RecordKeys), hash-tagged with the list's
+// {KEY}, so in its slot. Built for each script call: a repeat, or the next
+// pop of a blocking pop's wait, made in a later minute looks back from
+// that minute.
+func (l *list) recordKeys() []string {
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	return luascript.RecordKeys(l.base+"T:", now())
 }
 
 // push pushes items onto one end (see LPush).
@@ -475,9 +497,9 @@ func (l *list) pushToken(ctx context.Context, side dir, items []string, token st
 		args := make([]any, 0, 5+len(chunk))
 		args = append(args, l.size, explicit, side.String(), maxShardsPerCall)
 		keys := l.keys
-		if record := l.record(token, call); record != "" {
-			keys = append(slices.Clip(l.keys), record)
-			args = append(args, tokenLifetime.Milliseconds())
+		if field := recordField(token, call); field != "" {
+			keys = append(slices.Clip(l.keys), l.recordKeys()...)
+			args = append(args, tokenLifetime.Milliseconds(), field)
 		}
 		for _, it := range chunk {
 			args = append(args, it)
@@ -547,8 +569,9 @@ type PopOptions struct {
 	// Token, when set, makes the pop safe to repeat: a client-chosen
 	// random string of 16 to 64 characters of A-Z a-z 0-9 _ - (as
 	// crypto/rand.Text returns) under which each script call that pops
-	// items records its answer, in the list's slot ({KEY}:T:<token>), for
-	// 10 minutes. A Pop with the same token returns the same items and
+	// items records its answer, in the list's slot (field <token> of the
+	// hash of its minute, {KEY}:T:<minute>), for 10 minutes or a little
+	// more. A Pop with the same token returns the same items and
 	// pops no others, so a caller whose reply was lost sends the same call
 	// again with the same token. A call that popped nothing records
 	// nothing.
@@ -569,7 +592,8 @@ type PopOptions struct {
 // tokenLifetime is how long the record of a pop with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (each holds the items it
-// popped, plus about 165 bytes of server memory; see docs/reliability.md).
+// popped, plus about 90 bytes of server memory; see docs/reliability.md).
+// A record's hash lives this long after its last write (record.lua).
 const tokenLifetime = 10 * time.Minute
 
 // Pop pops up to opt.Count items from the head (or, with opt.Tail, the
@@ -596,7 +620,7 @@ func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string,
 	if opt.Count != 1 {
 		return nil, fmt.Errorf("a blocking pop takes one item, not %d: %w", opt.Count, ErrInvalid)
 	}
-	item, err := l.bpopRecord(ctx, side, opt.Wait, l.record(opt.Token, 1))
+	item, err := l.bpopRecord(ctx, side, opt.Wait, recordField(opt.Token, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -609,9 +633,9 @@ func (l *list) pop(ctx context.Context, side dir, count int) ([]string, error) {
 }
 
 // popToken is pop with a token ("" for none): the call-th script call's
-// record is {KEY}:T:<token>, and {KEY}:T:<token>.<call> after the first
-// ("." is not a token's character), so that a repeat, making the same
-// calls in the same order, gets each one's answer.
+// record is the field <token>, and <token>.<call> after the first (see
+// recordField), so that a repeat, making the same calls in the same order,
+// gets each one's answer.
 func (l *list) popToken(ctx context.Context, side dir, count int, token string) ([]string, error) {
 	if count < 1 {
 		return nil, ErrCount
@@ -619,7 +643,7 @@ func (l *list) popToken(ctx context.Context, side dir, count int, token string) 
 	var out []string
 	for call := 1; len(out) < count; call++ {
 		want := min(count-len(out), maxBatchSize)
-		items, more, _, err := l.popCallRecord(ctx, side, want, l.record(token, call))
+		items, more, _, err := l.popCallRecord(ctx, side, want, recordField(token, call))
 		out = append(out, items...)
 		if err != nil {
 			return out, err
@@ -643,8 +667,9 @@ func (l *list) popCall(ctx context.Context, side dir, count int, extra ...any) (
 	return l.popCallRecord(ctx, side, count, "", extra...)
 }
 
-// popCallRecord is popCall that records its answer in the key record when
-// it is not "" (a pop with a token), or returns the answer recorded there.
+// popCallRecord is popCall that records its answer under the field record
+// when it is not "" (a pop with a token), or returns the answer recorded
+// there.
 func (l *list) popCallRecord(ctx context.Context, side dir, count int, record string, extra ...any) ([]string, bool, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, 0, err
@@ -655,8 +680,8 @@ func (l *list) popCallRecord(ctx context.Context, side dir, count int, record st
 		if len(extra) == 0 {
 			args = append(args, "")
 		}
-		args = append(args, tokenLifetime.Milliseconds())
-		keys = append(slices.Clip(l.keys), record)
+		args = append(args, tokenLifetime.Milliseconds(), record)
+		keys = append(slices.Clip(l.keys), l.recordKeys()...)
 	}
 	res, err := l.runKeys(context.WithoutCancel(ctx), popScript, keys, args...).Slice()
 	if err != nil {
@@ -709,9 +734,10 @@ func (l *list) bpop(ctx context.Context, side dir, timeout time.Duration) (strin
 	return l.bpopRecord(ctx, side, timeout, "")
 }
 
-// bpopRecord is bpop with a record ("" for none: a pop with a token): each
-// of its pop calls carries it, the one that takes the item records it, and
-// a repeat's first call returns it.
+// bpopRecord is bpop with a record's field ("" for none: a pop with a
+// token): each of its pop calls carries it, with the record keys of its
+// own minute, the one that takes the item records it, and a repeat's first
+// call returns it.
 func (l *list) bpopRecord(ctx context.Context, side dir, timeout time.Duration, record string) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)

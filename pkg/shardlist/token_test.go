@@ -1,24 +1,30 @@
 package shardlist_test
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
+	"github.com/redis/go-redis/v9"
 )
 
 // A pop repeated with the same token returns the same items and pops no
 // others, from either end, over tiny shards and over 1000 items (two
 // script calls, two records); a pop of an empty list records nothing; the
-// record lives 10 minutes in the list's slot.
+// record is a field of its minute's hash in the list's slot, which lives
+// 10 minutes after the write.
 func TestPopTokenRepeat(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		c := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix, ShardSize: 3})
+		clock := newFakeClock(c)
 		empty := shardlist.PopOptions{Token: rand.Text()}
 		if got, err := c.Pop(ctx, "tok", empty); err != shardlist.ErrEmpty {
 			t.Fatalf("pop of an empty list: %v %v", got, err)
@@ -49,9 +55,13 @@ func TestPopTokenRepeat(t *testing.T) {
 		if n, err := c.LLen(ctx, "tok"); err != nil || n != int64(len(items)-1104) {
 			t.Errorf("after the repeats the list holds %d (%v), want %d", n, err, len(items)-1104)
 		}
-		ttl, err := b.Client.PTTL(ctx, b.Prefix+"{tok}:T:"+empty.Token).Result()
+		records := b.Prefix + "{tok}:T:" + clock.minute()
+		if ok, err := b.Client.HExists(ctx, records, empty.Token).Result(); err != nil || !ok {
+			t.Errorf("no record %s in %s (%v)", empty.Token, records, err)
+		}
+		ttl, err := b.Client.PTTL(ctx, records).Result()
 		if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
-			t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, tokenLifetime)
+			t.Errorf("the record's hash has PTTL %v (%v); want at most %v, and about that", ttl, err, tokenLifetime)
 		}
 		if _, err := c.Pop(ctx, "tok", shardlist.PopOptions{Token: "short"}); err == nil {
 			t.Error("a 5-character token was accepted")
@@ -167,3 +177,184 @@ func TestBlockingPopTokenRepeat(t *testing.T) {
 		}
 	})
 }
+
+// A record written in minute m of the client's clock is found by a repeat
+// made in minute m+10 (its last second), from the 11 hashes that repeat
+// reads, and is not looked for in minute m+11, when a repeat applies
+// again: pushes and pops.
+func TestTokenRecordMinutes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix})
+		clock := newFakeClock(c)
+		push := shardlist.PushOptions{Token: rand.Text()}
+		if n, err := c.Push(ctx, "min", []string{"a", "b", "c"}, push); err != nil || n != 3 {
+			t.Fatalf("push: %d %v", n, err)
+		}
+		pop := shardlist.PopOptions{Token: rand.Text()}
+		if got, err := c.Pop(ctx, "min", pop); err != nil || !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("pop: %v %v", got, err)
+		}
+		clock.set(minute0.Add(10*time.Minute + 59*time.Second))
+		if n, err := c.Push(ctx, "min", []string{"a", "b", "c"}, push); err != nil || n != 3 {
+			t.Errorf("push repeated in minute m+10: %d %v; want the first answer, 3", n, err)
+		}
+		if got, err := c.Pop(ctx, "min", pop); err != nil || !slices.Equal(got, []string{"a"}) {
+			t.Errorf("pop repeated in minute m+10: %v %v; want [a]", got, err)
+		}
+		clock.set(minute0.Add(11 * time.Minute))
+		if n, err := c.Push(ctx, "min", []string{"a", "b", "c"}, push); err != nil || n != 5 {
+			t.Errorf("push repeated in minute m+11: %d %v; want a new push, 5", n, err)
+		}
+		if got, err := c.Pop(ctx, "min", pop); err != nil || !slices.Equal(got, []string{"b"}) {
+			t.Errorf("pop repeated in minute m+11: %v %v; want the next item, [b]", got, err)
+		}
+	})
+}
+
+// A busy stream of calls with tokens writes one record key per minute,
+// not one per call: 1,000 pushes over 11 minutes of the client's clock
+// leave at most 11 keys under {KEY}:T:*, holding the 1,000 records; a
+// key of another type under a record key's name is refused (WRONGTYPE)
+// with nothing pushed or popped.
+func TestTokenRecordsFewKeys(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		c := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix})
+		clock := newFakeClock(c)
+		const pushes = 1000
+		for i := range pushes {
+			clock.set(minute0.Add(time.Duration(i) * 11 * time.Minute / pushes))
+			if _, err := c.Push(ctx, "busy", []string{"x"}, shardlist.PushOptions{Token: rand.Text()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys, err := b.Client.Keys(ctx, b.Prefix+"{busy}:T:*").Result()
+		if err != nil || len(keys) > 11 {
+			t.Fatalf("%d record keys (%v), want at most 11: %v", len(keys), err, keys)
+		}
+		var records int64
+		for _, k := range keys {
+			n, err := b.Client.HLen(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			records += n
+		}
+		if records != pushes {
+			t.Errorf("%d records in %d keys, want %d", records, len(keys), pushes)
+		}
+
+		other := b.Prefix + "{busy}:T:" + fmt.Sprint(minute0.UnixMilli()/60000+12)
+		if err := b.Client.Set(ctx, other, "x", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		clock.set(minute0.Add(13 * time.Minute))
+		if _, err := c.Push(ctx, "busy", []string{"y"}, shardlist.PushOptions{Token: rand.Text()}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("push with a string among its record keys: %v, want WRONGTYPE", err)
+		}
+		if got, err := c.Pop(ctx, "busy", shardlist.PopOptions{Token: rand.Text()}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("pop with a string among its record keys: %v %v, want WRONGTYPE", got, err)
+		}
+		if n, err := c.LLen(ctx, "busy"); err != nil || n != pushes {
+			t.Errorf("the list holds %d (%v), want %d: nothing pushed or popped", n, err, pushes)
+		}
+	})
+}
+
+// Each pop call of a blocking pop reads and writes the record keys of its
+// own minute: a pop that began in minute m and took its item in minute
+// m+11, after its wait, records it in m+11's hash, where a repeat in
+// minute m+21 finds it.
+func TestBlockingPopRecordsInItsMinute(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+		ctx := t.Context()
+		rdb := redis.NewClient(b.Client.Options())
+		t.Cleanup(func() { rdb.Close() })
+		firstCall := make(chan struct{})
+		rdb.AddHook(scriptRan{done: firstCall})
+		c := shardlist.New(rdb, shardlist.Options{Prefix: b.Prefix})
+		clock := newFakeClock(c)
+		opt := shardlist.PopOptions{Block: true, Wait: 30 * time.Second, Token: rand.Text()}
+		done := make(chan []string, 1)
+		go func() {
+			got, err := c.Pop(ctx, "bmin", opt)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- got
+		}()
+		<-firstCall // the first pop found nothing, in minute m: it waits
+		clock.set(minute0.Add(11 * time.Minute))
+		if _, err := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix}).RPush(ctx, "bmin", "late"); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-done; !slices.Equal(got, []string{"late"}) {
+			t.Fatalf("the waiting pop took %v, want [late]", got)
+		}
+		at := func(d time.Duration) string {
+			return b.Prefix + "{bmin}:T:" + fmt.Sprint(minute0.Add(d).UnixMilli()/60000)
+		}
+		if ok, err := b.Client.HExists(ctx, at(11*time.Minute), opt.Token).Result(); err != nil || !ok {
+			t.Errorf("no record in minute m+11's hash %s (%v)", at(11*time.Minute), err)
+		}
+		if n, err := b.Client.Exists(ctx, at(0)).Result(); err != nil || n != 0 {
+			t.Errorf("minute m's hash %s exists (%v): the pop recorded in the minute it began", at(0), err)
+		}
+		clock.set(minute0.Add(21 * time.Minute))
+		if got, err := c.Pop(ctx, "bmin", opt); err != nil || !slices.Equal(got, []string{"late"}) {
+			t.Errorf("repeat in minute m+21: %v %v, want [late]", got, err)
+		}
+	})
+}
+
+// scriptRan closes done after the first script call that ran (EVALSHA or
+// EVAL without an error).
+type scriptRan struct{ done chan struct{} }
+
+func (s scriptRan) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (s scriptRan) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (s scriptRan) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	var once sync.Once
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err == nil && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+			once.Do(func() { close(s.done) })
+		}
+		return err
+	}
+}
+
+// minute0 is the start of the client's minute m in the tests that set the
+// clock: 30,000,000 minutes after 1970 (8 digits, as today's).
+var minute0 = time.UnixMilli(30_000_000 * 60_000)
+
+// fakeClock is a client's clock that a test sets.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// newFakeClock gives c a clock at minute0.
+func newFakeClock(c *shardlist.Client) *fakeClock {
+	f := &fakeClock{t: minute0}
+	shardlist.SetClock(c, f.now)
+	return f
+}
+
+func (f *fakeClock) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeClock) set(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = t
+}
+
+// minute is the clock's minute, as record keys end.
+func (f *fakeClock) minute() string { return fmt.Sprint(f.now().UnixMilli() / 60000) }

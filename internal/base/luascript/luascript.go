@@ -7,7 +7,9 @@ package luascript
 import (
 	"context"
 	_ "embed"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,6 +21,48 @@ import (
 //
 //go:embed permitted.lua
 var Permitted string
+
+// Record is Lua text to put in front of a script that takes a
+// client-chosen token, after Permitted (it uses allowed): it defines
+// recordOf(first, field), mayRecord(first), writeRecord(first, field,
+// answer, lifetime) over the 11 record keys KEYS[first..first+10], one
+// HASH per minute of the client's clock (record.lua says why), and
+// netstrings and fromNetstrings, which keep an answer's bytes.
+//
+//go:embed record.lua
+var Record string
+
+// RecordMinutes is how many minutes before the current one a call with a
+// token looks for its record in: a record lives at least 10 minutes after
+// it was written (ARGV's lifetime, set again by each write to its
+// minute's hash), and a repeat within those 10 minutes, by the same
+// client's clock, is made at most 10 minutes after the record's.
+const RecordMinutes = 10
+
+// RecordKeys returns the 1+RecordMinutes record keys of a call with a
+// token made at now by the client's clock (record.lua): before followed by
+// the minute's number, Unix ms / 60000 in decimal, for this minute first
+// and then each of the RecordMinutes before it. A minute has 8 digits, a
+// token 16 to 64 characters: no record key of one shape is one of the
+// other.
+func RecordKeys(before string, now time.Time) []string {
+	m := now.UnixMilli() / 60000
+	keys := make([]string, RecordMinutes+1)
+	for i := range keys {
+		keys[i] = before + strconv.FormatInt(m-int64(i), 10)
+	}
+	return keys
+}
+
+// RecordField is the field of the record of the call-th script call made
+// with token: the token, and <token>.<call> after the first ("." is not a
+// token's character, so it is no other token's field).
+func RecordField(token string, call int) string {
+	if call == 1 {
+		return token
+	}
+	return token + "." + strconv.Itoa(call)
+}
 
 // Runner is what runs a script: a Script, or a go-redis *redis.Script.
 type Runner interface {

@@ -3,9 +3,10 @@
 -- It defines allowed, and writes nothing.
 
 -- refusing holds, per command a script writes with, arguments that the
--- command itself refuses (an odd field list, a count or an increment that
--- is not a number, NX with XX) after the server's ACL check and before it
--- reads or changes anything. SET NX XX never sets either way.
+-- command itself refuses (an odd field list, a count, an increment or a
+-- lifetime that is not a number, NX with XX) after the server's ACL check
+-- and before it reads or changes anything. SET NX XX never sets either
+-- way; PEXPIRE key x answers "not an integer" on Redis 6.2.
 local refusing = {
   HSET = {'f', 'v', 'f'},
   HINCRBY = {'f', 'x'},
@@ -13,6 +14,7 @@ local refusing = {
   ZREMRANGEBYRANK = {'x', '0'},
   SET = {'v', 'NX', 'XX'},
   LTRIM = {'x', '0'},
+  PEXPIRE = {'x'},
 }
 
 -- permitted reports whether the ACL lets this user run command c,
