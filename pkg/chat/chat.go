@@ -38,43 +38,49 @@ var errInvalid = names.ErrInvalid
 
 var (
 	//go:embed create.lua
-	createSrc    string
-	createScript = chatScript(createSrc)
+	createLua    string
+	createScript = script(createLua)
 	//go:embed send.lua
-	sendSrc    string
-	sendScript = chatScript(sendSrc)
+	sendLua    string
+	sendScript = script(sendLua)
 	//go:embed newid.lua
-	newIDSrc    string
-	newIDScript = chatScript(newIDSrc)
+	newIDLua    string
+	newIDScript = script(newIDLua)
 	//go:embed join.lua
-	joinSrc    string
-	joinScript = chatScript(joinSrc)
+	joinLua    string
+	joinScript = script(joinLua)
 	//go:embed leave.lua
-	leaveSrc    string
-	leaveScript = chatScript(leaveSrc)
+	leaveLua    string
+	leaveScript = script(leaveLua)
 	//go:embed fetch.lua
-	fetchSrc    string
-	fetchScript = luascript.New(fetchSrc)
+	fetchLua    string
+	fetchScript = luascript.New(fetchLua)
 	//go:embed mark.lua
-	markSrc    string
-	markScript = chatScript(markSrc)
+	markLua    string
+	markScript = markScriptOf(markLua)
+	//go:embed lib.lua
+	libLua string
 	//go:embed marks.lua
-	marksSrc    string
-	marksScript = luascript.Build(func() string {
-		return luascript.Permitted + markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc
-	})
+	marksLua    string
+	marksScript = markScriptOf(marksLua)
 	//go:embed trim.lua
-	trimSrc    string
-	trimScript = chatScript(trimSrc)
+	trimLua    string
+	trimScript = script(trimLua)
 	//go:embed members.lua
-	membersSrc    string
-	membersScript = luascript.New(membersSrc)
+	membersLua    string
+	membersScript = luascript.New(membersLua)
 )
 
-// chatScript is a script that writes: luascript.Permitted (allowed, which
-// checks the user's permissions before the first write) and src.
-func chatScript(src string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + src })
+// script is a script that writes: luascript.Permitted (allowed, which
+// checks the user's permissions before the first write), then body.
+func script(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, body)
+}
+
+// markScriptOf is mark.lua or marks.lua: script's preludes, then lib.lua
+// (mark(), which both run), then body.
+func markScriptOf(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, libLua, body)
 }
 
 // defaultChunkSize is the default of Options.ChunkSize.

@@ -1,6 +1,6 @@
 -- marks: mark.lua's mark() for several chats of one user in one call, on
 -- a standalone server only (the chats' keys are in different slots). The
--- Go code puts mark.lua, without its last line, in front of this.
+-- Go code puts lib.lua (mark()) in front of this, as it does of mark.lua.
 -- KEYS[1] seen:{USER}, then per chat: chat:{ID} msgs:{ID} ids:{ID}
 -- ARGV[1] user  ARGV[2] most messages to delete in this call, all chats
 -- together (the caller runs trim.lua for the rest); then per chat: the
