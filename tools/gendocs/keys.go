@@ -86,7 +86,8 @@ func scriptKeys(root string) (keys []scriptKey, unnamed []string, err error) {
 
 // keyHeader parses a script's KEYS lines: its leading comment block's
 // lines that start "-- KEYS[", fields separated by two spaces, and the
-// local line after them that names the same keys in order.
+// local line after them that names the same keys in order (those of a
+// fixed index).
 func keyHeader(script, src string) ([]scriptKey, error) {
 	var keys []scriptKey
 	lines := strings.Split(src, "\n")
@@ -109,14 +110,17 @@ func keyHeader(script, src string) ([]scriptKey, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
+	// A variable count of keys (KEYS[<n>..]) is indexed in the body; the
+	// local line names the others.
 	var names, refs []string
 	for _, k := range keys {
-		names = append(names, k.name)
-		if m, ok := strings.CutSuffix(k.n, ".."); ok {
-			refs = append(refs, "KEYS["+m+"]")
-		} else {
+		if !strings.HasSuffix(k.n, "..") {
+			names = append(names, k.name)
 			refs = append(refs, "KEYS["+k.n+"]")
 		}
+	}
+	if len(names) == 0 {
+		return keys, nil
 	}
 	if want := "local " + strings.Join(names, ", ") + " = " + strings.Join(refs, ", "); i >= len(lines) || lines[i] != want {
 		return nil, fmt.Errorf("%s:%d: the KEYS lines' local line should read %q", script, i+1, want)
