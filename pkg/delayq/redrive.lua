@@ -2,13 +2,13 @@
 -- one atomic step, keeping each id and body; the receive count starts over
 -- and the message is due now in the destination (a dead-letter move in
 -- reverse). A message is in exactly one of the two queues at every moment.
--- KEYS[1] deadQueue  <ns>:<dlq>  ZSET  the dead-letter queue: message id -> visible-at ms
--- KEYS[2] deadAttrs  <ns>:<dlq>:Q  HASH  the dead-letter queue's attributes and message bodies
--- KEYS[3] deadIndex  <ns>:<dlq>:R  ZSET  the dead-letter queue's index of received messages
+-- KEYS[1] deadqueue  <ns>:<dlq>  ZSET  the dead-letter queue: message id -> visible-at ms
+-- KEYS[2] deadattrs  <ns>:<dlq>:Q  HASH  the dead-letter queue's attributes and message bodies
+-- KEYS[3] deadindex  <ns>:<dlq>:R  ZSET  the dead-letter queue's index of received messages
 -- KEYS[4] queue  <ns>:<q>  ZSET  the destination: message id -> visible-at ms; optional (absent for a walk that only looks: nothing is written)
 -- KEYS[5] attrs  <ns>:<q>:Q  HASH  the destination's attributes and message bodies; optional
 -- KEYS[6] index  <ns>:<q>:R  ZSET  the destination's index of received messages; optional
-local deadQueue, deadAttrs, deadIndex, queue, attrs, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local deadqueue, deadattrs, deadindex, queue, attrs, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 -- ARGV[1] N, at most this many moved (the caller keeps it at 100 or less)
 -- ARGV[2] at most this many dead-letter queue entries examined
 -- ARGV[3], ARGV[4] the cursor: visible-at ms and id of the last entry an
@@ -36,7 +36,7 @@ local deadQueue, deadAttrs, deadIndex, queue, attrs, index = KEYS[1], KEYS[2], K
 -- origins seen (distinct), kind1, id1, ...} where each kind is "exists" or
 -- "toolong"; or {"notfound", "dlq" | "dest"}. In flight, exists and too
 -- long count only messages that go to the destination.
-if not attributes(deadAttrs) then
+if not attributes(deadattrs) then
   return {"notfound", "dlq"}
 end
 local dest = ARGV[6]
@@ -47,10 +47,10 @@ if dest ~= "" then
     return {"notfound", "dest"}
   end
   -- Everything that could fail halfway is checked before the first write.
-  if deadQueue == queue then
-    return redis.error_reply("ERR " .. deadQueue .. ": a queue cannot be redriven into itself: nothing written")
+  if deadqueue == queue then
+    return redis.error_reply("ERR " .. deadqueue .. ": a queue cannot be redriven into itself: nothing written")
   end
-  for _, k in ipairs({deadQueue, deadIndex, queue, index}) do
+  for _, k in ipairs({deadqueue, deadindex, queue, index}) do
     local e = wrongtype(k, "zset", "zset", ": nothing written")
     if e then
       return e
@@ -70,7 +70,7 @@ end
 local now, nowstr = clock()
 local want = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2])
-local before = redis.call("ZCARD", deadQueue)
+local before = redis.call("ZCARD", deadqueue)
 
 -- len16 is a body's length in UTF-16 code units, as maxsize counts it
 -- (JavaScript's String length): one per character, two above U+FFFF. Only
@@ -89,10 +89,10 @@ local rank = 0
 local cscore, cid = ARGV[3], ARGV[4]
 local seen = false
 if cid ~= "" then
-  if redis.call("ZSCORE", deadQueue, cid) == cscore then
-    rank = redis.call("ZRANK", deadQueue, cid) + 1
+  if redis.call("ZSCORE", deadqueue, cid) == cscore then
+    rank = redis.call("ZRANK", deadqueue, cid) + 1
   else
-    rank = redis.call("ZCOUNT", deadQueue, "-inf", "(" .. cscore)
+    rank = redis.call("ZCOUNT", deadqueue, "-inf", "(" .. cscore)
     seen = true
   end
 end
@@ -151,7 +151,7 @@ local out = {}
 -- cost about twice the server time). The walk's ranks stay valid meanwhile.
 local ids, bodies, counts = {}, {}, {}
 while moved < want and examined < budget do
-  local page = redis.call("ZRANGE", deadQueue, rank, rank + math.min(100, budget - examined) - 1, "WITHSCORES")
+  local page = redis.call("ZRANGE", deadqueue, rank, rank + math.min(100, budget - examined) - 1, "WITHSCORES")
   if #page == 0 then
     done = 1
     break
@@ -170,7 +170,7 @@ while moved < want and examined < budget do
       seen = false
       local dl = false
       if mode ~= "to" then
-        dl = redis.call("HGET", deadAttrs, id .. ":dl")
+        dl = redis.call("HGET", deadattrs, id .. ":dl")
       end
       local here, origin, nowhere = route(dl)
       if nowhere == "none" then
@@ -186,12 +186,12 @@ while moved < want and examined < budget do
         local busy = false
         -- (a score Lua cannot read, 1e+300 in gopher-lua, counts as not due)
         if (tonumber(score) or math.huge) > now then
-          local rf = redis.call("HMGET", deadAttrs, id .. ":rc", id .. ":fr")
-          busy = rf[1] or rf[2] or redis.call("ZSCORE", deadIndex, id)
+          local rf = redis.call("HMGET", deadattrs, id .. ":rc", id .. ":fr")
+          busy = rf[1] or rf[2] or redis.call("ZSCORE", deadindex, id)
         end
         local body
         if not busy then
-          body = redis.call("HGET", deadAttrs, id)
+          body = redis.call("HGET", deadattrs, id)
         end
         if busy then
           inflight = inflight + 1
@@ -221,8 +221,8 @@ while moved < want and examined < budget do
   end
 end
 if moved > 0 and not allowed({"ZADD", queue, "0", "x"}, {"HSET", attrs, "x", "x"}, {"HDEL", attrs, "x"},
-    {"ZREM", index, "x"}, {"HINCRBY", attrs, "totalsent", "1"}, {"ZREM", deadQueue, "x"}, {"HDEL", deadAttrs, "x"}, {"ZREM", deadIndex, "x"}) then
-  return redis.error_reply("NOPERM this user may not redrive " .. deadQueue .. " into " .. queue .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
+    {"ZREM", index, "x"}, {"HINCRBY", attrs, "totalsent", "1"}, {"ZREM", deadqueue, "x"}, {"HDEL", deadattrs, "x"}, {"ZREM", deadindex, "x"}) then
+  return redis.error_reply("NOPERM this user may not redrive " .. deadqueue .. " into " .. queue .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
 end
 if moved > 0 then
   -- Into the destination, as fresh messages due now: no receive count (an
@@ -240,10 +240,10 @@ if moved > 0 then
   redis.call("HINCRBY", attrs, "totalsent", moved)
   -- Out of the dead-letter queue, with their receive counts, records of
   -- their move and index entries.
-  redis.call("ZREM", deadQueue, unpack(ids))
-  redis.call("HDEL", deadAttrs, unpack(ids))
-  redis.call("HDEL", deadAttrs, unpack(counts))
-  redis.call("ZREM", deadIndex, unpack(ids))
+  redis.call("ZREM", deadqueue, unpack(ids))
+  redis.call("HDEL", deadattrs, unpack(ids))
+  redis.call("HDEL", deadattrs, unpack(counts))
+  redis.call("ZREM", deadindex, unpack(ids))
 end
 if moved > 0 then
   -- Best-effort, as push's: a user without the channel must not fail a
