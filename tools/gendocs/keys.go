@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -125,8 +126,19 @@ func keyHeader(script, src string) ([]scriptKey, error) {
 	if want := "local " + strings.Join(names, ", ") + " = " + strings.Join(refs, ", "); i >= len(lines) || lines[i] != want {
 		return nil, fmt.Errorf("%s:%d: the KEYS lines' local line should read %q", script, i+1, want)
 	}
+	// The body uses the names: a numbered KEYS[n] left in code is a key
+	// the header may not describe.
+	for j := i + 1; j < len(lines); j++ {
+		code, _, _ := strings.Cut(lines[j], "--")
+		if numberedKey.MatchString(code) {
+			return nil, fmt.Errorf("%s:%d: KEYS[n] in the body: use the name the local line gives it", script, j+1)
+		}
+	}
 	return keys, nil
 }
+
+// numberedKey is a key taken by its number, KEYS[1].
+var numberedKey = regexp.MustCompile(`KEYS\[[0-9]+\]`)
 
 // keysTable is docs/keys.md's generated part: per key pattern (and type),
 // the scripts that take it, by package.

@@ -66,6 +66,7 @@ func TestKeyHeader(t *testing.T) {
 		"-- KEYS[1] queue <ns>:<q> ZSET id\nlocal queue = KEYS[1]\n",
 		"-- KEYS[1] queue  <ns>:<q>  ZSET  id\nlocal q = KEYS[1]\n",
 		"-- KEYS[1] queue  <ns>:<q>  ZSET  id\n",
+		"-- KEYS[1] queue  <ns>:<q>  ZSET  id\nlocal queue = KEYS[1]\nreturn KEYS[1]\n",
 	} {
 		if _, err := keyHeader("x.lua", bad); err == nil || !strings.Contains(err.Error(), "x.lua:") {
 			t.Errorf("%q: error %v, want one naming the line", bad, err)
