@@ -14,11 +14,19 @@ import (
 )
 
 // chatScriptSHA is the SHA1 that EVALSHA names a pkg/chat script by: a
-// script that writes opens with luascript.Permitted.
+// script that writes opens with luascript.Permitted; mark.lua and
+// marks.lua with lib.lua after it (chat.go's markScriptOf).
 func chatScriptSHA(t *testing.T, file string, writes bool) string {
 	src, err := os.ReadFile("../pkg/chat/" + file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if file == "mark.lua" || file == "marks.lua" {
+		lib, err := os.ReadFile("../pkg/chat/lib.lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(lib, src...)
 	}
 	if writes {
 		src = append([]byte(luascript.Permitted), src...)

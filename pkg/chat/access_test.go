@@ -12,18 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// accessScripts are the scripts each method runs (marks.lua carries
-// mark.lua's functions).
+// accessScripts are the scripts each method runs (lib.lua is mark.lua's
+// and marks.lua's prelude: mark() and its calls).
 var accessScripts = map[string][]string{
 	"Create":         {"create.lua", "newid.lua"},
 	"Send":           {"send.lua"},
 	"Join":           {"join.lua"},
 	"Leave":          {"leave.lua", "trim.lua"},
-	"Pending":        {"fetch.lua", "mark.lua", "marks.lua", "trim.lua"},
+	"Pending":        {"fetch.lua", "lib.lua", "mark.lua", "marks.lua", "trim.lua"},
 	"Pending (peek)": {"fetch.lua"},
-	"MarkSeen":       {"mark.lua", "marks.lua", "trim.lua"},
+	"MarkSeen":       {"lib.lua", "mark.lua", "marks.lua", "trim.lua"},
 	"Watch":          {"fetch.lua"},
-	"Watch (mark)":   {"fetch.lua", "mark.lua", "marks.lua", "trim.lua"},
+	"Watch (mark)":   {"fetch.lua", "lib.lua", "mark.lua", "marks.lua", "trim.lua"},
 	"UserChats":      {"fetch.lua"},
 	"Members":        {"members.lua"},
 	"History":        nil,

@@ -38,49 +38,55 @@ var errInvalid = names.ErrInvalid
 
 var (
 	//go:embed create.lua
-	createSrc    string
-	createScript = tokenScript(createSrc)
+	createLua    string
+	createScript = tokenScript(createLua)
 	//go:embed send.lua
-	sendSrc    string
-	sendScript = tokenScript(sendSrc)
+	sendLua    string
+	sendScript = tokenScript(sendLua)
 	//go:embed newid.lua
-	newIDSrc    string
-	newIDScript = tokenScript(newIDSrc)
+	newIDLua    string
+	newIDScript = tokenScript(newIDLua)
 	//go:embed join.lua
-	joinSrc    string
-	joinScript = tokenScript(joinSrc)
+	joinLua    string
+	joinScript = tokenScript(joinLua)
 	//go:embed leave.lua
-	leaveSrc    string
-	leaveScript = chatScript(leaveSrc)
+	leaveLua    string
+	leaveScript = script(leaveLua)
 	//go:embed fetch.lua
-	fetchSrc    string
-	fetchScript = luascript.New(fetchSrc)
+	fetchLua    string
+	fetchScript = luascript.New(fetchLua)
 	//go:embed mark.lua
-	markSrc    string
-	markScript = chatScript(markSrc)
+	markLua    string
+	markScript = markScriptOf(markLua)
+	//go:embed lib.lua
+	libLua string
 	//go:embed marks.lua
-	marksSrc    string
-	marksScript = luascript.Build(func() string {
-		return luascript.Permitted + markSrc[:strings.LastIndex(strings.TrimSuffix(markSrc, "\n"), "\n")+1] + marksSrc
-	})
+	marksLua    string
+	marksScript = markScriptOf(marksLua)
 	//go:embed trim.lua
-	trimSrc    string
-	trimScript = chatScript(trimSrc)
+	trimLua    string
+	trimScript = script(trimLua)
 	//go:embed members.lua
-	membersSrc    string
-	membersScript = luascript.New(membersSrc)
+	membersLua    string
+	membersScript = luascript.New(membersLua)
 )
 
-// chatScript is a script that writes: luascript.Permitted (allowed, which
-// checks the user's permissions before the first write) and src.
-func chatScript(src string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + src })
+// script is a script that writes: luascript.Permitted (allowed, which
+// checks the user's permissions before the first write), then body.
+func script(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, body)
 }
 
-// tokenScript is chatScript for a script that takes a token: it also
+// markScriptOf is mark.lua or marks.lua: script's preludes, then lib.lua
+// (mark(), which both run), then body.
+func markScriptOf(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, libLua, body)
+}
+
+// tokenScript is script for a script that takes a token: it also
 // opens with the records' functions (luascript.Record).
-func tokenScript(src string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + luascript.Record + src })
+func tokenScript(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, luascript.Record, body)
 }
 
 // defaultChunkSize is the default of Options.ChunkSize.

@@ -3,9 +3,9 @@
 -- KEYS[3] ids  ids:{ID}  STRING  the chat's last message id
 -- KEYS[4..14] records  sent:{ID}:<minute>  HASH  token -> answer, minutes m..m-10
 -- KEYS[15..] seen  seen:{USER}  ZSET  chat id -> the id of the last message the user saw, one per member
+local chat, msgs, ids = KEYS[1], KEYS[2], KEYS[3]
 -- (KEYS[4..] without a token; standalone only: on a cluster the caller
 -- writes the members' seen:{USER} after this script succeeds)
-local chat, msgs, ids = KEYS[1], KEYS[2], KEYS[3]
 local records = ARGV[4] ~= '' and 4 or nil -- the first record key, when the create has a token
 local seen0 = records and 15 or 4 -- the first seen:{USER} key
 -- create: make a chat and, when given, send its first message, atomically.

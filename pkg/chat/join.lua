@@ -1,10 +1,10 @@
 -- KEYS[1] chat  chat:{ID}  ZSET  member -> the id of the last message they saw
 -- KEYS[2] ids  ids:{ID}  STRING  the chat's last message id
--- KEYS[3] index  seen:{USER}  ZSET  chat id -> the id of the last message the user saw (standalone only)
+-- KEYS[3] index  seen:{USER}  ZSET  optional (standalone only): chat id -> the id of the last message the user saw
 -- KEYS[4..14] records  sent:{ID}:<minute>  HASH  token -> answer, minutes m..m-10
+local chat, ids = KEYS[1], KEYS[2]
 -- (the records are the last 11 keys: KEYS[3..13] on a cluster, where the
 -- caller writes seen:{USER} after this script succeeds)
-local chat, ids = KEYS[1], KEYS[2]
 local records = ARGV[3] and #KEYS - 10 -- the first record key, when the join has a token
 local index = (records or #KEYS + 1) == 4 and KEYS[3] or nil
 -- join: add a member who sees only the messages sent from now on.

@@ -1,6 +1,7 @@
 -- KEYS[1] ids  ids:chat:  STRING  the last automatic chat id
 -- KEYS[2..12] records  {ids:chat:}:T:<minute>  HASH  token -> answer, minutes m..m-10
-local ids, records = KEYS[1], 2
+local ids = KEYS[1]
+local records = 2 -- the first record key
 -- newid: take the next automatic chat id (INCR ids:chat:) for a create
 -- made with a client-chosen token, once per token and try.
 -- ARGV[1] the records' lifetime in ms (luascript.Record)

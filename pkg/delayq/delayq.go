@@ -116,17 +116,17 @@ func (c *Client) queuesKey() string { return c.ns + registryName }
 // channel is queue q's realtime channel, where every push publishes.
 func (c *Client) channel(q string) string { return c.ns + "rt:" + q }
 
-// queueScript is the script of body with the preludes every queue script
-// opens with: the permission check (luascript.Permitted: allowed) and the
-// checks they share (queue.lua), as sent to the server.
-func queueScript(body string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + queueLua + body })
+// script is the script of body with the preludes every queue script opens
+// with, in order: the permission check (luascript.Permitted: allowed) and
+// the checks they share (queue.lua).
+func script(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, queueLua, body)
 }
 
-// tokenScript is queueScript for a script that takes a token: it also
+// tokenScript is script for a script that takes a token: it also
 // opens with the records' functions (luascript.Record).
 func tokenScript(body string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + luascript.Record + queueLua + body })
+	return luascript.New(luascript.Permitted, luascript.Record, queueLua, body)
 }
 
 var (
@@ -134,10 +134,10 @@ var (
 	queueLua string
 	//go:embed create.lua
 	createLua    string
-	createScript = queueScript(createLua)
+	createScript = script(createLua)
 	//go:embed set.lua
 	setLua    string
-	setScript = queueScript(setLua)
+	setScript = script(setLua)
 	//go:embed push.lua
 	pushLua    string
 	pushScript = tokenScript(pushLua)
@@ -155,25 +155,25 @@ var (
 	retryScript = tokenScript(retryLua)
 	//go:embed stats.lua
 	statsLua    string
-	statsScript = queueScript(statsLua)
+	statsScript = script(statsLua)
 	//go:embed peek.lua
 	peekLua    string
-	peekScript = queueScript(peekLua)
+	peekScript = script(peekLua)
 	//go:embed purge.lua
 	purgeLua    string
-	purgeScript = queueScript(purgeLua)
+	purgeScript = script(purgeLua)
 	//go:embed delete.lua
 	deleteLua    string
-	deleteScript = queueScript(deleteLua)
+	deleteScript = script(deleteLua)
 	//go:embed reindex_begin.lua
 	reindexBeginLua    string
-	reindexBeginScript = queueScript(reindexBeginLua)
+	reindexBeginScript = script(reindexBeginLua)
 	//go:embed reindex_step.lua
 	reindexStepLua    string
-	reindexStepScript = queueScript(reindexStepLua)
+	reindexStepScript = script(reindexStepLua)
 	//go:embed reindex_end.lua
 	reindexEndLua    string
-	reindexEndScript = queueScript(reindexEndLua)
+	reindexEndScript = script(reindexEndLua)
 )
 
 // stepCount is the COUNT hint of each bounded step (index rebuild, list):

@@ -11,10 +11,10 @@ import (
 var (
 	//go:embed export.lua
 	exportLua    string
-	exportScript = queueScript(exportLua)
+	exportScript = script(exportLua)
 	//go:embed import.lua
 	importLua    string
-	importScript = queueScript(importLua)
+	importScript = script(importLua)
 )
 
 // exportCount is the HSCAN COUNT hint of the first export page, and the

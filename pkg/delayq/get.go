@@ -10,7 +10,7 @@ import (
 var (
 	//go:embed get.lua
 	getLua    string
-	getScript = queueScript(getLua)
+	getScript = script(getLua)
 )
 
 // Get returns message id of queue q with its State (ready, delayed or in

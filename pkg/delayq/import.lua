@@ -1,8 +1,9 @@
 -- import: store up to 100 messages of a backup under their own ids, with
 -- their due times, receive counts and first-receive times.
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R (chatq's index of
--- received messages: every message with an <id>:rc is there, with its
--- visible-at)
+-- KEYS[1] queue  <ns>:<q>  ZSET  message id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  queue attributes and message bodies
+-- KEYS[3] index  <ns>:<q>:R  ZSET  chatq's index of received messages: id -> visible-at ms
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 -- ARGV[1] realtime channel <ns>:rt:<q>
 -- ARGV[2..] seven per message: id, visible-at ms, rc ("" for never
 -- received), fr ms ("" for none), body length in UTF-16 code units, body,
@@ -14,23 +15,23 @@
 -- Everything that can fail is checked before the first write. totalsent
 -- grows by the messages imported; totalrecv and rsync stay (nothing was
 -- received, and the index gets every received message imported).
-local a = attributes(KEYS[2], "totalsent")
+local a = attributes(attrs, "totalsent")
 if not a then
   return {"notfound"}
 end
 if not whole(a[3], 12, true) then
-  return redis.error_reply("ERR " .. KEYS[2] .. ": maxsize " .. a[3] .. " is not a number: nothing written")
+  return redis.error_reply("ERR " .. attrs .. ": maxsize " .. a[3] .. " is not a number: nothing written")
 end
 if a[4] and not whole(a[4], 18, true) then
-  return redis.error_reply("ERR " .. KEYS[2] .. ": totalsent " .. a[4] .. " is not an integer: nothing written")
+  return redis.error_reply("ERR " .. attrs .. ": totalsent " .. a[4] .. " is not an integer: nothing written")
 end
-local e = wrongtype(KEYS[1], "zset", "sorted set", ": nothing written") or wrongtype(KEYS[3], "zset", "sorted set", ": nothing written")
+local e = wrongtype(queue, "zset", "sorted set", ": nothing written") or wrongtype(index, "zset", "sorted set", ": nothing written")
 if e then
   return e
 end
-if not allowed({"ZADD", KEYS[1], "0", "x"}, {"ZADD", KEYS[3], "0", "x"}, {"ZREM", KEYS[3], "x"}, {"HSET", KEYS[2], "x", "x"},
-    {"HDEL", KEYS[2], "x"}, {"HINCRBY", KEYS[2], "totalsent", "1"}) then
-  return redis.error_reply("NOPERM this user may not import into " .. KEYS[1] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
+if not allowed({"ZADD", queue, "0", "x"}, {"ZADD", index, "0", "x"}, {"ZREM", index, "x"}, {"HSET", attrs, "x", "x"},
+    {"HDEL", attrs, "x"}, {"HINCRBY", attrs, "totalsent", "1"}) then
+  return redis.error_reply("NOPERM this user may not import into " .. queue .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
 end
 local notify = allowed({"PUBLISH", ARGV[1], "1"})
 local maxsize = tonumber(a[3])
@@ -41,12 +42,12 @@ for i = 2, #ARGV, 7 do
     return {"toolong", k, a[3]}
   end
   local id, body = ARGV[i], ARGV[i + 5]
-  local have = redis.call("HGET", KEYS[2], id)
+  local have = redis.call("HGET", attrs, id)
   if have == false or have == nil then
     status[k] = "imported"
   elseif have ~= body then
     status[k] = "conflict"
-  elseif redis.call("ZSCORE", KEYS[1], id) then
+  elseif redis.call("ZSCORE", queue, id) then
     status[k] = "present"
   else
     -- The body without its ZSET entry (a half-deleted message): restore it.
@@ -59,39 +60,39 @@ for i = 2, #ARGV, 7 do
   local k = (i - 2) / 7 + 1
   if status[k] == "imported" then
     local id, due, rc, fr = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-    redis.call("ZADD", KEYS[1], due, id)
-    redis.call("HSET", KEYS[2], id, ARGV[i + 5])
+    redis.call("ZADD", queue, due, id)
+    redis.call("HSET", attrs, id, ARGV[i + 5])
     if rc ~= "" or fr ~= "" then
       if rc ~= "" then
-        redis.call("HSET", KEYS[2], id .. ":rc", rc)
+        redis.call("HSET", attrs, id .. ":rc", rc)
       else
-        redis.call("HDEL", KEYS[2], id .. ":rc")
+        redis.call("HDEL", attrs, id .. ":rc")
       end
       if fr ~= "" then
-        redis.call("HSET", KEYS[2], id .. ":fr", fr)
+        redis.call("HSET", attrs, id .. ":fr", fr)
       else
-        redis.call("HDEL", KEYS[2], id .. ":fr")
+        redis.call("HDEL", attrs, id .. ":fr")
       end
-      redis.call("ZADD", KEYS[3], due, id)
+      redis.call("ZADD", index, due, id)
     else
       -- Leftovers of an earlier message of this id would make it look received.
-      redis.call("HDEL", KEYS[2], id .. ":rc", id .. ":fr")
-      redis.call("ZREM", KEYS[3], id)
+      redis.call("HDEL", attrs, id .. ":rc", id .. ":fr")
+      redis.call("ZREM", index, id)
     end
     if ARGV[i + 6] ~= "" then
-      redis.call("HSET", KEYS[2], id .. ":dl", ARGV[i + 6])
+      redis.call("HSET", attrs, id .. ":dl", ARGV[i + 6])
     else
-      redis.call("HDEL", KEYS[2], id .. ":dl")
+      redis.call("HDEL", attrs, id .. ":dl")
     end
     imported = imported + 1
   end
 end
 if imported > 0 then
-  redis.call("HINCRBY", KEYS[2], "totalsent", imported)
+  redis.call("HINCRBY", attrs, "totalsent", imported)
 end
 local notified = 0
 if imported > 0 and notify then
-  local r = redis.pcall("PUBLISH", ARGV[1], redis.call("ZCARD", KEYS[1]))
+  local r = redis.pcall("PUBLISH", ARGV[1], redis.call("ZCARD", queue))
   if type(r) == "number" then
     notified = 1
   end

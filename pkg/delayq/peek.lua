@@ -2,7 +2,10 @@
 -- optionally only those that pass a filter (queue.lua's filter: a state,
 -- an age, a substring, a least receive count, a time in flight). Read
 -- only; the caller pages through with bounded counts.
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
+-- KEYS[1] queue  <ns>:<q>  ZSET  message id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  queue attributes and message bodies
+-- KEYS[3] index  <ns>:<q>:R  ZSET  chatq's index of received messages: id -> visible-at ms
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 -- ARGV[1] first rank within the walked range: the queue's ZSET without a
 -- state, its due part for "ready", its not-yet-due part for "delayed"
 -- (skipping received messages), the index of received messages' not-yet-due
@@ -16,7 +19,7 @@
 -- visible-at1, body1, rc1, fr1, dead-letter record1, ...} (rc, fr and the
 -- record "" when absent) or
 -- {"notfound"}.
-if not attributes(KEYS[2]) then
+if not attributes(attrs) then
   return {"notfound"}
 end
 local now, nowstr, t = clock()
@@ -25,16 +28,16 @@ local budget = tonumber(ARGV[3])
 local bytes = tonumber(ARGV[4])
 local f = filter(5, now, t)
 local state = f.state
-local key = KEYS[1]
+local key = queue
 local rank = tonumber(ARGV[1])
 local stop = nil -- last rank of the range, nil for the end
 if state == "ready" then
-  stop = redis.call("ZCOUNT", KEYS[1], "-inf", nowstr) - 1
+  stop = redis.call("ZCOUNT", queue, "-inf", nowstr) - 1
 elseif state == "delayed" then
-  rank = rank + redis.call("ZCOUNT", KEYS[1], "-inf", nowstr)
+  rank = rank + redis.call("ZCOUNT", queue, "-inf", nowstr)
 elseif state == "inflight" then
-  key = KEYS[3]
-  rank = rank + redis.call("ZCOUNT", KEYS[3], "-inf", nowstr)
+  key = index
+  rank = rank + redis.call("ZCOUNT", index, "-inf", nowstr)
 end
 local res = {"ok", nowstr, 0, 0}
 local got, examined, done, read = 0, 0, 0, 0
@@ -61,18 +64,18 @@ while got < want and examined < budget and read < bytes do
     if not young(f, id) then
       local m
       if f.counts then
-        m = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+        m = redis.call("HMGET", attrs, id .. ":rc", id .. ":fr", id .. ":dl")
       end
       if state == "inflight" then
         -- the score in the queue is the truth; a stale index entry (a
         -- message another client deleted) is skipped
-        score = redis.call("ZSCORE", KEYS[1], id)
+        score = redis.call("ZSCORE", queue, id)
       end
       if score and passes(f, now, score, m and m[1], m and m[2]) then
-        local body = redis.call("HGET", KEYS[2], id) or ""
+        local body = redis.call("HGET", attrs, id) or ""
         read = read + #body
         if found(f, id, body) then
-          m = m or redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr", id .. ":dl")
+          m = m or redis.call("HMGET", attrs, id .. ":rc", id .. ":fr", id .. ":dl")
           add(res, id, score, body, m)
           got = got + 1
         end

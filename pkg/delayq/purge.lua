@@ -5,26 +5,29 @@
 -- hash, all in this one atomic script. A push after it is kept; bodies and
 -- <id>:rc/<id>:fr fields of any kind go, including ones a crashed
 -- non-atomic writer left behind.
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
+-- KEYS[1] queue  <ns>:<q>  ZSET  message id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  queue attributes and message bodies
+-- KEYS[3] index  <ns>:<q>:R  ZSET  chatq's index of received messages: id -> visible-at ms
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 -- ARGV[1] the most messages it may delete, or -1 for any number: with more
 -- it changes nothing (chatq's guard; the count is taken here, so a push
 -- after the caller looked is never purged unasked)
 -- Returns {"ok", messages deleted}, {"notempty", messages} or {"notfound"}.
 local keep = {"vt", "delay", "maxsize", "totalrecv", "totalsent", "created", "modified",
   "maxreceives", "deadletter", "totaldead"}
-local a = attributes(KEYS[2], unpack(keep, 4))
+local a = attributes(attrs, unpack(keep, 4))
 if not a then
   return {"notfound"}
 end
 -- Everything that could fail is checked before the first write.
-local e = wrongtype(KEYS[1], "zset", "zset", ": nothing written") or wrongtype(KEYS[3], "zset", "zset", ": nothing written")
+local e = wrongtype(queue, "zset", "zset", ": nothing written") or wrongtype(index, "zset", "zset", ": nothing written")
 if e then
   return e
 end
-if not allowed({"UNLINK", KEYS[1], KEYS[2], KEYS[3]}, {"HSET", KEYS[2], "vt", "0"}) then
-  return redis.error_reply("NOPERM this user may not purge " .. KEYS[1] .. " (UNLINK its keys, HSET " .. KEYS[2] .. "): nothing written")
+if not allowed({"UNLINK", queue, attrs, index}, {"HSET", attrs, "vt", "0"}) then
+  return redis.error_reply("NOPERM this user may not purge " .. queue .. " (UNLINK its keys, HSET " .. attrs .. "): nothing written")
 end
-local n = redis.call("ZCARD", KEYS[1])
+local n = redis.call("ZCARD", queue)
 local most = tonumber(ARGV[1]) or -1
 if most >= 0 and n > most then
   return {"notempty", n}
@@ -39,6 +42,6 @@ end
 -- With no message left the (empty) index is complete.
 fields[#fields + 1] = "rsync"
 fields[#fields + 1] = a[4] or "0"
-redis.call("UNLINK", KEYS[1], KEYS[2], KEYS[3])
-redis.call("HSET", KEYS[2], unpack(fields))
+redis.call("UNLINK", queue, attrs, index)
+redis.call("HSET", attrs, unpack(fields))
 return {"ok", n}

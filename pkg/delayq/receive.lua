@@ -1,12 +1,12 @@
 -- KEYS[1] queue  <ns>:<q>  ZSET  id -> visible-at ms
 -- KEYS[2] attrs  <ns>:<q>:Q  HASH  attributes, id -> body, <id>:rc, <id>:fr
 -- KEYS[3] index  <ns>:<q>:R  ZSET  id -> visible-at ms of the received messages (chatq's, for stats)
--- KEYS[4] deadQueue  <ns>:<dlq>  ZSET  the dead-letter queue's id -> visible-at ms, when the caller knows it
--- KEYS[5] deadAttrs  <ns>:<dlq>:Q  HASH  the dead-letter queue's attributes and bodies, likewise
+-- KEYS[4] deadQueue  <ns>:<dlq>  ZSET  optional (when the caller knows it): the dead-letter queue's id -> visible-at ms
+-- KEYS[5] deadAttrs  <ns>:<dlq>:Q  HASH  optional, with deadQueue: the dead-letter queue's attributes and bodies
 -- KEYS[6..16] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 -- (the records are the last 11 keys: KEYS[4..14] when the dead-letter
 -- queue's keys are not given)
-local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 local records = ARGV[7] and #KEYS - 10 -- the first record key, when the receive has a token
 local deadQueue, deadAttrs
 if (records or #KEYS + 1) == 6 then

@@ -13,7 +13,7 @@ import (
 var (
 	//go:embed redrive.lua
 	redriveLua    string
-	redriveScript = queueScript(redriveLua)
+	redriveScript = script(redriveLua)
 )
 
 // redriveExamine is the most dead-letter queue entries one redrive call

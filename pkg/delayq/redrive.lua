@@ -2,9 +2,13 @@
 -- one atomic step, keeping each id and body; the receive count starts over
 -- and the message is due now in the destination (a dead-letter move in
 -- reverse). A message is in exactly one of the two queues at every moment.
--- KEYS[1] <ns>:<dlq>, KEYS[2] <ns>:<dlq>:Q, KEYS[3] <ns>:<dlq>:R
--- KEYS[4] <ns>:<q>, KEYS[5] <ns>:<q>:Q, KEYS[6] <ns>:<q>:R (destination);
--- absent for a walk that only looks (no destination: nothing is written)
+-- KEYS[1] deadqueue  <ns>:<dlq>  ZSET  the dead-letter queue: message id -> visible-at ms
+-- KEYS[2] deadattrs  <ns>:<dlq>:Q  HASH  the dead-letter queue's attributes and message bodies
+-- KEYS[3] deadindex  <ns>:<dlq>:R  ZSET  the dead-letter queue's index of received messages
+-- KEYS[4] queue  <ns>:<q>  ZSET  the destination: message id -> visible-at ms; optional (absent for a walk that only looks: nothing is written)
+-- KEYS[5] attrs  <ns>:<q>:Q  HASH  the destination's attributes and message bodies; optional
+-- KEYS[6] index  <ns>:<q>:R  ZSET  the destination's index of received messages; optional
+local deadqueue, deadattrs, deadindex, queue, attrs, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 -- ARGV[1] N, at most this many moved (the caller keeps it at 100 or less)
 -- ARGV[2] at most this many dead-letter queue entries examined
 -- ARGV[3], ARGV[4] the cursor: visible-at ms and id of the last entry an
@@ -32,21 +36,21 @@
 -- origins seen (distinct), kind1, id1, ...} where each kind is "exists" or
 -- "toolong"; or {"notfound", "dlq" | "dest"}. In flight, exists and too
 -- long count only messages that go to the destination.
-if not attributes(KEYS[2]) then
+if not attributes(deadattrs) then
   return {"notfound", "dlq"}
 end
 local dest = ARGV[6]
 local maxsize = -1
 if dest ~= "" then
-  local q = attributes(KEYS[5], "totalsent")
+  local q = attributes(attrs, "totalsent")
   if not q then
     return {"notfound", "dest"}
   end
   -- Everything that could fail halfway is checked before the first write.
-  if KEYS[1] == KEYS[4] then
-    return redis.error_reply("ERR " .. KEYS[1] .. ": a queue cannot be redriven into itself: nothing written")
+  if deadqueue == queue then
+    return redis.error_reply("ERR " .. deadqueue .. ": a queue cannot be redriven into itself: nothing written")
   end
-  for _, k in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[6]}) do
+  for _, k in ipairs({deadqueue, deadindex, queue, index}) do
     local e = wrongtype(k, "zset", "zset", ": nothing written")
     if e then
       return e
@@ -54,7 +58,7 @@ if dest ~= "" then
   end
   local sent = q[4] or "0"
   if not whole(sent, 15) or not whole(q[3], 12, true) then
-    return redis.error_reply("ERR " .. KEYS[5] .. ": totalsent " .. sent .. " or maxsize " .. q[3] .. " is not a number: nothing written")
+    return redis.error_reply("ERR " .. attrs .. ": totalsent " .. sent .. " or maxsize " .. q[3] .. " is not a number: nothing written")
   end
   maxsize = tonumber(q[3])
 end
@@ -66,7 +70,7 @@ end
 local now, nowstr = clock()
 local want = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2])
-local before = redis.call("ZCARD", KEYS[1])
+local before = redis.call("ZCARD", deadqueue)
 
 -- len16 is a body's length in UTF-16 code units, as maxsize counts it
 -- (JavaScript's String length): one per character, two above U+FFFF. Only
@@ -85,10 +89,10 @@ local rank = 0
 local cscore, cid = ARGV[3], ARGV[4]
 local seen = false
 if cid ~= "" then
-  if redis.call("ZSCORE", KEYS[1], cid) == cscore then
-    rank = redis.call("ZRANK", KEYS[1], cid) + 1
+  if redis.call("ZSCORE", deadqueue, cid) == cscore then
+    rank = redis.call("ZRANK", deadqueue, cid) + 1
   else
-    rank = redis.call("ZCOUNT", KEYS[1], "-inf", "(" .. cscore)
+    rank = redis.call("ZCOUNT", deadqueue, "-inf", "(" .. cscore)
     seen = true
   end
 end
@@ -147,7 +151,7 @@ local out = {}
 -- cost about twice the server time). The walk's ranks stay valid meanwhile.
 local ids, bodies, counts = {}, {}, {}
 while moved < want and examined < budget do
-  local page = redis.call("ZRANGE", KEYS[1], rank, rank + math.min(100, budget - examined) - 1, "WITHSCORES")
+  local page = redis.call("ZRANGE", deadqueue, rank, rank + math.min(100, budget - examined) - 1, "WITHSCORES")
   if #page == 0 then
     done = 1
     break
@@ -166,7 +170,7 @@ while moved < want and examined < budget do
       seen = false
       local dl = false
       if mode ~= "to" then
-        dl = redis.call("HGET", KEYS[2], id .. ":dl")
+        dl = redis.call("HGET", deadattrs, id .. ":dl")
       end
       local here, origin, nowhere = route(dl)
       if nowhere == "none" then
@@ -182,18 +186,18 @@ while moved < want and examined < budget do
         local busy = false
         -- (a score Lua cannot read, 1e+300 in gopher-lua, counts as not due)
         if (tonumber(score) or math.huge) > now then
-          local rf = redis.call("HMGET", KEYS[2], id .. ":rc", id .. ":fr")
-          busy = rf[1] or rf[2] or redis.call("ZSCORE", KEYS[3], id)
+          local rf = redis.call("HMGET", deadattrs, id .. ":rc", id .. ":fr")
+          busy = rf[1] or rf[2] or redis.call("ZSCORE", deadindex, id)
         end
         local body
         if not busy then
-          body = redis.call("HGET", KEYS[2], id)
+          body = redis.call("HGET", deadattrs, id)
         end
         if busy then
           inflight = inflight + 1
         elseif not body then
           -- an id without a body is not a message (receive drops it): left
-        elseif redis.call("ZSCORE", KEYS[4], id) or redis.call("HEXISTS", KEYS[5], id) == 1 then
+        elseif redis.call("ZSCORE", queue, id) or redis.call("HEXISTS", attrs, id) == 1 then
           out[#out + 1] = "exists"
           out[#out + 1] = id
         elseif maxsize ~= -1 and #body > maxsize and len16(body) > maxsize then
@@ -216,9 +220,9 @@ while moved < want and examined < budget do
     end
   end
 end
-if moved > 0 and not allowed({"ZADD", KEYS[4], "0", "x"}, {"HSET", KEYS[5], "x", "x"}, {"HDEL", KEYS[5], "x"},
-    {"ZREM", KEYS[6], "x"}, {"HINCRBY", KEYS[5], "totalsent", "1"}, {"ZREM", KEYS[1], "x"}, {"HDEL", KEYS[2], "x"}, {"ZREM", KEYS[3], "x"}) then
-  return redis.error_reply("NOPERM this user may not redrive " .. KEYS[1] .. " into " .. KEYS[4] .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
+if moved > 0 and not allowed({"ZADD", queue, "0", "x"}, {"HSET", attrs, "x", "x"}, {"HDEL", attrs, "x"},
+    {"ZREM", index, "x"}, {"HINCRBY", attrs, "totalsent", "1"}, {"ZREM", deadqueue, "x"}, {"HDEL", deadattrs, "x"}, {"ZREM", deadindex, "x"}) then
+  return redis.error_reply("NOPERM this user may not redrive " .. deadqueue .. " into " .. queue .. " (ZADD, ZREM, HSET, HDEL, HINCRBY): nothing written")
 end
 if moved > 0 then
   -- Into the destination, as fresh messages due now: no receive count (an
@@ -229,22 +233,22 @@ if moved > 0 then
     z[2 * k - 1] = nowstr
     z[2 * k] = id
   end
-  redis.call("ZADD", KEYS[4], unpack(z))
-  redis.call("HSET", KEYS[5], unpack(bodies))
-  redis.call("HDEL", KEYS[5], unpack(counts))
-  redis.call("ZREM", KEYS[6], unpack(ids))
-  redis.call("HINCRBY", KEYS[5], "totalsent", moved)
+  redis.call("ZADD", queue, unpack(z))
+  redis.call("HSET", attrs, unpack(bodies))
+  redis.call("HDEL", attrs, unpack(counts))
+  redis.call("ZREM", index, unpack(ids))
+  redis.call("HINCRBY", attrs, "totalsent", moved)
   -- Out of the dead-letter queue, with their receive counts, records of
   -- their move and index entries.
-  redis.call("ZREM", KEYS[1], unpack(ids))
-  redis.call("HDEL", KEYS[2], unpack(ids))
-  redis.call("HDEL", KEYS[2], unpack(counts))
-  redis.call("ZREM", KEYS[3], unpack(ids))
+  redis.call("ZREM", deadqueue, unpack(ids))
+  redis.call("HDEL", deadattrs, unpack(ids))
+  redis.call("HDEL", deadattrs, unpack(counts))
+  redis.call("ZREM", deadindex, unpack(ids))
 end
 if moved > 0 then
   -- Best-effort, as push's: a user without the channel must not fail a
   -- redrive whose writes are done.
-  redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", KEYS[4]))
+  redis.pcall("PUBLISH", ARGV[5], redis.call("ZCARD", queue))
 end
 local res = {"ok", moved, inflight, cscore, cid, done, before, nowstr, nolegacy, nogone, #others}
 for _, v in ipairs(others) do

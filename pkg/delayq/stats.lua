@@ -1,32 +1,35 @@
 -- stats: a queue's attributes and its messages split into ready, delayed
 -- (never received, not yet due) and in flight (received, still invisible),
 -- read at one instant of server time. Read only, O(log n): ready from the
--- queue's ZSET, in flight from chatq's index of received messages (KEYS[3],
+-- queue's ZSET, in flight from chatq's index of received messages (index,
 -- id -> visible-at, kept by every chatq script that changes a received
 -- message), which is trusted only while its "rsync" field equals totalrecv
 -- (rsmq's receives bump totalrecv but not rsync; see docs/queue.md).
--- KEYS[1] <ns>:<q>, KEYS[2] <ns>:<q>:Q, KEYS[3] <ns>:<q>:R
+-- KEYS[1] queue  <ns>:<q>  ZSET  message id -> visible-at ms
+-- KEYS[2] attrs  <ns>:<q>:Q  HASH  queue attributes and message bodies
+-- KEYS[3] index  <ns>:<q>:R  ZSET  chatq's index of received messages: id -> visible-at ms
+local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 -- Returns {"ok", now ms, vt, delay, maxsize, totalrecv, totalsent, created,
 -- modified, maxreceives, deadletter, msgs, ready, hidden, in flight by the
 -- index, next visible-at ms or "", 1 if the index is complete else 0,
 -- the oldest ready message's id and visible-at ms (both "" when none is
 -- ready), totaldead (messages moved to the dead-letter queue)} or
 -- {"notfound"}.
-local a = attributes(KEYS[2], "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter",
+local a = attributes(attrs, "totalrecv", "totalsent", "created", "modified", "maxreceives", "deadletter",
   "rsync", "rscan", "totaldead")
 if not a then
   return {"notfound"}
 end
 local _, nowstr = clock()
-local msgs = redis.call("ZCARD", KEYS[1])
-local ready = redis.call("ZCOUNT", KEYS[1], "-inf", nowstr)
-local inflight = redis.call("ZCOUNT", KEYS[3], "(" .. nowstr, "+inf")
+local msgs = redis.call("ZCARD", queue)
+local ready = redis.call("ZCOUNT", queue, "-inf", nowstr)
+local inflight = redis.call("ZCOUNT", index, "(" .. nowstr, "+inf")
 local complete = 0
-if a[10] and not a[11] and a[10] == (a[4] or "0") and redis.call("ZCARD", KEYS[3]) <= msgs then
+if a[10] and not a[11] and a[10] == (a[4] or "0") and redis.call("ZCARD", index) <= msgs then
   complete = 1
 end
 local next = ""
-local first = redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. nowstr, "+inf", "WITHSCORES", "LIMIT", 0, 1)
+local first = redis.call("ZRANGEBYSCORE", queue, "(" .. nowstr, "+inf", "WITHSCORES", "LIMIT", 0, 1)
 if #first > 0 then
   next = first[2]
 end
@@ -35,7 +38,7 @@ end
 -- one that has waited longest to be received. O(log n).
 local oldest, oldestAt = "", ""
 if ready > 0 then
-  local low = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  local low = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
   if #low > 0 then
     oldest, oldestAt = low[1], low[2]
   end

@@ -1,6 +1,11 @@
 -- delete: remove a sharded list, in bounded calls.
 --
--- KEYS: see state.lua, which is put in front of this text.
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- ARGV[1] 'force' to delete a list that holds items, else ''.
 -- Returns {'notempty', length} (nothing deleted) when the list holds items
 -- and ARGV[1] is not 'force'; else UNLINKs up to 100 of its shards, from
@@ -17,7 +22,7 @@ if total > 0 and ARGV[1] ~= 'force' then
 end
 -- Every command this call may write with is checked before the first
 -- write, so that a user refused one changes nothing.
-if not allowed({'unlink', base .. first}, {'set', KEYS[1], '0'}, {'incr', KEYS[5]}) then
+if not allowed({'unlink', base .. first}, {'set', firstkey, '0'}, {'incr', verkey}) then
   return redis.error_reply('NOPERM this user may not delete the list ' .. base .. ' (UNLINK, SET, INCR): nothing deleted')
 end
 local s = first
@@ -44,12 +49,12 @@ if s <= last then
     newmid = mid - gone - c
   end
   if newmid < 0 then
-    return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counted fewer items than the shards hold')
+    return redis.error_reply('CORRUPT ' .. midkey .. ' counted fewer items than the shards hold')
   end
-  redis.call('set', KEYS[1], s)
-  redis.call('set', KEYS[3], newmid)
-  redis.call('incr', KEYS[5])
+  redis.call('set', firstkey, s)
+  redis.call('set', midkey, newmid)
+  redis.call('incr', verkey)
   return {'more', total}
 end
-redis.call('unlink', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('unlink', firstkey, lastkey, midkey, sizekey, verkey)
 return {'done', total}

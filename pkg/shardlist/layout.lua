@@ -5,7 +5,12 @@
 -- first as ARGV[3]: if a write happened meanwhile the reply is only
 -- {ver}, and the client starts over.
 --
--- KEYS: see state.lua, which is put in front of this text.
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- Returns {ver, first, last, mid (-1 when the key is absent), recorded size
 -- (0 when none), from, length of shard from, ..., length of shard to}.
 -- A shard strictly between the ends that is empty or not a list is a
@@ -25,7 +30,7 @@ for s = from, to do
   if e then return e end
   if n == 0 and s > first and s < last then
     return redis.error_reply('CORRUPT shard ' .. base .. s ..
-      ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+      ' is empty or missing, but lies between the ends ' .. firstkey .. ' = ' .. first .. ' and ' .. lastkey .. ' = ' .. last)
   end
   ret[#ret + 1] = n
 end

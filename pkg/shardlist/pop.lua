@@ -1,12 +1,12 @@
--- KEYS[1] firstKey  <prefix>{KEY}:first  STRING  the head shard's number
--- KEYS[2] lastKey  <prefix>{KEY}:last  STRING  the tail shard's number
--- KEYS[3] midKey  <prefix>{KEY}:mid  STRING  the items in the shards strictly between the ends
--- KEYS[4] sizeKey  <prefix>{KEY}:size  STRING  the shard size recorded with the list
--- KEYS[5] verKey  <prefix>{KEY}:ver  STRING  the list's write counter
--- KEYS[6..16] records  <prefix>{KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+-- KEYS[6..16] records  {KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- (state.lua, put in front of this text, reads the first five; the shard
 -- keys <prefix>{KEY}:<n>, LISTs, are built from them, in their slot)
-local firstKey, lastKey, midKey, sizeKey, verKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local records = ARGV[6] and 6 -- the first record key, when the pop has a token
 -- pop: remove up to ARGV[4] items from one end of a sharded list, in the
 -- order LPOP/RPOP with a count would return them. Empty shards at the end
@@ -82,11 +82,11 @@ local function advance()
   if before(shard, other) then
     if n == 0 then
       return redis.error_reply('CORRUPT shard ' .. base .. shard ..
-        ' is empty or missing, but lies between the ends ' .. firstKey .. ' = ' .. first .. ' and ' .. lastKey .. ' = ' .. last)
+        ' is empty or missing, but lies between the ends ' .. firstkey .. ' = ' .. first .. ' and ' .. lastkey .. ' = ' .. last)
     end
     mid = mid - n
     if mid < 0 then
-      return redis.error_reply('CORRUPT ' .. midKey .. ' counts fewer items than the shards between ' ..
+      return redis.error_reply('CORRUPT ' .. midkey .. ' counts fewer items than the shards between ' ..
         first .. ' and ' .. last .. ' hold')
     end
   end
@@ -134,8 +134,8 @@ trims[#trims + 1] = {shard, taken}
 
 -- Everything this pop may write with (on Redis 6.2 LTRIM and SET are
 -- checked, the others cannot be: docs/compatibility.md).
-if not allowed({left and 'lpop' or 'rpop', base .. shard}, {'ltrim', base .. shard, '0', '-1'}, {'set', firstKey, '0'},
-    {'del', midKey}, {'incr', verKey}) or records and not mayRecord(records) then
+if not allowed({left and 'lpop' or 'rpop', base .. shard}, {'ltrim', base .. shard, '0', '-1'}, {'set', firstkey, '0'},
+    {'del', midkey}, {'incr', verkey}) or records and not mayRecord(records) then
   return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (LTRIM, SET, DEL, INCR, ' ..
     (left and 'LPOP' or 'RPOP') .. ', and HSET and PEXPIRE of the record of a pop with a token)')
 end
@@ -162,18 +162,18 @@ for _, t in ipairs(trims) do
 end
 if shard ~= start then
   changed = true
-  redis.call('set', left and firstKey or lastKey, shard)
+  redis.call('set', left and firstkey or lastkey, shard)
 end
 if mid ~= (stored or 0) then
   changed = true
   if mid == 0 then
-    redis.call('del', midKey)
+    redis.call('del', midkey)
   else
-    redis.call('set', midKey, mid)
+    redis.call('set', midkey, mid)
   end
 end
 if changed then
-  redis.call('incr', verKey)
+  redis.call('incr', verkey)
 end
 
 local ret = {shard, more}

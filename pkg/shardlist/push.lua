@@ -1,12 +1,12 @@
--- KEYS[1] firstKey  <prefix>{KEY}:first  STRING  the head shard's number
--- KEYS[2] lastKey  <prefix>{KEY}:last  STRING  the tail shard's number
--- KEYS[3] midKey  <prefix>{KEY}:mid  STRING  the items in the shards strictly between the ends
--- KEYS[4] sizeKey  <prefix>{KEY}:size  STRING  the shard size recorded with the list
--- KEYS[5] verKey  <prefix>{KEY}:ver  STRING  the list's write counter
--- KEYS[6..16] records  <prefix>{KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+-- KEYS[6..16] records  {KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- (state.lua, put in front of this text, reads the first five; the shard
 -- keys <prefix>{KEY}:<n>, LISTs, are built from them, in their slot)
-local firstKey, lastKey, midKey, sizeKey, verKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local records = KEYS[6] and 6 -- the first record key, when the push has a token
 -- push: add the items (ARGV[5..], or ARGV[7..] with a token) to one end of a sharded list, in order, as LPUSH or
 -- RPUSH would. The end shard is filled up to shard size - 1 items; when it
@@ -16,7 +16,7 @@ local records = KEYS[6] and 6 -- the first record key, when the push has a token
 -- for explicitly, "0" when it is only the default; ARGV[3] = "left" |
 -- "right", ARGV[4] = the most shards to open in this call (a bound on its
 -- time: with tiny shards 1000 items are many shards).
--- The size recorded in sizeKey wins over a default; an explicit size that
+-- The size recorded in sizekey wins over a default; an explicit size that
 -- differs is refused (SHARDSIZE <recorded>); the first push records it.
 -- With a client-chosen token, the records (luascript.Record) are passed,
 -- ARGV[5] is their lifetime in ms, ARGV[6] the record's field (the token,
@@ -77,13 +77,13 @@ end
 
 -- Everything this push may write with (on Redis 6.2 SET is checked, the
 -- others cannot be: docs/compatibility.md).
-if not allowed({'set', firstKey, '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', verKey})
+if not allowed({'set', firstkey, '0'}, {push, base .. shard, 'x'}, {'unlink', base .. shard}, {'incr', verkey})
     or records and not mayRecord(records) then
   return redis.error_reply('NOPERM this user may not write list ' .. base .. '* (SET, ' .. string.upper(push) ..
     ', UNLINK, INCR, and HSET and PEXPIRE of the record of a push with a token)')
 end
 if not recorded then
-  redis.call('set', sizeKey, size)
+  redis.call('set', sizekey, size)
 end
 local i, n = from, #ARGV
 local added, opened = 0, 0
@@ -113,16 +113,16 @@ end
 
 if left and shard ~= first then
   first = shard
-  redis.call('set', firstKey, shard)
+  redis.call('set', firstkey, shard)
 elseif not left and shard ~= last then
   last = shard
-  redis.call('set', lastKey, shard)
+  redis.call('set', lastkey, shard)
 end
 mid = mid + added
 if mid ~= (stored or 0) then
-  redis.call('set', midKey, mid)
+  redis.call('set', midkey, mid)
 end
-redis.call('incr', verKey)
+redis.call('incr', verkey)
 
 local total = redis.call('llen', base .. first) + mid
 if first ~= last then

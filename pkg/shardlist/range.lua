@@ -3,7 +3,12 @@
 -- walks at most ARGV[7] shards and returns at most ARGV[8] items, and the
 -- client calls again with the cursor it got until the phase is 'done'.
 --
--- KEYS: see state.lua, which is put in front of this text.
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- ARGV[1] = wake-up marker (never returned), ARGV[2] = the write counter
 -- of the first call ('' on the first call), ARGV[3] = phase, ARGV[4..6]:
 --   'new'  start, stop          (first call)
@@ -30,7 +35,7 @@ local function shardLen(s)
   if e then return nil, e end
   if n == 0 and s > first and s < last then
     return nil, redis.error_reply('CORRUPT shard ' .. base .. s ..
-      ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+      ' is empty or missing, but lies between the ends ' .. firstkey .. ' = ' .. first .. ' and ' .. lastkey .. ' = ' .. last)
   end
   return n
 end
@@ -100,8 +105,8 @@ while steps > 0 and phase ~= 'done' do
   if (phase == 'head' or phase == 'read') and a > last or phase == 'tail' and a < first then
     -- The walk ran off an end before it had the items the length (mid)
     -- promised, with no write in between: the count is wrong.
-    return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counts more items than the shards between ' ..
-      KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last .. ' hold')
+    return redis.error_reply('CORRUPT ' .. midkey .. ' counts more items than the shards between ' ..
+      firstkey .. ' = ' .. first .. ' and ' .. lastkey .. ' = ' .. last .. ' hold')
   end
 end
 

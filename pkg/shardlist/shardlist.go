@@ -121,46 +121,56 @@ func (e *PushError) Unwrap() error { return e.Err }
 
 var (
 	//go:embed state.lua
-	stateSrc string
+	stateLua string
 	//go:embed push.lua
-	pushSrc string
+	pushLua string
 	//go:embed pop.lua
-	popSrc string
+	popLua string
 	//go:embed wake.lua
-	wakeSrc string
+	wakeLua string
 	//go:embed layout.lua
-	layoutSrc string
+	layoutLua string
 	//go:embed range.lua
-	rangeSrc string
+	rangeLua string
 	//go:embed len.lua
-	lenSrc string
+	lenLua string
 	//go:embed setmid.lua
-	setmidSrc string
+	setmidLua string
 	//go:embed delete.lua
-	deleteSrc string
+	deleteLua string
 
 	// Scripts that need the mid count count a pre-mid list's middle shards
-	// (legacy = 'count'); the others only check the keys.
-	pushScript   = tokenListScript("count", pushSrc)
-	popScript    = tokenListScript("count", popSrc)
-	lenScript    = listScript("count", lenSrc)
-	rangeScript  = listScript("count", rangeSrc)
-	wakeScript   = listScript("skip", wakeSrc)
-	layoutScript = listScript("skip", layoutSrc)
-	setmidScript = listScript("skip", setmidSrc)
-	deleteScript = listScript("count", deleteSrc)
+	// (legacyCount); the others only check the keys (legacySkip).
+	pushScript   = tokenScript(legacyCount, pushLua)
+	popScript    = tokenScript(legacyCount, popLua)
+	lenScript    = script(legacyCount, lenLua)
+	rangeScript  = script(legacyCount, rangeLua)
+	wakeScript   = script(legacySkip, wakeLua)
+	layoutScript = script(legacySkip, layoutLua)
+	setmidScript = script(legacySkip, setmidLua)
+	deleteScript = script(legacyCount, deleteLua)
 )
 
-func listScript(legacy, body string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + "local legacy = '" + legacy + "'\n" + stateSrc + body })
+// legacyCount and legacySkip set state.lua's legacy, what it does with a
+// list written before its mid key existed: count its middle shards, or
+// only check the keys.
+const (
+	legacyCount = "local legacy = 'count'\n"
+	legacySkip  = "local legacy = 'skip'\n"
+)
+
+// script is the script of body with the preludes every list script opens
+// with, in order: the permission check (luascript.Permitted: allowed),
+// legacy's setting, and the keys' reads and checks (state.lua).
+func script(legacy, body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, legacy, stateLua, body)
 }
 
-// tokenListScript is listScript for a script that takes a token: it also
-// opens with the records' functions (luascript.Record).
-func tokenListScript(legacy, body string) *luascript.Script {
-	return luascript.Build(func() string {
-		return luascript.Permitted + luascript.Record + "local legacy = '" + legacy + "'\n" + stateSrc + body
-	})
+// tokenScript is script for a script that takes a token: it also opens
+// with the records' functions (luascript.Record), after the permission
+// check they use.
+func tokenScript(legacy, body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, luascript.Record, legacy, stateLua, body)
 }
 
 // dir is the end of the list an operation works on.

@@ -1,10 +1,14 @@
 -- state: the prelude of every list script; shardlist.go puts it in front of
 -- each one's text, after a line that sets `legacy` ('count' or 'skip').
 --
--- KEYS[1] = <prefix>{KEY}:first, KEYS[2] = <prefix>{KEY}:last,
--- KEYS[3] = <prefix>{KEY}:mid, KEYS[4] = <prefix>{KEY}:size,
--- KEYS[5] = <prefix>{KEY}:ver. Shard keys are KEYS[1] without "first" plus
--- the shard number (same hash tag, same slot).
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+-- Shard keys are firstkey without "first" plus the shard number (same hash
+-- tag, same slot): each script builds them, as base .. n.
 --
 -- It reads and checks the five keys, doing no write, in O(1): an impossible
 -- state is answered with a CORRUPT error that names the key, so no loop of a
@@ -12,7 +16,7 @@
 -- last, stored (the mid key as a number, nil when absent), mid (the items
 -- strictly between the end shards), recorded (the shard size recorded with
 -- the list, nil when absent) and ver (the write counter, a string).
-local base = string.sub(KEYS[1], 1, -6)
+local base = string.sub(firstkey, 1, -6)
 
 -- moving(r, key): when r, an error table from redis.pcall on key, is a
 -- Cluster node's refusal of a key it no longer holds (its slot is moving to
@@ -49,20 +53,20 @@ local stored = raw[3] and tonumber(raw[3])
 local recorded = raw[4] and tonumber(raw[4])
 local ver = raw[5] or '0'
 if first > last then
-  return redis.error_reply('CORRUPT ' .. KEYS[1] .. ' is ' .. first .. ', after ' ..
-    KEYS[2] .. ' (' .. last .. ')')
+  return redis.error_reply('CORRUPT ' .. firstkey .. ' is ' .. first .. ', after ' ..
+    lastkey .. ' (' .. last .. ')')
 end
 if recorded and recorded < 2 then
-  return redis.error_reply('CORRUPT ' .. KEYS[4] .. ' is ' .. recorded .. ', below 2')
+  return redis.error_reply('CORRUPT ' .. sizekey .. ' is ' .. recorded .. ', below 2')
 end
 local gap = last - first - 1 -- shards strictly between the ends
 local mid = stored or 0
 if stored then
   -- Every shard strictly between the ends holds at least one item.
   if stored < 0 or (gap <= 0 and stored ~= 0) or stored < gap then
-    return redis.error_reply('CORRUPT ' .. KEYS[3] .. ' counts ' .. stored ..
-      ' items between shards ' .. first .. ' (' .. KEYS[1] .. ') and ' .. last ..
-      ' (' .. KEYS[2] .. '), which have ' .. math.max(gap, 0) .. ' shards between them,' ..
+    return redis.error_reply('CORRUPT ' .. midkey .. ' counts ' .. stored ..
+      ' items between shards ' .. first .. ' (' .. firstkey .. ') and ' .. last ..
+      ' (' .. lastkey .. '), which have ' .. math.max(gap, 0) .. ' shards between them,' ..
       ' each holding at least one item')
   end
 elseif gap > 0 and legacy == 'count' then
@@ -70,7 +74,7 @@ elseif gap > 0 and legacy == 'count' then
   -- here when they are few; else the client counts them in bounded calls
   -- and stores the count (NEEDCOUNT), then calls again.
   if gap > 100 then
-    return redis.error_reply('NEEDCOUNT ' .. KEYS[3] .. ' is absent and ' .. gap ..
+    return redis.error_reply('NEEDCOUNT ' .. midkey .. ' is absent and ' .. gap ..
       ' shards lie between the ends')
   end
   for s = first + 1, last - 1 do
@@ -83,7 +87,7 @@ elseif gap > 0 and legacy == 'count' then
     end
     if n == 0 then
       return redis.error_reply('CORRUPT shard ' .. base .. s ..
-        ' is empty or missing, but lies between the ends ' .. KEYS[1] .. ' = ' .. first .. ' and ' .. KEYS[2] .. ' = ' .. last)
+        ' is empty or missing, but lies between the ends ' .. firstkey .. ' = ' .. first .. ' and ' .. lastkey .. ' = ' .. last)
     end
     mid = mid + n
   end

@@ -5,8 +5,14 @@
 -- at once and the caller looks again ("Redis in Action" §11.4.4). The
 -- caller's next pop removes the marker again.
 --
--- KEYS: see state.lua, which is put in front of this text. Only shards
--- outside first..last are written, never an end or a middle shard.
+-- KEYS[1] firstkey  {KEY}:first  STRING  number of the left end shard; absent means 0
+-- KEYS[2] lastkey  {KEY}:last  STRING  number of the right end shard; absent means 0
+-- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
+-- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
+-- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
+local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+-- Only shards outside first..last are written, never an end or a middle
+-- shard.
 -- ARGV[1] = "left" | "right", ARGV[2] = shard number, ARGV[3] = marker.
 -- Returns 1 when the marker was pushed, else 0.
 local left = ARGV[1] == 'left'

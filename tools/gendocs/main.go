@@ -1,7 +1,9 @@
 // Command gendocs writes chatq's man pages and shell completions, which the
-// release packages carry:
+// release packages carry, and docs/keys.md's key → script table, from the
+// KEYS lines that open every Lua script:
 //
 //	go run ./tools/gendocs -out dist-assets
+//	go run ./tools/gendocs -keys docs/keys.md
 package main
 
 import (
@@ -16,7 +18,15 @@ import (
 
 func main() {
 	out := flag.String("out", "dist-assets", "directory to write man/ and completions/ into")
+	keys := flag.String("keys", "", "rewrite the generated part of this file (docs/keys.md) from the scripts under the current directory, and nothing else")
 	flag.Parse()
+	if *keys != "" {
+		if err := writeKeys(".", *keys); err != nil {
+			fmt.Fprintln(os.Stderr, "gendocs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs:", err)
 		os.Exit(1)

@@ -8,6 +8,7 @@ import (
 	"context"
 	_ "embed"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,34 +78,56 @@ var (
 // Script is a Lua script run by its SHA1 (EVALSHA, loading it once should
 // the server not have it), as redis.Script.
 //
-// A package-level Script costs one small allocation at start-up and no
-// more: the source is put together and hashed on first use, guarded by a
-// sync.Once inside the struct (sync.OnceValue would allocate its closures
-// when the var is initialised, in every run of the binary).
+// Its source is its parts joined in order: the preludes a package puts in
+// front of every script (Permitted, the package's own), then the script's
+// own file. A package-level Script costs one small allocation at start-up
+// and no more: the parts are joined and hashed on first use, guarded by a
+// sync.Once inside the struct (sync.OnceValue, a closure or a slice of the
+// parts would allocate when the var is initialised, in every run of the
+// binary).
 type Script struct {
-	src   string        // the source, when given whole (New)
-	build func() string // or what puts it together (Build)
+	parts [maxParts]string // the source's parts, in order; the rest ""
 	once  sync.Once
 	s     *redis.Script
 }
 
-// New returns the script of src; nothing is computed until it is used.
-func New(src string) *Script { return &Script{src: src} }
+// maxParts is the most parts a script is made of: Permitted, a record
+// prelude, a package's prelude and a line that configures it, the file.
+const maxParts = 6
 
-// Build returns the script whose source src returns, called on first use
-// (for a source put together from parts).
-func Build(src func() string) *Script { return &Script{build: src} }
+// New returns the script whose source is parts joined in order, preludes
+// first and the script's own file last (no separator: each part ends with
+// its newline). Nothing is joined or hashed until the script is used.
+// Every package composes its scripts this way, through its own
+// writer/reader helpers that name its preludes in one list.
+func New(parts ...string) *Script {
+	if len(parts) > maxParts {
+		panic("luascript: more than maxParts parts")
+	}
+	s := &Script{}
+	copy(s.parts[:], parts)
+	return s
+}
 
-// Script returns the go-redis script, putting the source together and
-// hashing it on first call.
+// Source returns the script's text as sent to the server: its parts
+// joined.
+func (s *Script) Source() string {
+	n := 0
+	for _, p := range s.parts {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range s.parts {
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// Script returns the go-redis script, joining the parts and hashing them
+// on first call.
 func (s *Script) Script() *redis.Script {
-	s.once.Do(func() {
-		src := s.src
-		if s.build != nil {
-			src = s.build()
-		}
-		s.s = redis.NewScript(src)
-	})
+	s.once.Do(func() { s.s = redis.NewScript(s.Source()) })
 	return s.s
 }
 

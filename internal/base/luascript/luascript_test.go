@@ -15,26 +15,29 @@ import (
 )
 
 func TestHashOnFirstUse(t *testing.T) {
-	built := 0
-	s := Build(func() string { built++; return "return " + "1" })
-	if built != 0 {
-		t.Fatal("source built before use")
+	s := New("return ", "1")
+	if s.s != nil {
+		t.Fatal("source hashed before use")
 	}
 	if got, want := s.Hash(), redis.NewScript("return 1").Hash(); got != want {
 		t.Errorf("hash %s, want %s", got, want)
-	}
-	s.Hash()
-	if built != 1 {
-		t.Errorf("source built %d times, want 1", built)
 	}
 	if got, want := New("return 2").Hash(), redis.NewScript("return 2").Hash(); got != want {
 		t.Errorf("hash %s, want %s", got, want)
 	}
 }
 
+// TestNewJoinsPartsInOrder: the text sent is the parts, preludes first,
+// byte for byte (no separator added).
+func TestNewJoinsPartsInOrder(t *testing.T) {
+	if got, want := New(Permitted, "local a = 1\n", "return a\n").Source(), Permitted+"local a = 1\nreturn a\n"; got != want {
+		t.Errorf("source %q, want %q", got, want)
+	}
+}
+
 // TestNewCostsOneAllocation keeps a package-level script cheap at start-up:
-// making one allocates the Script and nothing else (no closure, no
-// hashing, no concatenation of its parts).
+// making one allocates the Script and nothing else (no closure, no slice,
+// no hashing, no concatenation of its parts).
 // sink keeps the scripts made on the heap, as a package-level var's are.
 var sink *Script
 
@@ -43,8 +46,8 @@ func TestNewCostsOneAllocation(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { sink = New(src) }); n > 1 {
 		t.Errorf("New: %v allocations, want at most 1", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { sink = Build(func() string { return Permitted + "return 1" }) }); n > 1 {
-		t.Errorf("Build: %v allocations, want at most 1", n)
+	if n := testing.AllocsPerRun(100, func() { sink = New(Permitted, "local x = 1\n", src) }); n > 1 {
+		t.Errorf("New of three parts: %v allocations, want at most 1", n)
 	}
 }
 

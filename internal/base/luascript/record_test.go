@@ -13,8 +13,7 @@ import (
 // recordScript records ARGV[3], a list of values given as netstrings'
 // parts, under ARGV[1] in the 11 record keys, with lifetime ARGV[2]; or
 // returns what is recorded there, decoded, and the key it was found in.
-var recordScript = Build(func() string {
-	return Permitted + Record + `
+var recordScript = New(Permitted, Record, `
 local r, key = recordOf(1, ARGV[1])
 if r then
   local t = fromNetstrings(r)
@@ -29,8 +28,7 @@ if not mayRecord(1) then
 end
 writeRecord(1, ARGV[1], netstrings({unpack(ARGV, 3)}), ARGV[2])
 return {'written'}
-`
-})
+`)
 
 // The records' prelude: a record written in minute m's hash is found by
 // a call in minute m+10, from its 11 keys, and by none in minute m+11;

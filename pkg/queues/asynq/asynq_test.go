@@ -601,15 +601,15 @@ func TestAccess(t *testing.T) {
 		ops[a.Op] = a.Commands
 	}
 	uses := map[string][]string{
-		"Counts": {countsSrc}, "Scan": {pageSrc}, "Get": {getSrc}, "Retry": {runSrc},
-		"Remove": {deleteSrc}, "Redrive": {redriveSrc}, "Recover": {leasedSrc, recoverSrc},
+		"Counts": {countsLua}, "Scan": {pageLua}, "Get": {getLua}, "Retry": {runLua},
+		"Remove": {deleteLua}, "Redrive": {redriveLua}, "Recover": {leasedLua, recoverLua},
 	}
 	// lib.lua: its checks run in every writer, listend where called.
-	at := strings.Index(libSrc, "local function listend")
-	for op, src := range map[string]string{"Retry": runSrc, "Remove": deleteSrc, "Redrive": redriveSrc, "Recover": recoverSrc} {
-		lib := libSrc[:at]
+	at := strings.Index(libLua, "local function listend")
+	for op, src := range map[string]string{"Retry": runLua, "Remove": deleteLua, "Redrive": redriveLua, "Recover": recoverLua} {
+		lib := libLua[:at]
 		if strings.Contains(src, "listend(") {
-			lib = libSrc
+			lib = libLua
 		}
 		uses[op] = append(uses[op], lib)
 	}

@@ -1,8 +1,17 @@
 -- counts: a queue's counts at one instant, as asynq's own CurrentStats
 -- script reads them, in bounded work: a group's size is summed only when
 -- the queue has at most ARGV[2] groups.
-local pending, active, scheduled, retry, archived, completed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local paused, groups, deadlines, lease = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+-- KEYS[1] pending  asynq:{NAME}:pending  LIST  pending task ids
+-- KEYS[2] active  asynq:{NAME}:active  LIST  active task ids
+-- KEYS[3] scheduled  asynq:{NAME}:scheduled  ZSET  task id -> due time
+-- KEYS[4] retry  asynq:{NAME}:retry  ZSET  task id -> due time
+-- KEYS[5] archived  asynq:{NAME}:archived  ZSET  task id -> archived at
+-- KEYS[6] completed  asynq:{NAME}:completed  ZSET  task id -> expiry
+-- KEYS[7] paused  asynq:{NAME}:paused  STRING  present while the queue is paused
+-- KEYS[8] groups  asynq:{NAME}:groups  SET  the queue's group names
+-- KEYS[9] deadlines  asynq:{NAME}:deadlines  ZSET  task id -> deadline (asynq before 0.23)
+-- KEYS[10] lease  asynq:{NAME}:lease  ZSET  active task id -> lease expiry
+local pending, active, scheduled, retry, archived, completed, paused, groups, deadlines, lease = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 -- ARGV[1] the task key prefix (<prefix>asynq:{q}:t:), ARGV[2] the most
 -- groups whose sizes are summed, ARGV[3] the group key prefix
 -- (<prefix>asynq:{q}:g:), ARGV[4] seconds a lease is past its expiry

@@ -8,8 +8,15 @@
 -- (pending, active) is removed only within a bounded distance of either
 -- end, so that no call walks a long list. Each task's state is read and
 -- checked here, before its writes.
-local pending, active, lease, groups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local scheduled, retry, archived, completed = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+-- KEYS[1] pending  asynq:{NAME}:pending  LIST  pending task ids
+-- KEYS[2] active  asynq:{NAME}:active  LIST  active task ids
+-- KEYS[3] lease  asynq:{NAME}:lease  ZSET  active task id -> lease expiry
+-- KEYS[4] groups  asynq:{NAME}:groups  SET  the queue's group names
+-- KEYS[5] scheduled  asynq:{NAME}:scheduled  ZSET  task id -> due time
+-- KEYS[6] retry  asynq:{NAME}:retry  ZSET  task id -> due time
+-- KEYS[7] archived  asynq:{NAME}:archived  ZSET  task id -> archived at
+-- KEYS[8] completed  asynq:{NAME}:completed  ZSET  task id -> expiry
+local pending, active, lease, groups, scheduled, retry, archived, completed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- ARGV[1] the queue key prefix (<prefix>asynq:{q}:), ARGV[2] the task key
 -- prefix, ARGV[3] "1" to force, ARGV[4] the lease cutoff (Unix s), ARGV[5]
 -- how far from a list's ends a task is looked for, ARGV[6] chatq's key

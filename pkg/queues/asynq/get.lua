@@ -1,5 +1,6 @@
 -- get: one task by id, as asynq's getTaskInfoCmd reads it, and where it
 -- stands: its score in its state's sorted set, or its lease's expiry.
+-- KEYS[1] task  asynq:{NAME}:t:<id>  HASH  the task: msg, state and the other fields
 local task = KEYS[1]
 -- ARGV[1] the task id, ARGV[2] the queue key prefix (<prefix>asynq:{q}:).
 -- Returns false when there is no such task, else {msg, state,

@@ -1,5 +1,6 @@
 -- leased: active tasks whose lease expired before a cutoff, as asynq's
 -- listLeaseExpiredCmd reads them for its recoverer, in a bounded page.
+-- KEYS[1] lease  asynq:{NAME}:lease  ZSET  active task id -> lease expiry
 local lease = KEYS[1]
 -- ARGV[1] the cutoff (Unix s), ARGV[2] the rank of the first entry to look
 -- at (those before it, lowest scores first, were left by earlier batches;

@@ -2,6 +2,8 @@
 -- listZSetEntries read them: the ids in a range of the state's list or
 -- sorted set and each task hash's fields, in bounded work (the caller
 -- keeps a range to 100 or so).
+-- KEYS[1] ids  asynq:{NAME}:<state>  LIST/ZSET  the state's task ids (a list for pending and active, else a sorted set)
+-- KEYS[2] lease  asynq:{NAME}:lease  ZSET  active task id -> lease expiry
 local ids, lease = KEYS[1], KEYS[2]
 -- ARGV[1] "list" (ids is a list, read from its tail: asynq takes tasks
 -- from there, so the next to run comes first) or "zset" (by rank, lowest

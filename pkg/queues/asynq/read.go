@@ -18,14 +18,14 @@ import (
 
 var (
 	//go:embed counts.lua
-	countsSrc    string
-	countsScript = luascript.New(countsSrc)
+	countsLua    string
+	countsScript = luascript.New(countsLua)
 	//go:embed page.lua
-	pageSrc    string
-	pageScript = luascript.New(pageSrc)
+	pageLua    string
+	pageScript = luascript.New(pageLua)
 	//go:embed get.lua
-	getSrc    string
-	getScript = luascript.New(getSrc)
+	getLua    string
+	getScript = luascript.New(getLua)
 )
 
 // maxGroupsSummed is the most task groups whose sizes Counts sums (one

@@ -7,8 +7,15 @@
 -- queue's processed and failed counters count one more failure. Each
 -- task is checked here, before its writes: still active, its lease still
 -- expired before the cutoff, its msg the one the caller rewrote.
-local active, lease, retry, archived = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local processed_day, failed_day, processed, failed = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+-- KEYS[1] active  asynq:{NAME}:active  LIST  active task ids
+-- KEYS[2] lease  asynq:{NAME}:lease  ZSET  active task id -> lease expiry
+-- KEYS[3] retry  asynq:{NAME}:retry  ZSET  task id -> due time
+-- KEYS[4] archived  asynq:{NAME}:archived  ZSET  task id -> archived at
+-- KEYS[5] processed_day  asynq:{NAME}:processed:<day>  STRING  tasks processed that day
+-- KEYS[6] failed_day  asynq:{NAME}:failed:<day>  STRING  tasks failed that day
+-- KEYS[7] processed  asynq:{NAME}:processed  STRING  tasks processed, in all
+-- KEYS[8] failed  asynq:{NAME}:failed  STRING  tasks failed, in all
+local active, lease, retry, archived, processed_day, failed_day, processed, failed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- ARGV[1] the task key prefix, ARGV[2] the lease cutoff (Unix s), ARGV[3]
 -- now (Unix s), ARGV[4] when the day's counters expire (Unix s), ARGV[5]
 -- archived entries older than this go (Unix s: 90 days ago), ARGV[6] the

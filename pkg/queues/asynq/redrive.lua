@@ -2,6 +2,8 @@
 -- RunAllArchivedTasks does for all of them at once (runAllCmd), in a
 -- bounded batch: each leaves archived, goes to the head of pending and
 -- becomes pending, its state checked here before its writes.
+-- KEYS[1] archived  asynq:{NAME}:archived  ZSET  task id -> archived at
+-- KEYS[2] pending  asynq:{NAME}:pending  LIST  pending task ids
 local archived, pending = KEYS[1], KEYS[2]
 -- ARGV[1] the task key prefix, ARGV[2] the rank of the first archived
 -- entry to look at (those before it were left by earlier batches), ARGV[3]

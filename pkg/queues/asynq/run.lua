@@ -3,6 +3,10 @@
 -- set, its id goes to the head of pending (asynq takes from the tail) and
 -- its state becomes pending. Each task's state is read and checked here,
 -- before its writes; a task in another state is left as it is.
+-- KEYS[1] pending  asynq:{NAME}:pending  LIST  pending task ids
+-- KEYS[2] scheduled  asynq:{NAME}:scheduled  ZSET  task id -> due time
+-- KEYS[3] retry  asynq:{NAME}:retry  ZSET  task id -> due time
+-- KEYS[4] archived  asynq:{NAME}:archived  ZSET  task id -> archived at
 local pending, scheduled, retry, archived = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 -- ARGV[1] the queue key prefix (<prefix>asynq:{q}:), ARGV[2] the task key
 -- prefix, ARGV[3...] the ids (the caller sends at most 100).

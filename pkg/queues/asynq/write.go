@@ -15,28 +15,28 @@ import (
 
 var (
 	//go:embed lib.lua
-	libSrc string
+	libLua string
 	//go:embed run.lua
-	runSrc    string
-	runScript = writer(runSrc)
+	runLua    string
+	runScript = writer(runLua)
 	//go:embed delete.lua
-	deleteSrc    string
-	deleteScript = writer(deleteSrc)
+	deleteLua    string
+	deleteScript = writer(deleteLua)
 	//go:embed redrive.lua
-	redriveSrc    string
-	redriveScript = writer(redriveSrc)
+	redriveLua    string
+	redriveScript = writer(redriveLua)
 	//go:embed leased.lua
-	leasedSrc    string
-	leasedScript = luascript.New(leasedSrc)
+	leasedLua    string
+	leasedScript = luascript.New(leasedLua)
 	//go:embed recover.lua
-	recoverSrc    string
-	recoverScript = writer(recoverSrc)
+	recoverLua    string
+	recoverScript = writer(recoverLua)
 )
 
 // writer is a script that writes: the permission check (allowed), this
 // package's helpers (lib.lua), then its own text.
-func writer(src string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + libSrc + src })
+func writer(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, libLua, body)
 }
 
 // batch is the most tasks one write script handles.

@@ -29,14 +29,20 @@ var (
 	recoverLua string
 )
 
-// Each script is lib.lua's helpers followed by its own lines.
+// Each script is lib.lua's helpers followed by its own lines (script).
 var (
-	retryScript   = luascript.Build(func() string { return libLua + retryLua })
-	redriveScript = luascript.Build(func() string { return libLua + redriveLua })
-	removeScript  = luascript.Build(func() string { return libLua + removeLua })
-	pauseScript   = luascript.Build(func() string { return libLua + pauseLua })
-	recoverScript = luascript.Build(func() string { return libLua + recoverLua })
+	retryScript   = script(retryLua)
+	redriveScript = script(redriveLua)
+	removeScript  = script(removeLua)
+	pauseScript   = script(pauseLua)
+	recoverScript = script(recoverLua)
 )
+
+// script is the script of body with lib.lua's helpers in front. These
+// scripts call no allowed, so luascript.Permitted is not among them.
+func script(body string) *luascript.Script {
+	return luascript.New(libLua, body)
+}
 
 // batch is the most jobs one script call moves.
 const batch = 100

@@ -4,8 +4,14 @@
 -- field, and on resume moves what a 5.x pause left in the paused list
 -- back to wait, ARGV[4] jobs per call. Returns the jobs left to move
 -- (call again, with ARGV[5] "0" so that the event is sent once).
-local wait, paused, meta, prioritized, events, delayed, marker =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+-- KEYS[1] wait  bull:<queue>:wait  LIST  job ids waiting
+-- KEYS[2] paused  bull:<queue>:paused  LIST  job ids waiting while paused (5.x)
+-- KEYS[3] meta  bull:<queue>:meta  HASH  queue settings: paused, opts.maxLenEvents…
+-- KEYS[4] prioritized  bull:<queue>:prioritized  ZSET  job id -> priority and order
+-- KEYS[5] events  bull:<queue>:events  STREAM  the queue's events
+-- KEYS[6] delayed  bull:<queue>:delayed  ZSET  job id -> due time
+-- KEYS[7] marker  bull:<queue>:marker  ZSET  wakes blocked workers (5.x and later)
+local wait, paused, meta, prioritized, events, delayed, marker = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local what, layout, version, chunk, emit = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5] ~= "0"
 
 local bad = checkLayout(meta, version)

@@ -5,8 +5,15 @@
 -- paused list while paused), a "stalled" event. ARGV[5..] are the ids
 -- to consider; a job holding a lock or not in the first ARGV[2] entries
 -- of the active list is left. Returns the ids moved.
-local wait, active, stalled, meta, paused, marker, events, repeatKey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+-- KEYS[1] wait  bull:<queue>:wait  LIST  job ids waiting
+-- KEYS[2] active  bull:<queue>:active  LIST  job ids being processed
+-- KEYS[3] stalled  bull:<queue>:stalled  SET  active job ids seen without a lock
+-- KEYS[4] meta  bull:<queue>:meta  HASH  queue settings: paused, opts.maxLenEvents…
+-- KEYS[5] paused  bull:<queue>:paused  LIST  job ids waiting while paused (5.x)
+-- KEYS[6] marker  bull:<queue>:marker  ZSET  wakes blocked workers (5.x and later)
+-- KEYS[7] events  bull:<queue>:events  STREAM  the queue's events
+-- KEYS[8] repeatKey  bull:<queue>:repeat  ZSET  job schedulers
+local wait, active, stalled, meta, paused, marker, events, repeatKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local maxStalled, listMax, base, version = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local layout = ARGV[5]
 

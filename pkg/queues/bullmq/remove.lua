@@ -4,8 +4,20 @@
 -- is "1", and then its lock too. Returns {code, prev}: 1 removed, -1 no
 -- job, -2 active, -4 its list is longer than ARGV[4] (LREM would walk
 -- it), -8 the current job of a job scheduler (BullMQ refuses it too).
-local job, lock, repeatKey, meta, events, completed, children, delayed, failed, prioritized, wait, paused, active =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+-- KEYS[1] job  bull:<queue>:<id>  HASH  the job
+-- KEYS[2] lock  bull:<queue>:<id>:lock  STRING  the lock of the worker processing the job
+-- KEYS[3] repeatKey  bull:<queue>:repeat  ZSET  job schedulers
+-- KEYS[4] meta  bull:<queue>:meta  HASH  queue settings: paused, opts.maxLenEvents…
+-- KEYS[5] events  bull:<queue>:events  STREAM  the queue's events
+-- KEYS[6] completed  bull:<queue>:completed  ZSET  job id -> finished at
+-- KEYS[7] children  bull:<queue>:<id>:dependencies  SET  the job's unfinished children
+-- KEYS[8] delayed  bull:<queue>:delayed  ZSET  job id -> due time
+-- KEYS[9] failed  bull:<queue>:failed  ZSET  job id -> finished at
+-- KEYS[10] prioritized  bull:<queue>:prioritized  ZSET  job id -> priority and order
+-- KEYS[11] wait  bull:<queue>:wait  LIST  job ids waiting
+-- KEYS[12] paused  bull:<queue>:paused  LIST  job ids waiting while paused (5.x)
+-- KEYS[13] active  bull:<queue>:active  LIST  job ids being processed
+local job, lock, repeatKey, meta, events, completed, children, delayed, failed, prioritized, wait, paused, active = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 local id, base, force, listMax, layout, version = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4]), ARGV[5], ARGV[6]
 
 local bad = checkLayout(meta, version)

@@ -1,7 +1,16 @@
 -- retry.lua: a failed job back to be taken, as BullMQ's Job.retry('failed')
 -- (its reprocessJob script) does. Returns 1, -1 (no job) or -3 (not failed).
-local job, events, failed, wait, meta, paused, active, marker, prioritized, pc =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+-- KEYS[1] job  bull:<queue>:<id>  HASH  the job
+-- KEYS[2] events  bull:<queue>:events  STREAM  the queue's events
+-- KEYS[3] failed  bull:<queue>:failed  ZSET  job id -> finished at
+-- KEYS[4] wait  bull:<queue>:wait  LIST  job ids waiting
+-- KEYS[5] meta  bull:<queue>:meta  HASH  queue settings: paused, opts.maxLenEvents…
+-- KEYS[6] paused  bull:<queue>:paused  LIST  job ids waiting while paused (5.x)
+-- KEYS[7] active  bull:<queue>:active  LIST  job ids being processed
+-- KEYS[8] marker  bull:<queue>:marker  ZSET  wakes blocked workers (5.x and later)
+-- KEYS[9] prioritized  bull:<queue>:prioritized  ZSET  job id -> priority and order
+-- KEYS[10] pc  bull:<queue>:pc  STRING  the priority counter
+local job, events, failed, wait, meta, paused, active, marker, prioritized, pc = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local id, layout, version = ARGV[1], ARGV[2], ARGV[3]
 
 local bad = checkLayout(meta, version)

@@ -7,13 +7,16 @@
 -- Returns {1, messages deleted}, {0, messages held} when more than
 -- ARGV[1], {-1, 0} for no such queue. UNLINK frees a long list off the
 -- main thread, where kombu's DEL would free it inline.
+-- KEYS[1..] lists  <queue>  LIST  the queue's lists, one per priority step (<queue>, <queue>\x06\x163…); the last key is the binding set below
+-- KEYS[#KEYS] binding  _kombu.binding.<exchange>  SET  the queue's exchange's bindings (the last key)
+local binding = KEYS[#KEYS]
 local most = tonumber(ARGV[1])
 local lists = #KEYS - 1
 local n = 0
 for i = 1, lists do
   n = n + redis.call("LLEN", KEYS[i])
 end
-if n == 0 and redis.call("EXISTS", KEYS[#KEYS]) == 0 then
+if n == 0 and redis.call("EXISTS", binding) == 0 then
   return {-1, 0}
 end
 if most >= 0 and n > most then

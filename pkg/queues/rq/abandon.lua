@@ -1,6 +1,11 @@
 -- abandon.lua: a started job whose registry score (its expiry) is past,
 -- moved to the failed registry as RQ 1.13's StartedJobRegistry.cleanup
 -- does for a job with no retries left.
+-- KEYS[1] started  rq:wip:<q>  ZSET  StartedJobRegistry: job id -> expiry
+-- KEYS[2] failed  rq:failed:<q>  ZSET  FailedJobRegistry: job id -> expiry
+-- KEYS[3] job  rq:job:<id>  HASH  the job
+-- KEYS[4] deps  rq:job:<id>:dependencies  SET  the ids of the jobs it depends on
+-- KEYS[5] dependents  rq:job:<id>:dependents  SET  the ids of the jobs that depend on it
 local started, failed, job, deps, dependents = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- ARGV: id, now (unix seconds), exc_info (zlib of RQ's text), failure
 -- ttl default. Returns 1 moved, 0 not (or no longer) expired in started,

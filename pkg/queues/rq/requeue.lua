@@ -1,6 +1,10 @@
 -- requeue.lua: a failed job back to its queue, as RQ's
 -- FailedJobRegistry.requeue does (ZREM failed, the job saved queued with
 -- started_at, ended_at and exc_info cleared, SADD rq:queues, RPUSH).
+-- KEYS[1] failed  rq:failed:<q>  ZSET  FailedJobRegistry: job id -> expiry
+-- KEYS[2] job  rq:job:<id>  HASH  the job
+-- KEYS[3] queue  rq:queue:<q>  LIST  queued job ids
+-- KEYS[4] queues  rq:queues  SET  the queues' keys
 local failed, job, queue, queues = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 -- ARGV: id, enqueued_at (RQ's utcformat), exc_info (zlib of ''), queue key
 -- Returns 1 requeued, 0 not in the failed registry, -1 no job hash.

@@ -4,6 +4,9 @@
 -- LPUSHed to queue:<q>, and <q> SADDed to queues (Client.push's
 -- atomic_push). ARGV: the queue's name, then pairs (entry, JSON to push).
 -- Returns 1 (moved) or 0 (gone meanwhile) for each pair.
+-- KEYS[1] set  schedule/retry/dead  ZSET  score -> job JSON
+-- KEYS[2] list  queue:<q>  LIST  the queue's jobs
+-- KEYS[3] queuesKey  queues  SET  queue names
 local set, list, queuesKey = KEYS[1], KEYS[2], KEYS[3]
 local name = ARGV[1]
 

@@ -5,6 +5,7 @@
 -- atomically, and are the only writes.
 -- ARGV: group, consumer, min idle (ms), then 'auto', cursor, count
 -- (XAUTOCLAIM) or 'ids', id... (XCLAIM).
+-- KEYS[1] stream  <stream>  STREAM  the stream the consumer group reads
 local stream = KEYS[1]
 local name, consumer, idle, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 

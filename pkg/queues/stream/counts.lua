@@ -1,4 +1,5 @@
 -- counts: one consumer group's counts, read at one instant (read only).
+-- KEYS[1] stream  <stream>  STREAM  the stream the consumer group reads
 local stream = KEYS[1]
 local name = ARGV[1]
 

@@ -5,6 +5,8 @@
 -- own fields, then XACK in the group. Never XDEL: the stream's other
 -- groups still read the entry.
 -- ARGV: group, min deliveries, id...
+-- KEYS[1] stream  <stream>  STREAM  the stream the consumer group reads
+-- KEYS[2] dead  <stream>:dead:<group>  STREAM  the group's dead-letter stream (chatq's)
 local stream, dead = KEYS[1], KEYS[2]
 local name, min = ARGV[1], tonumber(ARGV[2])
 

@@ -1,6 +1,7 @@
 -- get: one entry of a stream as a consumer group sees it (read only):
 -- its fields, whether it is in the group's PEL, and the group's
 -- last-delivered-id.
+-- KEYS[1] stream  <stream>  STREAM  the stream the consumer group reads
 local stream = KEYS[1]
 local name, id = ARGV[1], ARGV[2]
 

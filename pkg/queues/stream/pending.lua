@@ -3,6 +3,7 @@
 -- here, not by XPENDING's IDLE, which reads on past count entries until
 -- count match: a page reads count entries of the PEL whatever it keeps.
 -- An entry may have been deleted from the stream while pending.
+-- KEYS[1] stream  <stream>  STREAM  the stream the consumer group reads
 local stream = KEYS[1]
 local name, start, count, idle = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 

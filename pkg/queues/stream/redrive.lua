@@ -5,6 +5,8 @@
 -- from the dead-letter stream. An entry whose markers do not name this
 -- stream and group is left where it is.
 -- ARGV: group, after, count
+-- KEYS[1] dead  <stream>:dead:<group>  STREAM  the group's dead-letter stream (chatq's)
+-- KEYS[2] stream  <stream>  STREAM  the stream the consumer group reads
 local dead, stream = KEYS[1], KEYS[2]
 local name, after, count = ARGV[1], ARGV[2], ARGV[3]
 

@@ -3,6 +3,7 @@
 -- (in flight), or that another group of the stream has yet to read or
 -- holds pending (XDEL takes it from every group), is left unless force.
 -- ARGV: group, force ('1' or '0'), id...
+-- KEYS[1] stream  <stream>  STREAM  the stream the consumer group reads
 local stream = KEYS[1]
 local name, force = ARGV[1], ARGV[2] == '1'
 

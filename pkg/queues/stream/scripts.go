@@ -26,19 +26,22 @@ var (
 	//go:embed redrive.lua
 	redriveLua string
 
-	countsScript     = reader(&countsLua)
-	getScript        = reader(&getLua)
-	pendingScript    = reader(&pendingLua)
-	claimScript      = writer(&claimLua)
-	removeScript     = writer(&removeLua)
-	deadLetterScript = writer(&deadLetterLua)
-	redriveScript    = writer(&redriveLua)
+	countsScript     = reader(countsLua)
+	getScript        = reader(getLua)
+	pendingScript    = reader(pendingLua)
+	claimScript      = writer(claimLua)
+	removeScript     = writer(removeLua)
+	deadLetterScript = writer(deadLetterLua)
+	redriveScript    = writer(redriveLua)
 )
 
-func reader(src *string) *luascript.Script {
-	return luascript.Build(func() string { return groupLua + *src })
+// reader is a script that only reads: group.lua's helpers, then body.
+func reader(body string) *luascript.Script {
+	return luascript.New(groupLua, body)
 }
 
-func writer(src *string) *luascript.Script {
-	return luascript.Build(func() string { return luascript.Permitted + groupLua + *src })
+// writer is a script that writes: the permission check (allowed), group.lua's
+// helpers, then body.
+func writer(body string) *luascript.Script {
+	return luascript.New(luascript.Permitted, groupLua, body)
 }
