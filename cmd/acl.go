@@ -76,7 +76,7 @@ streams) include it.`,
   chatq --prefix app: --cluster acl --user app -o json
   chatq acl --user ops --kind bullmq | redis-cli   # chatq's queue commands on BullMQ's queues`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, func(_ context.Context, o *aclOptions) error { return aclRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
 			opts.JSON, opts.User, opts.Prefix, opts.Cluster, opts.DB = f.JSON(), cfg.User, cfg.Prefix, cfg.Cluster, aclDB(cfg)
 			if len(opts.Namespaces) == 0 && f.Getenv("CHATQ_NAMESPACE") != "" {
@@ -85,14 +85,8 @@ streams) include it.`,
 			if len(opts.Namespaces) == 0 {
 				opts.Namespaces = []string{"rsmq"}
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return aclRun(opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "grant only what the commands that read need")
 	cmd.Flags().StringVar(&opts.Kind, "kind", "", "instead, the line for the queues of another kind: "+strings.Join(queuekinds.Names[1:], ", "))

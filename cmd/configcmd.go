@@ -24,6 +24,7 @@ type configOptions struct {
 // newCmdConfig returns `chatq config`. runF, when set (tests), replaces the
 // run function and gets the options once the flags are parsed.
 func newCmdConfig(f *cmdutil.Factory, runF func(context.Context, *configOptions) error) *cobra.Command {
+	opts := &configOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
@@ -44,15 +45,12 @@ beside the settings it is about (a "warning" field, a WARNING column). The
 fix: chmod 600 FILE.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &configOptions{IO: f.IO, JSON: f.JSON(),
+		RunE: cmdutil.RunE(opts, runF, func(_ context.Context, o *configOptions) error { return configRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			*opts = configOptions{IO: f.IO, JSON: f.JSON(),
 				Entries: f.Config().Describe(f.Flags(), f.Getenv), Err: f.Config().Err,
 				Warned: len(f.Config().Warnings) > 0}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return configRun(opts)
-		},
+			return nil, nil
+		}),
 	})
 }
 

@@ -31,6 +31,7 @@ type pingOptions struct {
 // newCmdPing returns `chatq ping`. runF, when set (tests), replaces the run
 // function and gets the options once the flags are parsed.
 func newCmdPing(f *cmdutil.Factory, runF func(context.Context, *pingOptions) error) *cobra.Command {
+	opts := &pingOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "ping",
 		Short: "Check the connection: server version, mode and round-trip time",
@@ -46,16 +47,13 @@ writes. When the mode does not match the flags (a Cluster node without
   chatq --url rediss://redis.example.com:6380 --cacert ca.pem ping -o json
   chatq --url 'redis://s1:26379?addr=s2:26379' --sentinel-master main ping`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, pingRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			opts := &pingOptions{IO: f.IO, JSON: f.JSON(), Client: f.Client,
+			*opts = pingOptions{IO: f.IO, JSON: f.JSON(), Client: f.Client,
 				Server: cfg.Server(), URL: cfg.RedactedURL(), Timeout: cfg.Timeout,
 				Cluster: cfg.Cluster, SentinelMaster: cfg.SentinelMaster}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return pingRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	})
 }
 

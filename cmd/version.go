@@ -34,18 +34,16 @@ type versionOptions struct {
 // newCmdVersion returns `chatq version`. runF, when set (tests), replaces
 // the run function and gets the options once the flags are parsed.
 func newCmdVersion(f *cmdutil.Factory, runF func(context.Context, *versionOptions) error) *cobra.Command {
+	opts := &versionOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:     "version",
 		Short:   "Print chatq's version",
 		Example: "  chatq version\n  chatq version -o json",
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &versionOptions{IO: f.IO, JSON: f.JSON()}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return versionRun(opts)
-		},
+		RunE: cmdutil.RunE(opts, runF, func(_ context.Context, o *versionOptions) error { return versionRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			*opts = versionOptions{IO: f.IO, JSON: f.JSON()}
+			return nil, nil
+		}),
 	})
 }
 

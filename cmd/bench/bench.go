@@ -82,11 +82,11 @@ when the server is faster than one client thread can drive.`,
   chatq bench queue --clients 200 --threads 4`,
 		Args:      cmdutil.ExactArgs(1),
 		ValidArgs: []string{"ping", "chat", "queue", "list"},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, benchRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
 			opts.Pattern, opts.JSON, opts.Prefix, opts.Cluster = args[0], f.JSON(), cfg.Prefix, cfg.Cluster
 			if err := opts.validate(); err != nil {
-				return err
+				return nil, err
 			}
 			clients := opts.Clients
 			opts.Client = func() (redis.UniversalClient, error) {
@@ -101,11 +101,8 @@ when the server is faster than one client thread can drive.`,
 				f.OnClose(func() { c.Close() })
 				return c, nil
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return benchRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&opts.Clients, "clients", "c", 50, "concurrent clients (connections)")

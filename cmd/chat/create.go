@@ -62,7 +62,7 @@ When every repeat fails it exits 4: the chat may exist.`,
   git log -1 | chatq chat create --from ci --to joe,jeff -`,
 		Args:              cmdutil.RangeArgs(0, 1),
 		ValidArgsFunction: cmdutil.CompleteNothing,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, createRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if len(args) == 1 {
 				opts.Message = &args[0]
 			}
@@ -71,14 +71,8 @@ When every repeat fails it exits 4: the chat may exist.`,
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return createRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVar(&opts.From, "from", "", "the user creating the chat, a member too (required)")
 	cmd.Flags().StringSliceVar(&opts.To, "to", nil, "the other members, comma-separated or repeated (required)")

@@ -26,14 +26,13 @@ type memberOptions struct {
 	Timeout time.Duration
 }
 
-// newMemberOptions reads CHAT USER into the options and checks them as
-// pkg/chat does.
-func newMemberOptions(f *cmdutil.Factory, args []string) (*memberOptions, error) {
-	opts := &memberOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0], User: args[1]}
+// bind reads CHAT USER into the options and checks them as pkg/chat does.
+func (o *memberOptions) bind(f *cmdutil.Factory, args []string) error {
+	*o = memberOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0], User: args[1]}
 	if cfg := f.Config(); cfg != nil {
-		opts.Timeout = cfg.Timeout
+		o.Timeout = cfg.Timeout
 	}
-	return opts, opts.validate()
+	return o.validate()
 }
 
 func (o *memberOptions) validate() error {
@@ -46,6 +45,7 @@ func (o *memberOptions) validate() error {
 // NewCmdJoin returns `chatq chat join`. runF, when set (tests), replaces the
 // run function and gets the options once they are parsed and validated.
 func NewCmdJoin(f *cmdutil.Factory, runF func(context.Context, *memberOptions) error) *cobra.Command {
+	opts := &memberOptions{}
 	cmd := &cobra.Command{
 		Use:   "join CHAT USER",
 		Short: "Add a user to a chat; they see only messages sent from now on",
@@ -64,16 +64,9 @@ USER may be a member.`,
   chatq chat join standup sam -o json`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := newMemberOptions(f, args)
-			if err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return joinRun(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, runF, joinRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			return nil, opts.bind(f, args)
+		}),
 	}
 	return cmdutil.MarkWrite(cmd, "chatq chat members CHAT")
 }
@@ -117,6 +110,7 @@ func joinRun(ctx context.Context, o *memberOptions) error {
 // NewCmdLeave returns `chatq chat leave`. runF, when set (tests), replaces
 // the run function and gets the options once they are parsed and validated.
 func NewCmdLeave(f *cmdutil.Factory, runF func(context.Context, *memberOptions) error) *cobra.Command {
+	opts := &memberOptions{}
 	cmd := &cobra.Command{
 		Use:   "leave CHAT USER",
 		Short: "Remove a user from a chat; the last one out deletes it",
@@ -133,16 +127,9 @@ JSON: {"chat_id":"1","user":"sam","chat_deleted":false,"stale_entry_removed":fal
 		Example:           `  chatq chat leave 1 sam`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := newMemberOptions(f, args)
-			if err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return leaveRun(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, runF, leaveRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			return nil, opts.bind(f, args)
+		}),
 	}
 	return cmdutil.MarkWrite(cmd, "chatq chat members CHAT")
 }

@@ -28,10 +28,10 @@ type chatOptions struct {
 	Chat string
 }
 
-// newChatOptions reads CHAT into the options and checks it as pkg/chat does.
-func newChatOptions(f *cmdutil.Factory, args []string) (*chatOptions, error) {
-	opts := &chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
-	return opts, opts.validate()
+// bind reads CHAT into the options and checks it as pkg/chat does.
+func (o *chatOptions) bind(f *cmdutil.Factory, args []string) error {
+	*o = chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
+	return o.validate()
 }
 
 func (o *chatOptions) validate() error { return names.Chat(o.Chat) }
@@ -40,6 +40,7 @@ func (o *chatOptions) validate() error { return names.Chat(o.Chat) }
 // replaces the run function and gets the options once they are parsed and
 // validated.
 func NewCmdMembers(f *cmdutil.Factory, runF func(context.Context, *chatOptions) error) *cobra.Command {
+	opts := &chatOptions{}
 	cmd := &cobra.Command{
 		Use:   "members CHAT",
 		Short: "List a chat's members, the last message id each has seen, and their unread counts",
@@ -52,16 +53,9 @@ Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 		Example:           `  chatq chat members 1`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := newChatOptions(f, args)
-			if err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return membersRun(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, runF, membersRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			return nil, opts.bind(f, args)
+		}),
 	}
 	return cmdutil.MarkRead(cmd)
 }
@@ -98,6 +92,7 @@ func (o *lsOptions) validate() error { return names.User(o.User) }
 // NewCmdLs returns `chatq chat ls`. runF, when set (tests), replaces the run
 // function and gets the options once they are parsed and validated.
 func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
+	opts := &lsOptions{}
 	cmd := &cobra.Command{
 		Use:   "ls USER | --all",
 		Short: "List a user's chats with their unread counts, or every chat (--all)",
@@ -126,19 +121,13 @@ bounded calls (COUNT 500, node by node on a Cluster); JSON
 			return nil
 		},
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, lsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if all, _ := cmd.Flags().GetBool("all"); all {
-				return allChatsRun(cmd.Context(), f.IO, f.JSON(), chatClient(f))
+				return func(ctx context.Context) error { return allChatsRun(ctx, f.IO, f.JSON(), chatClient(f)) }, nil
 			}
-			opts := &lsOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), User: args[0]}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return lsRun(cmd.Context(), opts)
-		},
+			*opts = lsOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), User: args[0]}
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().Bool("all", false, "list every chat, by id, instead of a user's")
 	return cmdutil.MarkRead(cmd)
@@ -295,16 +284,10 @@ stderr (chat and id).`,
   chatq chat history 1 --grep '(?i)^deploy(ed)? v\d+' --regexp`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, historyRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.chatOptions = chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return historyRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	opts.Search.Add(cmd.Flags(), "text")
 	return cmdutil.MarkRead(cmd)

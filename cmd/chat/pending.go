@@ -62,19 +62,13 @@ and 1 to mark (2 on a cluster); --chat skips the first two.`,
   chatq chat pending jeff --chat 1`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, pendingRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.User = args[0]
 			opts.ChatGiven = cmd.Flags().Changed("chat")
 			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return pendingRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVar(&opts.Chat, "chat", "", "read only this chat")
 	cmd.Flags().BoolVar(&opts.Peek, "peek", false, "read without marking anything seen")

@@ -50,21 +50,15 @@ exits 4: the message may be stored.`,
   printf 'two\nlines' | chatq chat send 1 --from jeff -`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, sendRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Chat, opts.Message = args[0], args[1]
 			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return sendRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().StringVar(&opts.From, "from", "", "the sending member (required)")
 	_ = cmd.MarkFlagRequired("from")

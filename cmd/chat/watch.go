@@ -57,19 +57,13 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
   chatq chat watch jeff --mark --jq .message`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, watchRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.User = args[0]
 			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
 			opts.Persistent = f.Persistent
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return watchRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.Mark, "mark", false, "mark printed messages seen (deletes what every member has seen)")
 	cmd.Flags().DurationVar(&opts.Poll, "poll", 5*time.Second, "read at least this often, should a notification be lost")

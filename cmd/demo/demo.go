@@ -34,6 +34,7 @@ type RunFunc func(ctx context.Context, args []string, io *iostreams.IOStreams, g
 // (tests), replaces the run function and gets the options once the flags
 // are parsed.
 func NewCmdDemo(f *cmdutil.Factory, exec RunFunc, runF func(context.Context, *demoOptions) error) *cobra.Command {
+	opts := &demoOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
 		Use:   "demo",
 		Short: "Take a narrated tour of chat, queue and list on an embedded server",
@@ -47,15 +48,12 @@ and deletes its keys at the end.`,
   chatq demo -o json
   chatq demo --url redis://127.0.0.1:6379/0`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, demoRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			opts := &demoOptions{IO: f.IO, Output: cfg.Output, Client: f.Client, Exec: exec,
+			*opts = demoOptions{IO: f.IO, Output: cfg.Output, Client: f.Client, Exec: exec,
 				URL: cfg.URL, URLGiven: cmd.Flags().Changed("url"), Prefix: cfg.Prefix}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return demoRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	})
 }
 

@@ -39,13 +39,10 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
   chatq dev --addr 127.0.0.1:0       # any free port
   chatq dev --addr 127.0.0.1:0 -o json   # {"url":"redis://127.0.0.1:41234/0"}`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, devRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.JSON = f.JSON()
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return devRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:6379", "address to listen on (port 0 picks a free one)")
 	return cmdutil.MarkRead(cmd) // serves; sends no command

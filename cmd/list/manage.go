@@ -37,10 +37,10 @@ exits 0, or 3 with -e.`,
   chatq list ls -l -o json
   chatq list ls -l --jq '.[] | select(.length == 0) | .key'   # emptied lists, for list del`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, nil, listLsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.listOptions = newListOptions(f, cmd)
-			return listLsRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	cmd.Flags().BoolVarP(&opts.Long, "long", "l", false, "show each list's length and shards")
 	return cmdutil.MarkRead(cmd)
@@ -136,14 +136,9 @@ delete lands in the list and goes with it: stop the producers first.`,
   chatq list del big --force -o json
   chatq list ls -l --jq '.[] | select(.length == 0) | .key' | xargs -n1 chatq list del`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ko, err := newKeyOptions(f, cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.keyOptions = *ko
-			return delRun(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, nil, delRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			return nil, opts.keyOptions.bind(f, cmd, args)
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "delete a list that holds items, without asking")
 	return cmdutil.MarkWrite(cmd, "chatq list llen KEY")

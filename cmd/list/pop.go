@@ -49,20 +49,14 @@ When every repeat fails it exits 4: the items may be popped.`,
   chatq list %[1]s jobs -n 10 -o json
   chatq -e list %[1]s jobs || echo empty`, name),
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, popRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.listOptions = newListOptions(f, cmd)
 			opts.Key = args[0]
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return popRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().IntVarP(&opts.Count, "count", "n", 1, "pop up to this many items")
 	return cmdutil.MarkWrite(cmd, "chatq list lrange KEY 0 -1")
@@ -160,21 +154,15 @@ again without waiting, within --timeout. When every repeat fails it exits
   chatq list %[1]s jobs --wait 250ms -o json
   chatq list %[1]s jobs                # wait until an item comes`, name),
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, bpopRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.listOptions = newListOptions(f, cmd)
 			opts.Persistent = f.Persistent
 			opts.Key = args[0]
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return bpopRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "how long to wait for an item, such as 5s or 250ms; 0 waits forever")
 	cmd.Flags().DurationVar(&opts.GiveUpAfter, "give-up-after", 0, "exit 1 when the server has been unreachable this long (0: keep reconnecting until --wait ends)")

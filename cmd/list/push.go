@@ -64,21 +64,15 @@ Items that start with - go after --, or they are taken for flags.`,
   chatq list %[1]s jobs a -o json
   chatq list %[1]s jobs -- -1 -2   # items that start with -`, name),
 		Args: cmdutil.MinArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.listOptions = newListOptions(f, cmd)
 			opts.Key, opts.Items = args[0], args[1:]
 			opts.Stdin = len(opts.Items) == 1 && opts.Items[0] == "-"
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return pushRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if strings.HasPrefix(err.Error(), "unknown shorthand flag") || strings.HasPrefix(err.Error(), "unknown flag") {

@@ -25,15 +25,16 @@ func (o *keyOptions) validate() error {
 	return o.validateShardSize()
 }
 
-// newKeyOptions reads KEY and the shared options, and validates them.
-func newKeyOptions(f *cmdutil.Factory, cmd *cobra.Command, args []string) (*keyOptions, error) {
-	opts := &keyOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
-	return opts, opts.validate()
+// bind reads KEY and the shared options, and validates them.
+func (o *keyOptions) bind(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	*o = keyOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
+	return o.validate()
 }
 
 // NewCmdLen returns `chatq list llen`. runF, when set (tests), replaces the
 // run function and gets the options once they are parsed and validated.
 func NewCmdLen(f *cmdutil.Factory, runF func(context.Context, *keyOptions) error) *cobra.Command {
+	opts := &keyOptions{}
 	cmd := &cobra.Command{
 		Use:   "llen KEY",
 		Short: "Print the number of items in a sharded list, as LLEN",
@@ -44,16 +45,9 @@ exist has length 0.`,
 		Example: `  chatq list llen jobs
   chatq list llen jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := newKeyOptions(f, cmd, args)
-			if err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return lenRun(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, runF, lenRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			return nil, opts.bind(f, cmd, args)
+		}),
 	}
 	return cmdutil.MarkRead(cmd)
 }
@@ -91,6 +85,7 @@ type rangeOptions struct {
 // NewCmdRange returns `chatq list lrange`. runF, when set (tests), replaces
 // the run function and gets the options once they are parsed and validated.
 func NewCmdRange(f *cmdutil.Factory, runF func(context.Context, *rangeOptions) error) *cobra.Command {
+	opts := &rangeOptions{}
 	var positional []string
 	cmd := &cobra.Command{
 		Use:   "lrange KEY START STOP",
@@ -116,24 +111,18 @@ Flags may go anywhere: a negative number is an index, never a flag.`,
 			}
 			return cmdutil.ExactArgs(3)(cmd, positional)
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: cmdutil.RunE(opts, runF, rangeRun, func(cmd *cobra.Command, _ []string) (cmdutil.Run, error) {
 			args := positional
-			opts := &rangeOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
+			*opts = rangeOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
 			var err error
 			if opts.Start, err = parseIndex("START", args[1]); err != nil {
-				return err
+				return nil, err
 			}
 			if opts.Stop, err = parseIndex("STOP", args[2]); err != nil {
-				return err
+				return nil, err
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return rangeRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	// cobra stops at KEY; indexArgs parses the flags after it.
 	cmd.Flags().SetInterspersed(false)
@@ -226,6 +215,7 @@ func rangeRun(ctx context.Context, o *rangeOptions) error {
 // replaces the run function and gets the options once they are parsed and
 // validated.
 func NewCmdShards(f *cmdutil.Factory, runF func(context.Context, *keyOptions) error) *cobra.Command {
+	opts := &keyOptions{}
 	cmd := &cobra.Command{
 		Use:   "shards KEY",
 		Short: "Show how a sharded list is stored: endpoints and shard lengths",
@@ -239,16 +229,9 @@ sizes were recorded). Read in calls of at most 100 shards each.`,
 		Example: `  chatq list shards jobs
   chatq list shards jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := newKeyOptions(f, cmd, args)
-			if err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return shardsRun(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, runF, shardsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			return nil, opts.bind(f, cmd, args)
+		}),
 	}
 	return cmdutil.MarkRead(cmd)
 }

@@ -126,25 +126,19 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *metricsOptions) erro
 		Long:    metricsLong,
 		Example: metricsExample,
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, metricsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.JSON = f.JSON()
 			opts.Client = f.Client
 			opts.Hint = f.HintFor
 			ns, err := conn.Namespace(opts.Namespace, f.Getenv)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			opts.Namespace = ns
 			opts.Prefix, opts.Cluster = f.Prefix(), f.Config().Cluster
 			opts.Limits.ScanCalls, opts.Limits.RegistryCalls, opts.Limits.ScanCount = scanCalls, scanCalls, scanCount
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return metricsRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", "", "serve /metrics on ADDR (a port alone: on 127.0.0.1)")

@@ -55,20 +55,14 @@ messages may be acked.`,
   chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv.1.1795268834364
   chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs`,
 		Args: cmdutil.MinArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, ackRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Refs = args[0], args[1:]
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return ackRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE")
 }
@@ -171,7 +165,7 @@ with the first answer (kept 10 minutes). When every repeat fails it exits
   chatq queue retry bullmq:mail 42 43     # another kind: failed → wait, as Job.retry
   chatq queue retry asynq:default TASK_ID # archived, retry or scheduled → pending, as RunTask`,
 		Args: cmdutil.MinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, retryRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Refs = args[0], args[1:]
 			opts.Select.read(cmd.Flags())
 			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
@@ -180,20 +174,14 @@ with the first answer (kept 10 minutes). When every repeat fails it exits
 			}
 			if isKindAddress(opts.Queue) {
 				if opts.Delay != 0 || opts.Select.selecting() || len(opts.Refs) == 0 {
-					return cmdutil.WithHint(cmdutil.UsageErrorf("a queue of another kind retries jobs by id, now, without --delay or a selection"),
+					return nil, cmdutil.WithHint(cmdutil.UsageErrorf("a queue of another kind retries jobs by id, now, without --delay or a selection"),
 						fmt.Sprintf("list them with `chatq queue peek %s --state dead --jq '.[].id'`, or move every dead job back with `chatq queue redrive %s`", opts.Queue, opts.Queue))
 				}
 				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-				return kindRetry(cmd.Context(), target, opts.Refs)
+				return func(ctx context.Context) error { return kindRetry(ctx, target, opts.Refs) }, nil
 			}
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return retryRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().DurationVar(&opts.Delay, "delay", 0, "due after this delay")
 	opts.Select.addSelect(cmd.Flags())

@@ -55,14 +55,14 @@ deleteMessage).`,
   chatq queue peek asynq:default --state dead --grep '"user":7' --jq '.[].id' | xargs chatq queue rm asynq:default
   chatq queue rm stream:orders/billing 1718000000000-0 --force`,
 		Args: cmdutil.MinArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, nil, rmRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if err := kindOnly(args[0], "rm", "delete a message by id with `chatq queue ack "+args[0]+" ID`"); err != nil {
-				return err
+				return nil, err
 			}
 			opts.Target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
 			opts.IDs = args[1:]
-			return rmRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "also remove jobs in flight (their worker may still be running them)")
 	return cmdutil.MarkWrite(cmd, "chatq queue peek QUEUE")
@@ -98,18 +98,14 @@ stats show paused.`
 Inspector.UnpauseQueue): its workers take jobs again. Resuming a queue
 that is not paused changes nothing.`
 	}
-	var target kindTarget
+	target := &kindTarget{}
 	cmd := &cobra.Command{
 		Use:     verb + " KIND:NAME",
 		Short:   short,
 		Long:    long,
 		Example: "  chatq queue " + verb + " bullmq:mail\n  chatq queue " + verb + " asynq:critical -o json",
 		Args:    cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := kindOnly(args[0], verb, "RSMQ has no pausing: stop the queue's consumers instead"); err != nil {
-				return err
-			}
-			target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+		RunE: cmdutil.RunE(target, nil, func(ctx context.Context, target *kindTarget) error {
 			q, err := target.open()
 			if err != nil {
 				return err
@@ -119,9 +115,9 @@ that is not paused changes nothing.`
 				return err
 			}
 			if resume {
-				err = a.Resume(cmd.Context())
+				err = a.Resume(ctx)
 			} else {
-				err = a.Pause(cmd.Context())
+				err = a.Pause(ctx)
 			}
 			if err != nil {
 				return kindErr(err, target.Address)
@@ -131,7 +127,10 @@ that is not paused changes nothing.`
 			}
 			infoTTY(target.IO, false, "%s: %s", verb+"d", target.Address)
 			return nil
-		},
+		}, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			*target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+			return nil, kindOnly(args[0], verb, "RSMQ has no pausing: stop the queue's consumers instead")
+		}),
 	}
 	return cmdutil.MarkWrite(cmd, "chatq queue stats QUEUE")
 }
@@ -173,29 +172,29 @@ batches. 'chatq queue peek QUEUE --state inflight' shows them first.`,
   chatq queue recover stream:orders/billing --idle 10m --consumer rescuer
   chatq queue peek stream:orders/billing --inflight-for 10m`,
 		Args: cmdutil.MinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, nil, recoverRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if err := kindOnly(args[0], "recover", "an RSMQ message comes back by itself when its visibility timeout ends; `chatq queue retry "+args[0]+" --inflight-for DUR` releases it sooner"); err != nil {
-				return err
+				return nil, err
 			}
 			kind, _ := queues.Parse(args[0])
 			switch {
 			case kind == "stream" && (opts.IdleFor <= 0 || opts.Consumer == ""):
-				return cmdutil.WithHint(cmdutil.UsageErrorf("a stream's entries are claimed for a consumer: give --idle DUR and --consumer NAME"),
+				return nil, cmdutil.WithHint(cmdutil.UsageErrorf("a stream's entries are claimed for a consumer: give --idle DUR and --consumer NAME"),
 					"e.g. chatq queue recover "+args[0]+" --idle 10m --consumer rescuer")
 			case kind == "celery" && opts.Consumer != "":
-				return cmdutil.UsageErrorf("--consumer is for streams: celery restores its messages onto their queue")
+				return nil, cmdutil.UsageErrorf("--consumer is for streams: celery restores its messages onto their queue")
 			case kind != "stream" && kind != "celery" && (opts.IdleFor != 0 || opts.Consumer != ""):
-				return cmdutil.WithHint(cmdutil.UsageErrorf("--idle and --consumer are for streams (and --idle for celery)"), "bullmq and asynq recover by their own lock or lease")
+				return nil, cmdutil.WithHint(cmdutil.UsageErrorf("--idle and --consumer are for streams (and --idle for celery)"), "bullmq and asynq recover by their own lock or lease")
 			case opts.IdleFor < 0:
-				return cmdutil.UsageErrorf("invalid --idle %s: must be positive", opts.IdleFor)
+				return nil, cmdutil.UsageErrorf("invalid --idle %s: must be positive", opts.IdleFor)
 			}
 			if opts.N < 0 {
-				return cmdutil.UsageErrorf("invalid -n %d: must not be negative", opts.N)
+				return nil, cmdutil.UsageErrorf("invalid -n %d: must not be negative", opts.N)
 			}
 			opts.Target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
 			opts.IDs = args[1:]
-			return recoverRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	cmd.Flags().DurationVar(&opts.IdleFor, "idle", 0, "streams: claim entries idle at least this long (e.g. 10m); celery: the visibility timeout")
 	cmd.Flags().StringVar(&opts.Consumer, "consumer", "", "streams: the consumer that claims them")
@@ -246,16 +245,16 @@ dead-letter stream's key.`,
 		Example: `  chatq queue dead-letter stream:orders/billing --min-receives 5
   chatq queue dead-letter stream:orders/billing --min-receives 3 --to orders:dead -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, nil, deadLetterRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if err := kindOnly(args[0], "dead-letter", "give the queue a dead-letter policy: `chatq queue set "+args[0]+" --max-receives N --dead-letter DLQ`"); err != nil {
-				return err
+				return nil, err
 			}
 			if opts.MinReceives < 1 {
-				return cmdutil.WithHint(cmdutil.UsageErrorf("give --min-receives N (at least 1)"), "peek --min-receives N shows the entries first")
+				return nil, cmdutil.WithHint(cmdutil.UsageErrorf("give --min-receives N (at least 1)"), "peek --min-receives N shows the entries first")
 			}
 			opts.Target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
-			return deadLetterRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	cmd.Flags().Int64Var(&opts.MinReceives, "min-receives", 0, "entries delivered at least N times")
 	cmd.Flags().StringVar(&opts.To, "to", "", "the dead-letter stream's key (default: the kind's, see docs/kinds/stream.md)")

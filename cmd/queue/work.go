@@ -125,7 +125,7 @@ times or more in a queue without one.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, workRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			fl := cmd.Flags()
 			opts.Queue, opts.Argv = args[0], args[1:]
 			opts.VT, opts.JobTimeout = given(fl, "vt", vt), given(fl, "job-timeout", jobTimeout)
@@ -134,14 +134,8 @@ times or more in a queue without one.`,
 			nsFlag, _ := fl.GetString("namespace")
 			ns, _ := conn.Namespace(nsFlag, f.Getenv) // a bad one fails opts.Client, before any CMD runs
 			opts.Env = handlerConnEnv(f.Config(), ns)
-			if err := opts.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return workRun(cmd.Context(), opts)
-		},
+			return nil, opts.validate()
+		}),
 	}
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 1, "run up to N commands at once")
 	cmd.Flags().DurationVar(&vt, "vt", 0, "visibility timeout, the lease renewed while CMD runs (default: the queue's)")

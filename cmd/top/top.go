@@ -103,24 +103,21 @@ func NewCmdTop(f *cmdutil.Factory, runF func(context.Context, *topOptions) error
 		Long:    topLong,
 		Example: topExample,
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(opts, runF, topRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
 			opts.JSON, opts.Client, opts.Prefix, opts.Cluster, opts.URL = f.JSON(), f.Client, cfg.Prefix, cfg.Cluster, cfg.RedactedURL()
 			opts.Snapshot = opts.Once || opts.JSON || !f.IO.OutTTY || !inputTTY(f.IO)
 			opts.NoColor = f.Getenv("NO_COLOR") != ""
 			if err := opts.validate(); err != nil {
-				return err
+				return nil, err
 			}
 			ns, err := conn.Namespace(nsFlag, f.Getenv)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			opts.Namespace = ns
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return topRun(cmd.Context(), opts)
-		},
+			return nil, nil
+		}),
 	}
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes (at least 100ms; with --once, 0 skips the rates)")
