@@ -368,6 +368,7 @@ func pushMany(t testing.TB, c *delayq.Client, q string, n int) {
 // Eight consumers popping 2,000 due messages receive each exactly once.
 func TestConcurrentPopExactlyOnce(t *testing.T) {
 	t.Parallel()
+	redistest.SlowOnEmbedded(t, "8 consumers × 2,000 messages: ~3 s of CPU")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})
@@ -386,6 +387,7 @@ func TestConcurrentPopExactlyOnce(t *testing.T) {
 // once, acked in the end, and none is lost.
 func TestConcurrentVisibilityAtLeastOnce(t *testing.T) {
 	t.Parallel()
+	redistest.SlowOnEmbedded(t, "8 consumers × 2,000 messages with redeliveries: ~3.5 s of CPU")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})

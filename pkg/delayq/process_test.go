@@ -98,6 +98,7 @@ func helper(t *testing.T, b redistest.Backend, mode string) *exec.Cmd {
 // message acked in the end, none lost) with a visibility timeout.
 func TestConsumerProcesses(t *testing.T) {
 	t.Parallel()
+	redistest.SlowOnEmbedded(t, "8 consumer processes × 2,000 messages, twice: ~7 s of CPU")
 	for _, mode := range []string{"pop", "vt"} {
 		t.Run(mode, func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b redistest.Backend) {

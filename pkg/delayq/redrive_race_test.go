@@ -28,6 +28,7 @@ import (
 // messages (default 300 embedded, 1,000 on a real server).
 func TestRedriveUnderConsumers(t *testing.T) {
 	t.Parallel()
+	redistest.SlowOnEmbedded(t, "consumers and redrives racing over 300 messages: ~2 s of CPU")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		total := 300
 		if b.Real() {

@@ -72,6 +72,7 @@ func TestKeysShareTheHashTag(t *testing.T) {
 // pops on a non-empty list) and compares every result, with small shards so that
 // pushes and pops cross shard boundaries all the time.
 func TestMatchesPlainList(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "random operations replayed on a plain LIST, three shard sizes: ~3.5 s of CPU")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		for _, size := range []int{2, 3, 5} {
@@ -275,6 +276,7 @@ func rawLen(t *testing.T, b redistest.Backend, l *list) int64 {
 // checks Len, the pushes' returned lengths and the mid count against the
 // shards read independently (rawLen) and against the items counted.
 func TestMidCountExact(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "a long random sequence, then 4 goroutines: ~4 s of CPU")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()
 		l := newList(t, b, "midcount", 2)
