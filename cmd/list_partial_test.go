@@ -22,6 +22,7 @@ import (
 // have applied the batch: it did). Resuming as the hint says leaves every
 // line in the list once.
 func TestListPushPartialLostReply(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "a partial push whose later batches meet a blackholed server for --timeout")
 	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := context.Background()

@@ -25,6 +25,7 @@ import (
 // read whose reply is lost exits 1, and a write that never reached a server
 // exits 1.
 func TestLostReplyExits4(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "a lost reply on each write command, waiting out --timeout each")
 	t.Parallel()
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
@@ -443,6 +444,7 @@ func receipts(ctx context.Context, t *testing.T, b redistest.Backend, q string, 
 // that message only. The control, an ack without a token repeated the
 // same way, reports the message it deleted as not in the queue.
 func TestLostAckRepeated(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "ack repeated through a dropping proxy, with its control")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -548,6 +550,7 @@ func TestLostRetryRepeated(t *testing.T) {
 // reply lost). The control, a push without a token repeated the same way,
 // stores its item twice.
 func TestLostListPushRepeated(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "list pushes repeated through a dropping proxy, 700 lines in batches")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -623,6 +626,7 @@ func lines(from, to int) string {
 // its item. The control, the same blocking pop without a token, takes a
 // second item and the first is lost.
 func TestLostBlockingPopRepeated(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "blocking pops through a proxy that drops replies, one waits out a 1 s outage")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
@@ -700,6 +704,7 @@ func TestLostBlockingPopRepeated(t *testing.T) {
 // join whose reply is lost says "joined", as the first did; the control,
 // a join repeated without a token, says the user was already a member.
 func TestLostCreateJoinRepeated(t *testing.T) {
+	redistest.SlowOnEmbedded(t, "chat create and join repeated through a dropping proxy, each with its control")
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ctx := t.Context()
 		pb, p := redistest.Proxied(t, b)
