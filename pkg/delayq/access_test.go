@@ -49,8 +49,8 @@ var accessOps = map[string]struct {
 var callRE = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
 
 // scriptCalls returns the Redis commands a script calls: its text's, and
-// those of the functions of the preludes (queue.lua, and the records'
-// record.lua) that it calls.
+// those of the preludes' functions (queue.lua, record.lua) that it calls,
+// followed through the functions they call in turn.
 func scriptCalls(t *testing.T, name string) []string {
 	t.Helper()
 	read := func(name string) string {
@@ -67,8 +67,7 @@ func scriptCalls(t *testing.T, name string) []string {
 		}
 		return out
 	}
-	body := read(name)
-	out := calls(body)
+	fns := map[string]string{} // a prelude function's name -> its text
 	for _, prelude := range []string{"queue.lua", "../../internal/base/luascript/record.lua"} {
 		parts := strings.Split(read(prelude), "\nlocal function ")
 		if len(calls(parts[0])) > 0 {
@@ -76,8 +75,19 @@ func scriptCalls(t *testing.T, name string) []string {
 		}
 		for _, fn := range parts[1:] {
 			name, _, _ := strings.Cut(fn, "(")
-			if regexp.MustCompile(`\b` + name + `\(`).MatchString(body) {
-				out = append(out, calls(fn)...)
+			fns[name] = fn
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for todo := []string{read(name)}; len(todo) > 0; {
+		src := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		out = append(out, calls(src)...)
+		for fn, text := range fns {
+			if !seen[fn] && regexp.MustCompile(`\b`+fn+`\(`).MatchString(src) {
+				seen[fn] = true
+				todo = append(todo, text)
 			}
 		}
 	}

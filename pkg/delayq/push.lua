@@ -29,27 +29,12 @@ if records then
     return cjson.decode(r)
   end
 end
-local a = attributes(attrs)
+local a, stop = pushable(queue, attrs, {ARGV[4]})
 if not a then
-  return {"notfound"}
-end
-local maxsize = tonumber(a[3])
-if not whole(a[3], 12, true) or not whole(a[2], 12) then
-  return redis.error_reply("ERR " .. attrs .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
-end
-if maxsize ~= -1 and tonumber(ARGV[4]) > maxsize then
-  return {"toolong", a[3]}
-end
-local e = wrongtype(queue, "zset", "sorted set", ": nothing written")
-if e then
-  return e
-end
-local sent = redis.call("HGET", attrs, "totalsent")
-if sent and not whole(sent, 18, true) then
-  return redis.error_reply("ERR " .. attrs .. ": totalsent " .. sent .. " is not an integer: nothing written")
-end
-if not allowed({"ZADD", queue, "0", "x"}, {"HSET", attrs, "x", "x"}, {"HINCRBY", attrs, "totalsent", "1"}) then
-  return redis.error_reply("NOPERM this user may not push to " .. queue .. " (ZADD, HSET, HINCRBY): nothing written")
+  if stop[1] == "toolong" then
+    return {"toolong", stop[3]}
+  end
+  return stop
 end
 if records and not mayRecord(records) then
   return redis.error_reply("NOPERM this user may not HSET and PEXPIRE " .. KEYS[records] .. " (the record of a push with a token): nothing written")

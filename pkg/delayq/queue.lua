@@ -166,3 +166,41 @@ local function dueAt(mode, value, now, delay)
   end
   return string.format("%.0f", v)
 end
+
+-- pushable makes the checks every push makes before its first write, in
+-- this order: the queue exists; its delay and maxsize are numbers; no body
+-- is longer than maxsize (lengths: the bodies' lengths in UTF-16 code units,
+-- what RSMQ's maxsize counts); queue is a sorted set or absent; totalsent is
+-- an integer; this user may push (ZADD, HSET, HINCRBY). It returns the
+-- queue's attributes (attributes), or nil and the script's answer:
+-- {"notfound"}, {"toolong", n, maxsize} with n the first body too long, or
+-- an error reply.
+local function pushable(queue, attrs, lengths)
+  local a = attributes(attrs)
+  if not a then
+    return nil, {"notfound"}
+  end
+  if not whole(a[3], 12, true) or not whole(a[2], 12) then
+    return nil, redis.error_reply("ERR " .. attrs .. ": delay " .. a[2] .. " or maxsize " .. a[3] .. " is not a number: nothing written")
+  end
+  local maxsize = tonumber(a[3])
+  if maxsize ~= -1 then
+    for n, length in ipairs(lengths) do
+      if tonumber(length) > maxsize then
+        return nil, {"toolong", n, a[3]}
+      end
+    end
+  end
+  local e = wrongtype(queue, "zset", "sorted set", ": nothing written")
+  if e then
+    return nil, e
+  end
+  local sent = redis.call("HGET", attrs, "totalsent")
+  if sent and not whole(sent, 18, true) then
+    return nil, redis.error_reply("ERR " .. attrs .. ": totalsent " .. sent .. " is not an integer: nothing written")
+  end
+  if not allowed({"ZADD", queue, "0", "x"}, {"HSET", attrs, "x", "x"}, {"HINCRBY", attrs, "totalsent", "1"}) then
+    return nil, redis.error_reply("NOPERM this user may not push to " .. queue .. " (ZADD, HSET, HINCRBY): nothing written")
+  end
+  return a
+end
