@@ -4,10 +4,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/testkit/fakeclock"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
@@ -38,7 +38,7 @@ func TestSendTokenRepeatReturnsFirstID(t *testing.T) {
 		if msgs, err := s.History(ctx, c.ChatID, chat.HistoryOptions{}); err != nil || len(msgs) != 1 {
 			t.Fatalf("after repeats the chat holds %+v (%v), want one message", msgs, err)
 		}
-		records := b.Prefix + "sent:{tok}:" + clock.minute()
+		records := b.Prefix + "sent:{tok}:" + clock.Minute()
 		if v, err := b.Client.HGet(ctx, records, opt.Token).Result(); err != nil || !strings.HasPrefix(v, fmt.Sprint(first, " ")) {
 			t.Errorf("the record in %s: %q %v; want the id %d and its time", records, v, err, first)
 		}
@@ -104,7 +104,7 @@ func TestCreateJoinTokenRepeat(t *testing.T) {
 		if ms, err := s.Members(ctx, "named"); err != nil || len(ms) != 3 {
 			t.Errorf("chat named has %+v (%v), want 3 members", ms, err)
 		}
-		records := b.Prefix + "sent:{named}:" + clock.minute()
+		records := b.Prefix + "sent:{named}:" + clock.Minute()
 		if v, err := b.Client.HGet(ctx, records, join.Token).Result(); err != nil || v != "1 1" {
 			t.Errorf("the join's record in %s: %q %v; want \"1 1\"", records, v, err)
 		}
@@ -133,14 +133,14 @@ func TestTokenRecordMinutes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		clock.set(minute0.Add(10*time.Minute + 59*time.Second))
+		clock.Set(fakeclock.Minute0.Add(10*time.Minute + 59*time.Second))
 		if id, err := s.SendWith(ctx, c.ChatID, "jeff", "once", send); err != nil || id != first {
 			t.Errorf("send repeated in minute m+10: %d %v; want the first id %d", id, err, first)
 		}
 		if again, err := s.Create(ctx, create); err != nil || *again != *c {
 			t.Errorf("create repeated in minute m+10: %+v %v; want %+v", again, err, c)
 		}
-		clock.set(minute0.Add(11 * time.Minute))
+		clock.Set(fakeclock.Minute0.Add(11 * time.Minute))
 		if id, err := s.SendWith(ctx, c.ChatID, "jeff", "once", send); err != nil || id != first+1 {
 			t.Errorf("send repeated in minute m+11: %d %v; want a new message, %d", id, err, first+1)
 		}
@@ -165,7 +165,7 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 		}
 		const sends = 1000
 		for i := range sends {
-			clock.set(minute0.Add(time.Duration(i) * 11 * time.Minute / sends))
+			clock.Set(fakeclock.Minute0.Add(time.Duration(i) * 11 * time.Minute / sends))
 			if _, err := s.SendWith(ctx, "busy", "joe", "m", chat.SendOptions{Token: rand.Text()}); err != nil {
 				t.Fatal(err)
 			}
@@ -186,11 +186,11 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 			t.Errorf("%d records in %d keys, want %d", records, len(keys), sends)
 		}
 
-		other := b.Prefix + "sent:{busy}:" + fmt.Sprint(minute0.UnixMilli()/60000+12)
+		other := b.Prefix + "sent:{busy}:" + fmt.Sprint(fakeclock.Minute0.UnixMilli()/60000+12)
 		if err := b.Client.Set(ctx, other, "x", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
-		clock.set(minute0.Add(13 * time.Minute))
+		clock.Set(fakeclock.Minute0.Add(13 * time.Minute))
 		for _, call := range []func() error{
 			func() error {
 				_, err := s.SendWith(ctx, "busy", "joe", "refused", chat.SendOptions{Token: rand.Text()})
@@ -214,34 +214,9 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 	})
 }
 
-// minute0 is the start of the client's minute m in the tests that set the
-// clock: 30,000,000 minutes after 1970 (8 digits, as today's).
-var minute0 = time.UnixMilli(30_000_000 * 60_000)
-
-// fakeClock is a client's clock that a test sets.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// newFakeClock gives s a clock at minute0.
-func newFakeClock(s *chat.Client) *fakeClock {
-	f := &fakeClock{t: minute0}
-	chat.SetClock(s, f.now)
+// newFakeClock gives s a clock at fakeclock.Minute0.
+func newFakeClock(s *chat.Client) *fakeclock.Clock {
+	f := fakeclock.New()
+	chat.SetClock(s, f.Now)
 	return f
 }
-
-func (f *fakeClock) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeClock) set(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.t = t
-}
-
-// minute is the clock's minute, as record keys end.
-func (f *fakeClock) minute() string { return fmt.Sprint(f.now().UnixMilli() / 60000) }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/testkit/fakeclock"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
@@ -65,7 +65,7 @@ func TestPushTokenRecordExpires(t *testing.T) {
 		if _, err := c.Push(ctx, "tok", "once", delayq.PushOptions{Token: tok}); err != nil {
 			t.Fatal(err)
 		}
-		key := b.Prefix + "rsmq:tok:T:" + clock.minute()
+		key := b.Prefix + "rsmq:tok:T:" + clock.Minute()
 		if v, err := b.Client.HGet(ctx, key, tok).Result(); err != nil || !strings.HasPrefix(v, `["ok",`) {
 			t.Fatalf("HGET %s %s: %q %v; want the push's answer", key, tok, v, err)
 		}
@@ -98,7 +98,7 @@ func TestTokenRecordMinutes(t *testing.T) {
 			t.Fatalf("pop: %+v %v; want %s", popped, err, first.ID)
 		}
 
-		clock.set(minute0.Add(10*time.Minute + 59*time.Second)) // minute m+10
+		clock.Set(fakeclock.Minute0.Add(10*time.Minute + 59*time.Second)) // minute m+10
 		again, err := c.Push(ctx, "tokmin", "once", push)
 		if err != nil || *again != *first {
 			t.Errorf("repeat in minute m+10: %+v %v; want the first answer %+v", again, err, first)
@@ -110,7 +110,7 @@ func TestTokenRecordMinutes(t *testing.T) {
 			t.Errorf("after the repeats: %+v %v; want 1 message, 2 sent, 1 received", st, err)
 		}
 
-		clock.set(minute0.Add(11 * time.Minute)) // minute m+11: past the record's lifetime
+		clock.Set(fakeclock.Minute0.Add(11 * time.Minute)) // minute m+11: past the record's lifetime
 		if p, err := c.Push(ctx, "tokmin", "once", push); err != nil || p.ID == first.ID {
 			t.Errorf("repeat in minute m+11: %+v %v; want a new push", p, err)
 		}
@@ -134,7 +134,7 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 		mustCreate(t, c, "tokbusy", delayq.Attributes{})
 		const pushes = 1000
 		for i := range pushes {
-			clock.set(minute0.Add(time.Duration(i) * 11 * time.Minute / pushes))
+			clock.Set(fakeclock.Minute0.Add(time.Duration(i) * 11 * time.Minute / pushes))
 			if _, err := c.Push(ctx, "tokbusy", "m", delayq.PushOptions{Token: rand.Text()}); err != nil {
 				t.Fatal(err)
 			}
@@ -157,37 +157,12 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 	})
 }
 
-// minute0 is the start of the client's minute m in the tests that set the
-// clock: 30,000,000 minutes after 1970 (8 digits, as today's).
-var minute0 = time.UnixMilli(30_000_000 * 60_000)
-
-// fakeClock is a client's clock that a test sets.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// newFakeClock gives c a clock at minute0.
-func newFakeClock(c *delayq.Client) *fakeClock {
-	f := &fakeClock{t: minute0}
-	delayq.SetClock(c, f.now)
+// newFakeClock gives c a clock at fakeclock.Minute0.
+func newFakeClock(c *delayq.Client) *fakeclock.Clock {
+	f := fakeclock.New()
+	delayq.SetClock(c, f.Now)
 	return f
 }
-
-func (f *fakeClock) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeClock) set(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.t = t
-}
-
-// minute is the clock's minute, as record keys end.
-func (f *fakeClock) minute() string { return fmt.Sprint(f.now().UnixMilli() / 60000) }
 
 // A pop repeated with the same token returns the same messages, byte for
 // byte, and pops nothing else; over 100 messages (two script calls, two
@@ -267,7 +242,7 @@ func TestPopTokenRecord(t *testing.T) {
 			t.Fatalf("pop: %+v %v; want %s %q", m, err, id, raw)
 		}
 	}
-	records := b.Prefix + "rsmq:tokrec:T:" + clock.minute()
+	records := b.Prefix + "rsmq:tokrec:T:" + clock.Minute()
 	ttl, err := b.Client.PTTL(ctx, records).Result()
 	if err != nil || ttl <= tokenLifetime-time.Minute || ttl > tokenLifetime {
 		t.Errorf("the record's PTTL is %v (%v); want about %v", ttl, err, tokenLifetime)
@@ -283,8 +258,8 @@ func TestPopTokenRecord(t *testing.T) {
 	if m, err := c.Receive(ctx, "tokrec", delayq.ReceiveOptions{Pop: true, Token: bad}); err == nil {
 		t.Errorf("a corrupt record answered %+v", m)
 	}
-	clock.set(minute0.Add(3 * time.Minute))
-	other := b.Prefix + "rsmq:tokrec:T:" + fmt.Sprint(minute0.UnixMilli()/60000+1)
+	clock.Set(fakeclock.Minute0.Add(3 * time.Minute))
+	other := b.Prefix + "rsmq:tokrec:T:" + fmt.Sprint(fakeclock.Minute0.UnixMilli()/60000+1)
 	if err := b.Client.Set(ctx, other, "x", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +355,7 @@ func TestAckRetryTokenRepeat(t *testing.T) {
 		if _, err := c.Ack(ctx, "tokack", ids[0]); !errors.Is(err, delayq.ErrMessageNotFound) {
 			t.Errorf("an ack repeated without a token: %v, want ErrMessageNotFound", err)
 		}
-		records := b.Prefix + "rsmq:tokack:T:" + clock.minute()
+		records := b.Prefix + "rsmq:tokack:T:" + clock.Minute()
 		if ok, err := b.Client.HExists(ctx, records, ack.Token+".2").Result(); err != nil || !ok {
 			t.Errorf("the second call's record %s in %s: %v %v", ack.Token+".2", records, ok, err)
 		}

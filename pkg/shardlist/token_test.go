@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/testkit/fakeclock"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/shardlist"
 	"github.com/redis/go-redis/v9"
@@ -55,7 +56,7 @@ func TestPopTokenRepeat(t *testing.T) {
 		if n, err := c.LLen(ctx, "tok"); err != nil || n != int64(len(items)-1104) {
 			t.Errorf("after the repeats the list holds %d (%v), want %d", n, err, len(items)-1104)
 		}
-		records := b.Prefix + "{tok}:T:" + clock.minute()
+		records := b.Prefix + "{tok}:T:" + clock.Minute()
 		if ok, err := b.Client.HExists(ctx, records, empty.Token).Result(); err != nil || !ok {
 			t.Errorf("no record %s in %s (%v)", empty.Token, records, err)
 		}
@@ -195,14 +196,14 @@ func TestTokenRecordMinutes(t *testing.T) {
 		if got, err := c.Pop(ctx, "min", pop); err != nil || !slices.Equal(got, []string{"a"}) {
 			t.Fatalf("pop: %v %v", got, err)
 		}
-		clock.set(minute0.Add(10*time.Minute + 59*time.Second))
+		clock.Set(fakeclock.Minute0.Add(10*time.Minute + 59*time.Second))
 		if n, err := c.Push(ctx, "min", []string{"a", "b", "c"}, push); err != nil || n != 3 {
 			t.Errorf("push repeated in minute m+10: %d %v; want the first answer, 3", n, err)
 		}
 		if got, err := c.Pop(ctx, "min", pop); err != nil || !slices.Equal(got, []string{"a"}) {
 			t.Errorf("pop repeated in minute m+10: %v %v; want [a]", got, err)
 		}
-		clock.set(minute0.Add(11 * time.Minute))
+		clock.Set(fakeclock.Minute0.Add(11 * time.Minute))
 		if n, err := c.Push(ctx, "min", []string{"a", "b", "c"}, push); err != nil || n != 5 {
 			t.Errorf("push repeated in minute m+11: %d %v; want a new push, 5", n, err)
 		}
@@ -224,7 +225,7 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 		clock := newFakeClock(c)
 		const pushes = 1000
 		for i := range pushes {
-			clock.set(minute0.Add(time.Duration(i) * 11 * time.Minute / pushes))
+			clock.Set(fakeclock.Minute0.Add(time.Duration(i) * 11 * time.Minute / pushes))
 			if _, err := c.Push(ctx, "busy", []string{"x"}, shardlist.PushOptions{Token: rand.Text()}); err != nil {
 				t.Fatal(err)
 			}
@@ -245,11 +246,11 @@ func TestTokenRecordsFewKeys(t *testing.T) {
 			t.Errorf("%d records in %d keys, want %d", records, len(keys), pushes)
 		}
 
-		other := b.Prefix + "{busy}:T:" + fmt.Sprint(minute0.UnixMilli()/60000+12)
+		other := b.Prefix + "{busy}:T:" + fmt.Sprint(fakeclock.Minute0.UnixMilli()/60000+12)
 		if err := b.Client.Set(ctx, other, "x", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
-		clock.set(minute0.Add(13 * time.Minute))
+		clock.Set(fakeclock.Minute0.Add(13 * time.Minute))
 		if _, err := c.Push(ctx, "busy", []string{"y"}, shardlist.PushOptions{Token: rand.Text()}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Errorf("push with a string among its record keys: %v, want WRONGTYPE", err)
 		}
@@ -285,7 +286,7 @@ func TestBlockingPopRecordsInItsMinute(t *testing.T) {
 			done <- got
 		}()
 		<-firstCall // the first pop found nothing, in minute m: it waits
-		clock.set(minute0.Add(11 * time.Minute))
+		clock.Set(fakeclock.Minute0.Add(11 * time.Minute))
 		if _, err := shardlist.New(b.Client, shardlist.Options{Prefix: b.Prefix}).RPush(ctx, "bmin", "late"); err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +294,7 @@ func TestBlockingPopRecordsInItsMinute(t *testing.T) {
 			t.Fatalf("the waiting pop took %v, want [late]", got)
 		}
 		at := func(d time.Duration) string {
-			return b.Prefix + "{bmin}:T:" + fmt.Sprint(minute0.Add(d).UnixMilli()/60000)
+			return b.Prefix + "{bmin}:T:" + fmt.Sprint(fakeclock.Minute0.Add(d).UnixMilli()/60000)
 		}
 		if ok, err := b.Client.HExists(ctx, at(11*time.Minute), opt.Token).Result(); err != nil || !ok {
 			t.Errorf("no record in minute m+11's hash %s (%v)", at(11*time.Minute), err)
@@ -301,7 +302,7 @@ func TestBlockingPopRecordsInItsMinute(t *testing.T) {
 		if n, err := b.Client.Exists(ctx, at(0)).Result(); err != nil || n != 0 {
 			t.Errorf("minute m's hash %s exists (%v): the pop recorded in the minute it began", at(0), err)
 		}
-		clock.set(minute0.Add(21 * time.Minute))
+		clock.Set(fakeclock.Minute0.Add(21 * time.Minute))
 		if got, err := c.Pop(ctx, "bmin", opt); err != nil || !slices.Equal(got, []string{"late"}) {
 			t.Errorf("repeat in minute m+21: %v %v, want [late]", got, err)
 		}
@@ -327,34 +328,9 @@ func (s scriptRan) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// minute0 is the start of the client's minute m in the tests that set the
-// clock: 30,000,000 minutes after 1970 (8 digits, as today's).
-var minute0 = time.UnixMilli(30_000_000 * 60_000)
-
-// fakeClock is a client's clock that a test sets.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// newFakeClock gives c a clock at minute0.
-func newFakeClock(c *shardlist.Client) *fakeClock {
-	f := &fakeClock{t: minute0}
-	shardlist.SetClock(c, f.now)
+// newFakeClock gives c a clock at fakeclock.Minute0.
+func newFakeClock(c *shardlist.Client) *fakeclock.Clock {
+	f := fakeclock.New()
+	shardlist.SetClock(c, f.Now)
 	return f
 }
-
-func (f *fakeClock) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeClock) set(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.t = t
-}
-
-// minute is the clock's minute, as record keys end.
-func (f *fakeClock) minute() string { return fmt.Sprint(f.now().UnixMilli() / 60000) }
