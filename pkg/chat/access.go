@@ -42,7 +42,7 @@ func (s *Client) Access() []Access {
 	// A call with a token also reads its record in the hashes
 	// sent:{ID}:<minute> (HGET) and writes it (HSET, PEXPIRE); a Create
 	// with a token and no id the record of the id it took likewise.
-	records := []string{"hget", "hset", "pexpire"}
+	records := []string{"hget", "hlen", "hset", "pexpire"}
 	recordKeys := append(slices.Clip(keys), p+"sent:{*}:*")
 	idRecords := keyspace.Quote(s.idRecordBase()) + "*"
 	return []Access{

@@ -321,24 +321,37 @@ type SendOptions struct {
 	// announces) nothing, so a caller whose reply was lost sends the same
 	// call again with the same token.
 	Token string
+	// FirstTry, with Token, says that the token was never sent before
+	// (it was made for this call), so that nothing can be recorded under
+	// it: the send then looks nothing up, and is sent once (go-redis does
+	// not send it again after a lost reply, whatever its MaxRetries),
+	// which saves the server about a third of what the token costs
+	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
+	// FirstTry is applied again.
+	FirstTry bool
 }
 
 // tokenLifetime is how long the record of a send with a token lasts: long
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (about 105 bytes of
 // server memory each; see docs/reliability.md). A record's hash lives this
-// long after its last write (record.lua).
-const tokenLifetime = 10 * time.Minute
+// long from its first write (record.lua), so a record at least 10 minutes.
+const tokenLifetime = luascript.RecordLifetime
 
-// sentKeys returns the keys of the records of a send (or create, or
-// join) with a token to chat id made now, in the chat's slot: the HASHes
+// sentKeys returns the keys of the records of a create or a join with a
+// token to chat id made now, in the chat's slot: the HASHes
 // sent:{ID}:<minute> of this minute of the client's clock and the 10
-// before it (luascript.RecordKeys), whose field is the token. A minute
-// has 8 digits, a token 16 to 64 characters: no record key of the
-// one-key-per-record shape (sent:{ID}:<token>, before) is one of these.
+// before it (luascript.RecordKeys), whose field is the token. A send
+// passes them, or on a first try this minute's alone
+// (luascript.Script.RunRecorded). A minute has 8 digits, a token 16 to 64
+// characters: no record key of the one-key-per-record shape
+// (sent:{ID}:<token>, before) is one of these.
 func (s *Client) sentKeys(id string) []string {
-	return luascript.RecordKeys(s.prefix+"sent:{"+id+"}:", s.clock())
+	return luascript.RecordKeys(s.sentBase(id), s.clock(), false)
 }
+
+// sentBase is what the record keys of chat id put before the minute.
+func (s *Client) sentBase(id string) string { return s.prefix + "sent:{" + id + "}:" }
 
 // idRecordKeys returns the keys of the records of the ids creates with a
 // token took (newid.lua takes the id and records it, so they are in the
@@ -349,7 +362,7 @@ func (s *Client) sentKeys(id string) []string {
 // braces that make no tag put the records elsewhere on a cluster, where a
 // create with a token then fails (CROSSSLOT), writing nothing.
 func (s *Client) idRecordKeys() []string {
-	return luascript.RecordKeys(s.idRecordBase(), s.clock())
+	return luascript.RecordKeys(s.idRecordBase(), s.clock(), false)
 }
 
 // clock is the client's clock: time.Now unless a test set another.
@@ -394,11 +407,13 @@ func (s *Client) SendWith(ctx context.Context, chatID, sender, message string, o
 	}
 	keys := []string{s.chatKey(chatID), s.msgsKey(chatID), s.idsKey(chatID)}
 	args := []any{sender, tail, s.channel(), chatID}
+	var res any
 	if opt.Token != "" {
-		keys = append(keys, s.sentKeys(chatID)...)
 		args = append(args, tokenLifetime.Milliseconds(), opt.Token)
+		res, err = sendScript.RunRecorded(ctx, s.rdb, keys, s.sentBase(chatID), s.clock(), opt.FirstTry, args...).Result()
+	} else {
+		res, err = sendScript.Run(ctx, s.rdb, keys, args...).Result()
 	}
-	res, err := sendScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
 		return 0, err
 	}

@@ -19,7 +19,7 @@ local seen0 = records and 15 or 4 -- the first seen:{USER} key
 -- Returns -1 when any of the chat's keys exists, else {message id or 0, ts or ''}.
 -- Everything that can fail is checked before the first write.
 if records then
-  local r, key = recordOf(records, ARGV[5])
+  local r, key = recordOf(records, ARGV[5], records + 10)
   if r then
     local id, ts = string.match(r, '^(%d+) (.*)$')
     if not id then

@@ -18,7 +18,7 @@ local index = (records or #KEYS + 1) == 4 and KEYS[3] or nil
 -- a member, the member's seen id}.
 -- Everything that can fail is checked before the first write.
 if records then
-  local r, key = recordOf(records, ARGV[4])
+  local r, key = recordOf(records, ARGV[4], #KEYS)
   if r then
     local added, seen = string.match(r, '^([01]) (%d+)$')
     if not added then

@@ -11,7 +11,7 @@ local records = 2 -- the first record key
 -- already: it is returned and nothing is written, so a create repeated
 -- after a lost reply makes its chat under the same id (whose own record
 -- answers it) instead of taking another id and making a second chat.
-local r, key = recordOf(records, ARGV[2])
+local r, key = recordOf(records, ARGV[2], #KEYS)
 if r then
   local n = tonumber(r)
   if not n then

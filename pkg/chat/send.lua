@@ -19,7 +19,7 @@ local records = KEYS[4] and 4 -- the first record key, when the send has a token
 -- failed send writes nothing: no gap in the ids, no message without its
 -- notification that a retry would duplicate.
 if records then
-  local r, key = recordOf(records, ARGV[6])
+  local r, key = recordOf(records, ARGV[6], #KEYS)
   if r then
     local id, ts = string.match(r, '^(%d+) (%d+%.%d+)$')
     if not id then

@@ -37,18 +37,19 @@ var access = []struct {
 	{"Delete", true, false, "discard exists multi srem type unlink zcard"},
 	{"Purge", true, false, "hmget hset type unlink zcard"},
 	// Push and PushMany with a token also HGET its record in the hashes
-	// <ns>:<q>:T:<minute>, and HSET it and PEXPIRE the hash; a PushMany
+	// <ns>:<q>:T:<minute>, HLEN its minute's hash, HSET it there and
+	// PEXPIRE the hash; a PushMany
 	// of more than one batch reads Stats first.
-	{"Push", true, true, "hget hincrby hmget hset pexpire publish time type zadd zcard"},
-	{"PushMany", true, true, "hexists hget hincrby hmget hset pexpire publish time type zadd zcard zcount zrange zrangebyscore"},
+	{"Push", true, true, "hget hincrby hlen hmget hset pexpire publish time type zadd zcard"},
+	{"PushMany", true, true, "hexists hget hincrby hlen hmget hset pexpire publish time type zadd zcard zcount zrange zrangebyscore"},
 	// A receive whose caller left releases what it claimed (retry.lua).
 	{"Receive", true, true, receiveCommands},
 	{"Receive (wait)", true, true, receiveCommands + " subscribe"},
-	// Ack and Retry with a token also HGET, HSET and PEXPIRE its record
+	// Ack and Retry with a token also HGET, HLEN, HSET and PEXPIRE its record
 	// (see Push); ChangeVisibility runs retry.lua without one.
-	{"Ack", true, false, "hdel hget hmget hset pexpire type zrem zscore"},
-	{"ChangeVisibility", true, true, "hexists hget hmget hset pexpire publish time type zadd zcard zscore"},
-	{"Retry", true, true, "hexists hget hmget hset pexpire publish time type zadd zcard zscore"},
+	{"Ack", true, false, "hdel hget hlen hmget hset pexpire type zrem zscore"},
+	{"ChangeVisibility", true, true, "hexists hget hlen hmget hset pexpire publish time type zadd zcard zscore"},
+	{"Retry", true, true, "hexists hget hlen hmget hset pexpire publish time type zadd zcard zscore"},
 	{"Peek", false, false, "hget hmget time zcount zrange zscore"},
 	{"Get", false, false, "hmget time zscore"},
 	{"Redrive", true, true, "hdel hexists hget hincrby hmget hset publish sscan time type zadd zcard zcount zrange zrank zrem zscore"},
@@ -59,9 +60,9 @@ var access = []struct {
 }
 
 // receiveCommands are what Receive sends: receive.lua's calls and
-// retry.lua's; a receive with a token also HGETs, HSETs and PEXPIREs its
-// record (see Push).
-const receiveCommands = "hdel hexists hget hincrby hmget hset pexpire publish time type zadd zcard zrange zrangebyscore zrem zscore"
+// retry.lua's; a receive with a token also HGETs, HLENs, HSETs and
+// PEXPIREs its record (see Push).
+const receiveCommands = "hdel hexists hget hincrby hlen hmget hset pexpire publish time type zadd zcard zrange zrangebyscore zrem zscore"
 
 // Access lists what each operation of the client asks of the server: the
 // Redis commands it sends, the key patterns and Pub/Sub channel patterns

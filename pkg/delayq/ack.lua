@@ -22,7 +22,7 @@ local records = KEYS[4] and 4 -- the first record key, when the ack has a token
 local first = 1
 if records then
   first = 3
-  local r = recordOf(records, ARGV[2])
+  local r = recordOf(records, ARGV[2], #KEYS)
   if r then
     return cjson.decode(r)
   end

@@ -88,14 +88,14 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, opt Pu
 	if len(due) > 1 && len(due) != len(bodies) {
 		return nil, fmt.Errorf("%d due times for %d messages: give none, one, or one per message: %w", len(due), len(bodies), errInvalidValue)
 	}
-	token := ""
+	token, firstTry := "", false
 	if len(due) > 0 {
-		token = due[0].Token
+		token, firstTry = due[0].Token, due[0].FirstTry
 	}
 	if err := checkToken(token); err != nil {
 		return nil, err
 	}
-	b := &bulk{c: c, q: q, bodies: bodies, due: due, token: token, out: make([]Pushed, 0, len(bodies))}
+	b := &bulk{c: c, q: q, bodies: bodies, due: due, token: token, firstTry: firstTry, out: make([]Pushed, 0, len(bodies))}
 	if err := b.checkInput(); err != nil {
 		return nil, err
 	}
@@ -119,8 +119,10 @@ func (c *Client) PushMany(ctx context.Context, q string, bodies []string, opt Pu
 		var ps []Pushed
 		// The call does not end with ctx: a batch sent is waited for (up
 		// to the client's read timeout), so that what it did is known.
+		tries := 0
 		err := do(ctx, func(context.Context) (err error) {
-			ps, err = b.batch(context.WithoutCancel(ctx), k+1, start, end)
+			tries++
+			ps, err = b.batch(context.WithoutCancel(ctx), k+1, start, end, b.firstTry && tries == 1)
 			return err
 		})
 		if err != nil {
@@ -142,7 +144,10 @@ type bulk struct {
 	bodies []string
 	due    []PushOptions
 	token  string
-	out    []Pushed
+	// firstTry is Due[0].FirstTry: each batch's first call looks nothing
+	// up; Do's repeats of it do.
+	firstTry bool
+	out      []Pushed
 }
 
 // dueOf is the due time of message i.
@@ -228,8 +233,8 @@ func batchEnds(bodies []string) []int {
 }
 
 // batch pushes messages start to end, the call-th batch, in one
-// pushmany.lua call.
-func (b *bulk) batch(ctx context.Context, call, start, end int) ([]Pushed, error) {
+// pushmany.lua call; firstTry when it was never sent before.
+func (b *bulk) batch(ctx context.Context, call, start, end int, firstTry bool) ([]Pushed, error) {
 	n := end - start
 	a := make([]any, 0, 2+5*n)
 	a = append(a, b.c.channel(b.q))
@@ -240,11 +245,14 @@ func (b *bulk) batch(ctx context.Context, call, start, end int) ([]Pushed, error
 		a = append(a, fmt.Sprintf("%02d", i-start)+randomID()[2:], mode, value, len16(b.bodies[i]), b.bodies[i])
 	}
 	keys := b.c.keys(b.q)[:2]
+	var r []any
+	var err error
 	if b.token != "" {
-		keys = append(keys, b.c.recordKeys(keys[0])...)
 		a = append(a, luascript.RecordField(b.token, call), tokenLifetime.Milliseconds())
+		r, err = b.c.runRecorded(ctx, pushManyScript, keys, firstTry, a...)
+	} else {
+		r, err = run(ctx, b.c.rdb, pushManyScript, keys, a...)
 	}
-	r, err := run(ctx, b.c.rdb, pushManyScript, keys, a...)
 	if err != nil {
 		return nil, err
 	}

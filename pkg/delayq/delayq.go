@@ -84,7 +84,7 @@ type Client struct {
 	mu   sync.Mutex
 	dead map[string]string // queue -> its dead-letter queue, as last seen
 	// now is the client's clock, which names the minute of a call's
-	// records (recordKeys); nil for time.Now (tests set it).
+	// records (runRecorded); nil for time.Now (tests set it).
 	now func() time.Time
 }
 
@@ -369,7 +369,12 @@ func num(v any) int64 {
 }
 
 func run(ctx context.Context, c redis.Scripter, s luascript.Runner, keys []string, args ...any) ([]any, error) {
-	v, err := s.Run(ctx, c, keys, args...).Result()
+	return reply(s.Run(ctx, c, keys, args...))
+}
+
+// reply is a script call's reply as run returns it.
+func reply(cmd *redis.Cmd) ([]any, error) {
+	v, err := cmd.Result()
 	if err != nil {
 		return nil, err
 	}

@@ -32,15 +32,24 @@ type PushOptions struct {
 	// whose reply was lost sends the same call again with the same token.
 	// PushMany reads the first due's, for the whole batch.
 	Token string
+	// FirstTry, with Token, says that the token was never sent before
+	// (it was made for this call; PushMany reads the
+	// first due's), so that nothing can be recorded under
+	// it: the call then looks nothing up, and is sent once (go-redis does
+	// not send it again after a lost reply, whatever its MaxRetries),
+	// which saves the server about a third of what the token costs
+	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
+	// FirstTry is applied again.
+	FirstTry bool
 }
 
 // tokenLifetime is how long the record of a push or a receive with a token
 // lasts: long enough to cover a command's --timeout, a server restart and
 // the repeats in between, short enough that a busy queue's records stay
 // few (a push's about 155 bytes, a receive's its messages plus 200 to 330
-// bytes; see docs/reliability.md). A record's hash lives this long after
-// its last write (record.lua).
-const tokenLifetime = 10 * time.Minute
+// bytes; see docs/reliability.md). A record's hash lives this long from
+// its first write (record.lua), so a record at least 10 minutes.
+const tokenLifetime = luascript.RecordLifetime
 
 // checkToken checks a token given in options ("" is none).
 func checkToken(token string) error {
@@ -50,19 +59,21 @@ func checkToken(token string) error {
 	return nil
 }
 
-// recordKeys returns the keys of the records of a call with a token made
-// now, beside the queue's key queue (<ns>:<q>, hash-tagged on a Cluster,
-// so in its slot): the HASHes <ns>:<q>:T:<minute> of this minute of the
-// client's clock and the 10 before it (luascript.RecordKeys), whose field
-// is the token (luascript.RecordField). Built for each script call: a
-// repeat, or the next call of a waiting receive, made in a later minute
-// looks back from that minute.
-func (c *Client) recordKeys(queue string) []string {
+// runRecorded runs s, a script that takes a token, with keys followed by
+// the keys of the records of a call made now beside the queue's key
+// queue (<ns>:<q>, hash-tagged on a Cluster, so in its slot): the HASHes
+// <ns>:<q>:T:<minute> of this minute of the client's clock and the 10
+// before it, or this minute's alone on a first try
+// (luascript.Script.RunRecorded), whose field is the token
+// (luascript.RecordField). Built for each script call: a repeat, or the
+// next call of a waiting receive, made in a later minute looks back from
+// that minute.
+func (c *Client) runRecorded(ctx context.Context, s *luascript.Script, keys []string, firstTry bool, args ...any) ([]any, error) {
 	now := time.Now
 	if c.now != nil {
 		now = c.now
 	}
-	return luascript.RecordKeys(queue+":T:", now())
+	return reply(s.RunRecorded(ctx, c.rdb, keys, keys[0]+":T:", now(), firstTry, args...))
 }
 
 // Pushed is the result of a push.
@@ -99,11 +110,12 @@ func (c *Client) Push(ctx context.Context, q, body string, opt PushOptions) (*Pu
 	if err := checkToken(opt.Token); err != nil {
 		return nil, err
 	}
+	var a []any
 	if opt.Token != "" {
-		keys = append(keys, c.recordKeys(keys[0])...)
-		args = append(args, tokenLifetime.Milliseconds(), opt.Token)
+		a, err = c.runRecorded(ctx, pushScript, keys, opt.FirstTry, append(args, tokenLifetime.Milliseconds(), opt.Token)...)
+	} else {
+		a, err = run(ctx, c.rdb, pushScript, keys, args...)
 	}
-	a, err := run(ctx, c.rdb, pushScript, keys, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +274,14 @@ type ReceiveOptions struct {
 	// claimed nothing record nothing: a waiting Receive with a token
 	// claims on until something is due.
 	Token string
+	// FirstTry, with Token, says that the token was never sent before
+	// (it was made for this call), so that nothing can be recorded under
+	// it: the call then looks nothing up, and is sent once (go-redis does
+	// not send it again after a lost reply, whatever its MaxRetries),
+	// which saves the server about a third of what the token costs
+	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
+	// FirstTry is applied again.
+	FirstTry bool
 }
 
 // received is what one receive did.
@@ -371,13 +391,16 @@ func (c *Client) claim(ctx context.Context, q string, opt ReceiveOptions, vt str
 		want := min(opt.N-len(res.messages), maxBatch)
 		before := len(res.messages)
 		args := []any{want, vt, pop, dead, c.channel(dead), q}
+		var a []any
+		var err error
 		if opt.Token != "" {
 			// One record per script call: a repeat makes the same calls
 			// in the same order, each answered by its record.
-			keys = append(keys, c.recordKeys(keys[0])...)
 			args = append(args, tokenLifetime.Milliseconds(), luascript.RecordField(opt.Token, call))
+			a, err = c.runRecorded(ctx, receiveScript, keys, opt.FirstTry, args...)
+		} else {
+			a, err = run(ctx, c.rdb, receiveScript, keys, args...)
 		}
-		a, err := run(ctx, c.rdb, receiveScript, keys, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -461,6 +484,14 @@ type AckOptions struct {
 	// sends the same call again with the same token, and learns what the
 	// first acked (or retried) instead of "not in the queue".
 	Token string
+	// FirstTry, with Token, says that the token was never sent before
+	// (it was made for this call), so that nothing can be recorded under
+	// it: the call then looks nothing up, and is sent once (go-redis does
+	// not send it again after a lost reply, whatever its MaxRetries),
+	// which saves the server about a third of what the token costs
+	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
+	// FirstTry is applied again.
+	FirstTry bool
 }
 
 // AckWith is Ack with options (or Retry, with opt.Retry): with a token, a
@@ -475,12 +506,11 @@ func (c *Client) AckWith(ctx context.Context, q string, opt AckOptions, refs ...
 	}
 	res := &AckResult{}
 	err := c.batches(ctx, q, refs, func(call int, args []any) ([]any, error) {
-		keys := c.keys(q)
 		if opt.Token != "" {
-			keys = append(keys, c.recordKeys(keys[0])...)
 			args = append([]any{tokenLifetime.Milliseconds(), luascript.RecordField(opt.Token, call)}, args...)
+			return c.runRecorded(ctx, ackScript, c.keys(q), opt.FirstTry, args...)
 		}
-		return run(ctx, c.rdb, ackScript, keys, args...)
+		return run(ctx, c.rdb, ackScript, c.keys(q), args...)
 	}, func(status string) bool {
 		if status == "acked" {
 			res.Acked++
@@ -516,13 +546,15 @@ func (c *Client) retry(ctx context.Context, q string, delay time.Duration, opt A
 	}
 	res := &AckResult{}
 	err := c.batches(ctx, q, refs, func(call int, args []any) ([]any, error) {
-		keys := c.keys(q)
 		head := []any{delay.Milliseconds(), c.channel(q)}
+		var a []any
+		var err error
 		if opt.Token != "" {
-			keys = append(keys, c.recordKeys(keys[0])...)
 			head = append(head, tokenLifetime.Milliseconds(), luascript.RecordField(opt.Token, call))
+			a, err = c.runRecorded(ctx, retryScript, c.keys(q), opt.FirstTry, append(head, args...)...)
+		} else {
+			a, err = run(ctx, c.rdb, retryScript, c.keys(q), append(head, args...)...)
 		}
-		a, err := run(ctx, c.rdb, retryScript, keys, append(head, args...)...)
 		if err != nil || str(a[0]) != "ok" {
 			return a, err
 		}

@@ -24,7 +24,7 @@ local records = KEYS[3] and 3 -- the first record key, when the push has a token
 -- default for new users), and the message is stored all the same, so a
 -- retry never duplicates it; waiting consumers then find it by their timer.
 if records then
-  local r = recordOf(records, ARGV[8])
+  local r = recordOf(records, ARGV[8], #KEYS)
   if r then
     return cjson.decode(r)
   end

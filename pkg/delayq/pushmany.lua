@@ -28,7 +28,7 @@ local field, lifetime
 if records then
   lifetime = table.remove(ARGV)
   field = table.remove(ARGV)
-  local r = recordOf(records, field)
+  local r = recordOf(records, field, #KEYS)
   if r then
     return cjson.decode(r)
   end

@@ -5,13 +5,13 @@
 -- KEYS[5] deadAttrs  <ns>:<dlq>:Q  HASH  optional, with deadQueue: the dead-letter queue's attributes and bodies
 -- KEYS[6..16] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
 local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
--- (the records are the last 11 keys: KEYS[4..14] when the dead-letter
--- queue's keys are not given)
-local records = ARGV[7] and #KEYS - 10 -- the first record key, when the receive has a token
+-- (the dead-letter queue's keys are given with its name, ARGV[4]; the
+-- records follow, from KEYS[4] when they are not)
 local deadQueue, deadAttrs
-if (records or #KEYS + 1) == 6 then
+if ARGV[4] ~= '' then
   deadQueue, deadAttrs = KEYS[4], KEYS[5]
 end
+local records = ARGV[7] and (deadQueue and 6 or 4) -- the first record key, when the receive has a token
 -- receive: claim up to N due messages in one atomic step (RSMQ
 -- receiveMessage / popMessage, for N messages and with the time read here).
 -- ARGV[1] N
@@ -41,7 +41,7 @@ end
 -- or "nodlq": as "ok", but a message that the policy would have moved was
 -- delivered, because the dead-letter queue does not exist.
 if records then
-  local r, key = recordOf(records, ARGV[8])
+  local r, key = recordOf(records, ARGV[8], #KEYS)
   if r then
     local res = fromNetstrings(r)
     if not res then

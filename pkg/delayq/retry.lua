@@ -26,7 +26,7 @@ local records = KEYS[4] and 4 -- the first record key, when the retry has a toke
 local first = 3
 if records then
   first = 5
-  local r = recordOf(records, ARGV[4])
+  local r = recordOf(records, ARGV[4], #KEYS)
   if r then
     return cjson.decode(r)
   end

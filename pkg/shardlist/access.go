@@ -77,7 +77,7 @@ func (c *Client) Access() []Access {
 	count := []string{"set"}
 	// A push or pop with a token reads its record in the hashes
 	// {KEY}:T:<minute> (HGET) and writes it (HSET, PEXPIRE).
-	records := []string{"hget", "hset", "pexpire"}
+	records := []string{"hget", "hlen", "hset", "pexpire"}
 	push := join(state, run, count, records, []string{"incr", "llen", "set", "unlink"})
 	pop := join(state, run, count, records, []string{"del", "incr", "lindex", "lrange", "ltrim", "set"})
 	// A blocking pop: the pop script, then per wait a pipeline of the wake

@@ -39,7 +39,7 @@ local records = ARGV[6] and 6 -- the first record key, when the pop has a token
 -- must be non-empty unless it is the other end, so a call does at most
 -- count + 1000 element reads and visits at most ARGV[4] + 2 shards.
 if records then
-  local r, key = recordOf(records, ARGV[7])
+  local r, key = recordOf(records, ARGV[7], #KEYS)
   if r then
     local res = fromNetstrings(r)
     if not res or #res < 2 then

@@ -37,7 +37,7 @@ local records = KEYS[6] and 6 -- the first record key, when the push has a token
 local from = 5 -- the first item's ARGV
 if records then
   from = 7
-  local r, key = recordOf(records, ARGV[6])
+  local r, key = recordOf(records, ARGV[6], #KEYS)
   if r then
     local total, pushed = string.match(r, '^(%d+) (%d+)$')
     if not total then

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,7 +222,7 @@ type Client struct {
 	ownSlice time.Duration // a wait on a waiter's connection (waiter.own)
 	err      error         // a bad option: every operation returns it
 	// now is the client's clock, which names the minute of a call's
-	// records (recordKeys); nil for time.Now (tests set it).
+	// records (runRecord); nil for time.Now (tests set it).
 	now func() time.Time
 }
 
@@ -322,10 +321,15 @@ func (l *list) run(ctx context.Context, s luascript.Runner, args ...any) *redis.
 }
 
 // runKeys is run with keys in place of the list's five: those five and
-// more of the list's slot (the record of a pop with a token).
+// more of the list's slot.
 func (l *list) runKeys(ctx context.Context, s luascript.Runner, keys []string, args ...any) *redis.Cmd {
+	return l.exec(ctx, func() *redis.Cmd { return s.Run(ctx, l.rdb, keys, args...) })
+}
+
+// exec makes a script call, call, as run says.
+func (l *list) exec(ctx context.Context, call func() *redis.Cmd) *redis.Cmd {
 	declineASK(ctx, l.rdb, l.keys[0])
-	cmd := s.Run(ctx, l.rdb, keys, args...)
+	cmd := call()
 	if msg, ok := scriptError(cmd.Err(), "NEEDCOUNT"); ok {
 		if err := l.countMid(ctx); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
@@ -335,7 +339,7 @@ func (l *list) runKeys(ctx context.Context, s luascript.Runner, keys []string, a
 			cmd.SetErr(err)
 			return cmd
 		}
-		cmd = s.Run(ctx, l.rdb, keys, args...)
+		cmd = call()
 	}
 	if msg, ok := scriptError(cmd.Err(), "CORRUPT"); ok {
 		cmd.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, msg))
@@ -415,6 +419,14 @@ type PushOptions struct {
 	// and stores nothing more, so a caller whose reply was lost sends the
 	// same call again with the same token.
 	Token string
+	// FirstTry, with Token, says that the token was never sent before
+	// (it was made for this call), so that nothing can be recorded under
+	// it: the call then looks nothing up, and is sent once (go-redis does
+	// not send it again after a lost reply, whatever its MaxRetries),
+	// which saves the server about a third of what the token costs
+	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
+	// FirstTry is applied again.
+	FirstTry bool
 }
 
 // Push pushes items onto the tail (or, with opt.Head, the head) of the
@@ -432,7 +444,7 @@ func (c *Client) Push(ctx context.Context, key string, items []string, opt PushO
 	if opt.Head {
 		side = left
 	}
-	return l.pushToken(ctx, side, items, opt.Token)
+	return l.pushToken(ctx, side, items, opt.Token, opt.FirstTry)
 }
 
 // checkToken checks a token given in options ("" is none).
@@ -454,28 +466,35 @@ func recordField(token string, call int) string {
 	return luascript.RecordField(token, call)
 }
 
-// recordKeys returns the keys of the records of a call with a token made
-// now: the HASHes {KEY}:T:<minute> of this minute of the client's clock
-// and the 10 before it (luascript.RecordKeys), hash-tagged with the list's
+// runRecord runs s, a script that takes a token, as runKeys does, with
+// the list's five keys followed by the keys of the records of a call made
+// now when field is not "": the HASHes {KEY}:T:<minute> of this minute of
+// the client's clock and the 10 before it, or this minute's alone on a
+// first try (luascript.Script.RunRecorded), hash-tagged with the list's
 // {KEY}, so in its slot. Built for each script call: a repeat, or the next
 // pop of a blocking pop's wait, made in a later minute looks back from
 // that minute.
-func (l *list) recordKeys() []string {
+func (l *list) runRecord(ctx context.Context, s *luascript.Script, field string, firstTry bool, args ...any) *redis.Cmd {
+	if field == "" {
+		return l.runKeys(ctx, s, l.keys, args...)
+	}
 	now := time.Now
 	if l.now != nil {
 		now = l.now
 	}
-	return luascript.RecordKeys(l.base+"T:", now())
+	return l.exec(ctx, func() *redis.Cmd {
+		return s.RunRecorded(ctx, l.rdb, l.keys, l.base+"T:", now(), firstTry, args...)
+	})
 }
 
 // push pushes items onto one end (see LPush).
 func (l *list) push(ctx context.Context, side dir, items []string) (int64, error) {
-	return l.pushToken(ctx, side, items, "")
+	return l.pushToken(ctx, side, items, "", false)
 }
 
 // pushToken is push with a token ("" for none): each script call records
 // its answer (see record).
-func (l *list) pushToken(ctx context.Context, side dir, items []string, token string) (int64, error) {
+func (l *list) pushToken(ctx context.Context, side dir, items []string, token string, firstTry bool) (int64, error) {
 	for _, it := range items {
 		if it == WakeMarker {
 			return 0, ErrReserved
@@ -506,15 +525,14 @@ func (l *list) pushToken(ctx context.Context, side dir, items []string, token st
 		}
 		args := make([]any, 0, 5+len(chunk))
 		args = append(args, l.size, explicit, side.String(), maxShardsPerCall)
-		keys := l.keys
-		if field := recordField(token, call); field != "" {
-			keys = append(slices.Clip(l.keys), l.recordKeys()...)
+		field := recordField(token, call)
+		if field != "" {
 			args = append(args, tokenLifetime.Milliseconds(), field)
 		}
 		for _, it := range chunk {
 			args = append(args, it)
 		}
-		res, err := l.runKeys(ctx, pushScript, keys, args...).Int64Slice()
+		res, err := l.runRecord(ctx, pushScript, field, firstTry, args...).Int64Slice()
 		if msg, ok := scriptError(err, "SHARDSIZE"); ok {
 			rec, _ := strconv.Atoi(msg)
 			err = &ShardSizeError{Key: l.key, Recorded: rec, Asked: l.size}
@@ -591,6 +609,14 @@ type PopOptions struct {
 	// sent again with the same token (with Block, or without: then it
 	// does not wait), returns that item and takes no other.
 	Token string
+	// FirstTry, with Token, says that the token was never sent before
+	// (it was made for this call), so that nothing can be recorded under
+	// it: the call then looks nothing up, and is sent once (go-redis does
+	// not send it again after a lost reply, whatever its MaxRetries),
+	// which saves the server about a third of what the token costs
+	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
+	// FirstTry is applied again.
+	FirstTry bool
 	// Block makes Pop a blocking pop of one item, as BLPop (BRPop with
 	// Tail): it waits up to Wait for an item (0: until ctx ends); Count
 	// must then be 0 or 1. It returns ErrEmpty when the wait ends with
@@ -603,8 +629,9 @@ type PopOptions struct {
 // enough to cover a command's --timeout, a server restart and the repeats
 // in between, short enough that records stay few (each holds the items it
 // popped, plus about 90 bytes of server memory; see docs/reliability.md).
-// A record's hash lives this long after its last write (record.lua).
-const tokenLifetime = 10 * time.Minute
+// A record's hash lives this long from its first write (record.lua), so
+// a record at least 10 minutes.
+const tokenLifetime = luascript.RecordLifetime
 
 // Pop pops up to opt.Count items from the head (or, with opt.Tail, the
 // tail) of the list KEY, as LPop (RPop), optionally with a token that
@@ -625,12 +652,12 @@ func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string,
 		opt.Count = 1
 	}
 	if !opt.Block {
-		return l.popToken(ctx, side, opt.Count, opt.Token)
+		return l.popToken(ctx, side, opt.Count, opt.Token, opt.FirstTry)
 	}
 	if opt.Count != 1 {
 		return nil, fmt.Errorf("a blocking pop takes one item, not %d: %w", opt.Count, ErrInvalid)
 	}
-	item, err := l.bpopRecord(ctx, side, opt.Wait, recordField(opt.Token, 1))
+	item, err := l.bpopRecord(ctx, side, opt.Wait, recordField(opt.Token, 1), opt.FirstTry)
 	if err != nil {
 		return nil, err
 	}
@@ -639,21 +666,21 @@ func (c *Client) Pop(ctx context.Context, key string, opt PopOptions) ([]string,
 
 // pop pops up to count items from one end (see LPop).
 func (l *list) pop(ctx context.Context, side dir, count int) ([]string, error) {
-	return l.popToken(ctx, side, count, "")
+	return l.popToken(ctx, side, count, "", false)
 }
 
 // popToken is pop with a token ("" for none): the call-th script call's
 // record is the field <token>, and <token>.<call> after the first (see
 // recordField), so that a repeat, making the same calls in the same order,
 // gets each one's answer.
-func (l *list) popToken(ctx context.Context, side dir, count int, token string) ([]string, error) {
+func (l *list) popToken(ctx context.Context, side dir, count int, token string, firstTry bool) ([]string, error) {
 	if count < 1 {
 		return nil, ErrCount
 	}
 	var out []string
 	for call := 1; len(out) < count; call++ {
 		want := min(count-len(out), maxBatchSize)
-		items, more, _, err := l.popCallRecord(ctx, side, want, recordField(token, call))
+		items, more, _, err := l.popCallRecord(ctx, side, want, recordField(token, call), firstTry)
 		out = append(out, items...)
 		if err != nil {
 			return out, err
@@ -674,26 +701,24 @@ func (l *list) popToken(ctx context.Context, side dir, count int, token string) 
 // client's read timeout): the items it takes are out of the list, so the
 // reply must be read to be returned.
 func (l *list) popCall(ctx context.Context, side dir, count int, extra ...any) ([]string, bool, int64, error) {
-	return l.popCallRecord(ctx, side, count, "", extra...)
+	return l.popCallRecord(ctx, side, count, "", false, extra...)
 }
 
 // popCallRecord is popCall that records its answer under the field record
 // when it is not "" (a pop with a token), or returns the answer recorded
-// there.
-func (l *list) popCallRecord(ctx context.Context, side dir, count int, record string, extra ...any) ([]string, bool, int64, error) {
+// there (unless firstTry: see runRecord).
+func (l *list) popCallRecord(ctx context.Context, side dir, count int, record string, firstTry bool, extra ...any) ([]string, bool, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, 0, err
 	}
 	args := append([]any{side.String(), count, WakeMarker, maxShardsPerCall}, extra...)
-	keys := l.keys
 	if record != "" {
 		if len(extra) == 0 {
 			args = append(args, "")
 		}
 		args = append(args, tokenLifetime.Milliseconds(), record)
-		keys = append(slices.Clip(l.keys), l.recordKeys()...)
 	}
-	res, err := l.runKeys(context.WithoutCancel(ctx), popScript, keys, args...).Slice()
+	res, err := l.runRecord(context.WithoutCancel(ctx), popScript, record, firstTry, args...).Slice()
 	if err != nil {
 		return nil, false, 0, fmt.Errorf("pop from list %s: %w", l.key, err)
 	}
@@ -741,14 +766,14 @@ func (c *Client) BRPop(ctx context.Context, key string, timeout time.Duration) (
 
 // bpop is the blocking pop of one end (see BLPop).
 func (l *list) bpop(ctx context.Context, side dir, timeout time.Duration) (string, error) {
-	return l.bpopRecord(ctx, side, timeout, "")
+	return l.bpopRecord(ctx, side, timeout, "", false)
 }
 
 // bpopRecord is bpop with a record's field ("" for none: a pop with a
 // token): each of its pop calls carries it, with the record keys of its
 // own minute, the one that takes the item records it, and a repeat's first
 // call returns it.
-func (l *list) bpopRecord(ctx context.Context, side dir, timeout time.Duration, record string) (string, error) {
+func (l *list) bpopRecord(ctx context.Context, side dir, timeout time.Duration, record string, firstTry bool) (string, error) {
 	if timeout < 0 {
 		return "", fmt.Errorf("negative timeout %s", timeout)
 	}
@@ -768,7 +793,9 @@ func (l *list) bpopRecord(ctx context.Context, side dir, timeout time.Duration, 
 	}()
 	var marked []any // the shard a wake marker went into, to clean
 	for {
-		items, _, shard, err := l.popCallRecord(ctx, side, 1, record, marked...)
+		// A call that took nothing recorded nothing: the next is still
+		// a first try.
+		items, _, shard, err := l.popCallRecord(ctx, side, 1, record, firstTry, marked...)
 		if err != nil {
 			return "", err
 		}

@@ -7,6 +7,7 @@ package luascript
 import (
 	"context"
 	_ "embed"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,22 +34,32 @@ var Permitted string
 //go:embed record.lua
 var Record string
 
-// RecordMinutes is how many minutes before the current one a call with a
-// token looks for its record in: a record lives at least 10 minutes after
-// it was written (ARGV's lifetime, set again by each write to its
-// minute's hash), and a repeat within those 10 minutes, by the same
-// client's clock, is made at most 10 minutes after the record's.
+// RecordMinutes is how many minutes before the current one a repeat of a
+// call with a token looks for its record in: a record lives at least 10
+// minutes after it was written (RecordLifetime), and a repeat within
+// those 10 minutes, by the same client's clock, is made at most 10
+// minutes after the record's.
 const RecordMinutes = 10
 
-// RecordKeys returns the 1+RecordMinutes record keys of a call with a
-// token made at now by the client's clock (record.lua): before followed by
-// the minute's number, Unix ms / 60000 in decimal, for this minute first
-// and then each of the RecordMinutes before it. A minute has 8 digits, a
-// token 16 to 64 characters: no record key of one shape is one of the
-// other.
-func RecordKeys(before string, now time.Time) []string {
+// RecordLifetime is how long a minute's hash of records lives from its
+// first write (record.lua sets it then, and not at each write): a record
+// written in that minute lives at least RecordMinutes after it.
+const RecordLifetime = (RecordMinutes + 1) * time.Minute
+
+// RecordKeys returns the record keys of a call with a token made at now by
+// the client's clock (record.lua): before followed by the minute's
+// number, Unix ms / 60000 in decimal, for this minute first and then each
+// of the RecordMinutes before it; or, on a first try (firstTry: the token
+// was never sent, so nothing can be recorded under it), this minute's
+// alone, and the script looks nothing up. A minute has 8 digits, a token
+// 16 to 64 characters: no record key of one shape is one of the other.
+func RecordKeys(before string, now time.Time, firstTry bool) []string {
 	m := now.UnixMilli() / 60000
-	keys := make([]string, RecordMinutes+1)
+	n := RecordMinutes + 1
+	if firstTry {
+		n = 1
+	}
+	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = before + strconv.FormatInt(m-int64(i), 10)
 	}
@@ -149,3 +160,58 @@ func (s *Script) EvalSha(ctx context.Context, c redis.Scripter, keys []string, a
 func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
 	return s.Script().Run(ctx, c, keys, args...)
 }
+
+// RunRecorded runs a script that takes a token (Record) with keys, then
+// the record keys RecordKeys(before, now, firstTry), then args. A first
+// try, whose script looks nothing up, is sent once (runOnce): a repeat
+// is the caller's, with firstTry false. When c cannot send a command so,
+// the first try is made as a repeat.
+func (s *Script) RunRecorded(ctx context.Context, c redis.Scripter, keys []string, before string, now time.Time, firstTry bool, args ...any) *redis.Cmd {
+	if firstTry {
+		if cmd, ok := s.runOnce(ctx, c, append(slices.Clip(keys), RecordKeys(before, now, true)...), args...); ok {
+			return cmd
+		}
+	}
+	return s.Run(ctx, c, append(slices.Clip(keys), RecordKeys(before, now, false)...), args...)
+}
+
+// runOnce runs the script as Run does, but the client never sends it
+// again by itself after its connection failed: go-redis re-sends a
+// command whose reply was lost when MaxRetries allows, and a Cluster
+// client does within MaxRedirects whatever MaxRetries says. ok is false,
+// and nothing is sent, when c cannot run a command so (it has no Process
+// method).
+func (s *Script) runOnce(ctx context.Context, c redis.Scripter, keys []string, args ...any) (cmd *redis.Cmd, ok bool) {
+	p, ok := c.(processor)
+	if !ok {
+		return nil, false
+	}
+	evalsha := func(name, script string) *redis.Cmd {
+		a := make([]any, 0, 3+len(keys)+len(args))
+		a = append(a, name, script, len(keys))
+		for _, k := range keys {
+			a = append(a, k)
+		}
+		cmd := redis.NewCmd(ctx, append(a, args...)...)
+		if len(keys) > 0 {
+			cmd.SetFirstKeyPos(3)
+		}
+		_ = p.Process(ctx, onceCmd{cmd})
+		return cmd
+	}
+	cmd = evalsha("evalsha", s.Hash())
+	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		cmd = evalsha("eval", s.Source())
+	}
+	return cmd, true
+}
+
+// processor is what runs any command: every go-redis client.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// onceCmd is a command go-redis never sends twice (NoRetry).
+type onceCmd struct{ *redis.Cmd }
+
+func (onceCmd) NoRetry() bool { return true }

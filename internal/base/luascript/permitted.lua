@@ -2,20 +2,24 @@
 -- first write, put in front of each script's text (luascript.Permitted).
 -- It defines allowed, and writes nothing.
 
--- refusing holds, per command a script writes with, arguments that the
--- command itself refuses (an odd field list, a count, an increment or a
--- lifetime that is not a number, NX with XX) after the server's ACL check
--- and before it reads or changes anything. SET NX XX never sets either
--- way; PEXPIRE key x answers "not an integer" on Redis 6.2.
-local refusing = {
-  HSET = {'f', 'v', 'f'},
-  HINCRBY = {'f', 'x'},
-  ZADD = {'NX', 'XX', '0', 'm'},
-  ZREMRANGEBYRANK = {'x', '0'},
-  SET = {'v', 'NX', 'XX'},
-  LTRIM = {'x', '0'},
-  PEXPIRE = {'x'},
-}
+-- refusing returns, per command a script writes with, arguments that
+-- the command itself refuses (an odd field list, a count, an increment or
+-- a lifetime that is not a number, NX with XX) after the server's ACL
+-- check and before it reads or changes anything. SET NX XX never sets
+-- either way; PEXPIRE key x answers "not an integer" on Redis 6.2. Made
+-- only there: Redis 7 has no use for it, and a table made at every call
+-- of every script costs.
+local function refusing()
+  return {
+    HSET = {'f', 'v', 'f'},
+    HINCRBY = {'f', 'x'},
+    ZADD = {'NX', 'XX', '0', 'm'},
+    ZREMRANGEBYRANK = {'x', '0'},
+    SET = {'v', 'NX', 'XX'},
+    LTRIM = {'x', '0'},
+    PEXPIRE = {'x'},
+  }
+end
 
 -- permitted reports whether the ACL lets this user run command c,
 -- {name, key, args...}. Redis 7 and Valkey answer redis.acl_check_cmd (a
@@ -35,8 +39,9 @@ local function permitted(c)
   end
   local name, key = string.upper(c[1]), c[2]
   local r
-  if refusing[name] then
-    r = redis.pcall(name, key, unpack(refusing[name]))
+  local refused = refusing()[name]
+  if refused then
+    r = redis.pcall(name, key, unpack(refused))
   elseif name == 'ZREM' or name == 'HDEL' then
     -- No chatq or rsmq key holds such a member; read first all the same.
     local probe = '\0chatq:acl'

@@ -3,26 +3,34 @@
 -- permitted.lua (it uses allowed). It defines recordOf, mayRecord,
 -- writeRecord, netstrings and fromNetstrings, and writes nothing.
 --
--- A call with a token passes 11 record keys, KEYS[first..first+10]: the
--- HASHes of the minutes m, m-1, ..., m-10 of the client's clock (m = Unix
--- ms / 60000, computed when the call is made; <base>:T:<minute>, or
--- sent:{ID}:<minute> for a chat), all in the slot of the keys the script
--- writes. The token (or
--- <token>.<call> for a call after the first) names the field, whose value
--- is the call's answer. A record is written into minute m's hash, whose
--- lifetime every write sets again to ARGV's lifetime (10 minutes): a
--- record lives at least 10 minutes after it was written, and a repeat
--- made within 10 minutes, whose minute is at most m+10, finds it among
--- its 11 keys. One hash per minute, not one key per record, keeps a
--- busy queue's slot to a few keys when it moves (key by key, MIGRATE),
--- and costs less memory per record.
+-- A call with a token passes its record keys as a run,
+-- KEYS[first..last]: the HASHes of the minutes m, m-1, ..., m-10 of the
+-- client's clock (m = Unix ms / 60000, computed when the call is made;
+-- <base>:T:<minute>, or sent:{ID}:<minute> for a chat), all in the slot of
+-- the keys the script writes; or, on a first try (a token never sent
+-- before, so never applied), minute m's key alone, and nothing is looked
+-- up. The token (or <token>.<call> for a call after the first) names the
+-- field, whose value is the call's answer. A record is written into
+-- minute m's hash, which lives ARGV's lifetime (11 minutes) from its first
+-- write: a record written in minute m lives until at least m + 11
+-- minutes, 10 minutes after it was written, and a repeat made within
+-- those 10 minutes, whose minute is at most m+10, finds it among its 11
+-- keys. One hash per minute, not one key per record, keeps a busy queue's
+-- slot to a few keys when it moves (key by key, MIGRATE), and costs less
+-- memory per record; setting its lifetime once, not at each write, and
+-- looking nothing up on a first try keep a call's cost to an HLEN, an
+-- HSET and the permission check.
 
--- recordOf returns the answer recorded under field in the 11 record
--- keys from KEYS[first] on, the first found, and the key it was found in;
--- or nil. HGET refuses a key of another type (WRONGTYPE), and a record
--- key not given fails the call, before the script writes anything.
-local function recordOf(first, field)
-  for i = first, first + 10 do
+-- recordOf returns the answer recorded under field in the record keys
+-- KEYS[first..last], the first found, and the key it was found in; or
+-- nil, and at once when KEYS[first] is the only one (a first try). HGET
+-- refuses a key of another type (WRONGTYPE) before the script writes
+-- anything.
+local function recordOf(first, field, last)
+  if last == first then
+    return nil
+  end
+  for i = first, last do
     local r = redis.call('HGET', KEYS[i], field)
     if r then
       return r, KEYS[i]
@@ -30,18 +38,27 @@ local function recordOf(first, field)
   end
 end
 
+-- newHash is whether minute m's hash was empty when mayRecord looked:
+-- writeRecord then sets its lifetime.
+local newHash
+
 -- mayRecord reports whether this user may write the record of this call
--- into KEYS[first] (HSET, PEXPIRE): checked before the script's first
--- write, as every other command it writes with.
+-- into KEYS[first] (HSET, PEXPIRE), and whether the key holds a hash or
+-- nothing (HLEN raises WRONGTYPE otherwise): checked before the script's
+-- first write, as every other command it writes with.
 local function mayRecord(first)
+  newHash = redis.call('HLEN', KEYS[first]) == 0
   return allowed({'HSET', KEYS[first], 'f', 'v'}, {'PEXPIRE', KEYS[first], '1'})
 end
 
 -- writeRecord records answer (a string) under field in KEYS[first],
--- minute m's hash, and sets the hash's lifetime to lifetime ms.
+-- minute m's hash, after mayRecord(first), and gives the hash lifetime ms
+-- to live when this is its first record.
 local function writeRecord(first, field, answer, lifetime)
   redis.call('HSET', KEYS[first], field, answer)
-  redis.call('PEXPIRE', KEYS[first], lifetime)
+  if newHash then
+    redis.call('PEXPIRE', KEYS[first], lifetime)
+  end
 end
 
 -- netstrings returns the values of list t as netstrings
