@@ -54,8 +54,9 @@ func NewCmdBench(f *cmdutil.Factory, runF func(context.Context, *benchOptions) e
 redis-benchmark: --clients concurrent connections run --requests operations of
 each step (the real package operations), --pipeline at a time, and the
 throughput and latency percentiles are printed. Each operation the commands
-make safe to repeat carries a client token, as the command does, so the
-figures include the token's record (docs/reliability.md).
+make safe to repeat carries a client token, as the command does on its first
+try (which writes the token's record and looks nothing up), so the figures
+include the record (docs/reliability.md).
 
   ping   PING, the round-trip floor to compare against
   chat   chat send, then chat pending

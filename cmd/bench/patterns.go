@@ -43,7 +43,7 @@ func benchChat(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 		{name: "send", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			s, id := chat.New(c, chat.Options{Prefix: prefix}), chatOf(g)
 			return func(ctx context.Context) error {
-				_, err := s.SendWith(ctx, id, "sender", msg, chat.SendOptions{Token: rand.Text()})
+				_, err := s.SendWith(ctx, id, "sender", msg, chat.SendOptions{Token: rand.Text(), FirstTry: true})
 				return err
 			}
 		}},
@@ -85,14 +85,14 @@ func benchList(ctx context.Context, c redis.UniversalClient, prefix string, o *b
 		{name: "push", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			l := lists(c)
 			return func(ctx context.Context) error {
-				_, err := l.Push(ctx, "bench", []string{item}, shardlist.PushOptions{Token: rand.Text()})
+				_, err := l.Push(ctx, "bench", []string{item}, shardlist.PushOptions{Token: rand.Text(), FirstTry: true})
 				return err
 			}
 		}},
 		{name: "pop", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			l := lists(c)
 			return func(ctx context.Context) error {
-				_, err := l.Pop(ctx, "bench", shardlist.PopOptions{Token: rand.Text()})
+				_, err := l.Pop(ctx, "bench", shardlist.PopOptions{Token: rand.Text(), FirstTry: true})
 				return err
 			}
 		}},
@@ -110,7 +110,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 	}
 	msg := benchPayload(o.Size)
 	push := func(ctx context.Context, q *delayq.Client) error {
-		_, err := q.Push(ctx, "bench", msg, delayq.PushOptions{Token: rand.Text()})
+		_, err := q.Push(ctx, "bench", msg, delayq.PushOptions{Token: rand.Text(), FirstTry: true})
 		return err
 	}
 	// Preloaded messages are due in an hour, so they are stored but never
@@ -131,7 +131,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 		{name: "poll", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			q := queue(c)
 			return func(ctx context.Context) error {
-				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour, Token: rand.Text()})
+				r, err := q.Receive(ctx, "bench", delayq.ReceiveOptions{N: 1, VT: time.Hour, Token: rand.Text(), FirstTry: true})
 				if err != nil {
 					return err
 				}
@@ -145,7 +145,7 @@ func benchQueue(ctx context.Context, c redis.UniversalClient, prefix string, o *
 		{name: "ack", worker: func(c redis.UniversalClient, g int) func(context.Context) error {
 			q := queue(c)
 			return func(ctx context.Context) error {
-				_, err := q.AckWith(ctx, "bench", delayq.AckOptions{Token: rand.Text()}, <-received)
+				_, err := q.AckWith(ctx, "bench", delayq.AckOptions{Token: rand.Text(), FirstTry: true}, <-received)
 				return err
 			}
 		}},

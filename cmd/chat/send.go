@@ -92,7 +92,9 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	// first send's id and stores nothing more.
 	opt := chat.SendOptions{Token: rand.Text()}
 	var id int64
+	var tries conn.Tries
 	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+		opt.FirstTry = tries.First()
 		id, err = chats.SendWith(ctx, o.Chat, o.From, msg, opt)
 		return err
 	})

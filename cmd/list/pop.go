@@ -86,7 +86,9 @@ func popRun(ctx context.Context, o *popOptions) error {
 	// Items popped before an error (a pop of more than 1000 items takes
 	// several calls) are out of the list: print them all the same.
 	var items []string
+	var tries conn.Tries
 	err = conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+		opt.FirstTry = tries.First()
 		items, err = c.Pop(ctx, o.Key, opt)
 		return err
 	})
@@ -205,7 +207,9 @@ func bpopRun(ctx context.Context, o *bpopOptions) error {
 	// has answered since: it may have taken the item.
 	var doubt error
 	p := o.Persistent(o.GiveUpAfter)
+	var tries conn.Tries
 	err = p.Run(ctx, func(ctx context.Context) error {
+		opt.FirstTry = tries.First()
 		opt.Wait = o.Wait
 		if !deadline.IsZero() {
 			if opt.Wait = time.Until(deadline); opt.Wait <= 0 {
@@ -253,7 +257,7 @@ func bpopRun(ctx context.Context, o *bpopOptions) error {
 // one (else an item there now is taken, or none: ErrEmpty). When every
 // try fails the error is still the lost reply (exit 4).
 func (o *bpopOptions) settle(ctx context.Context, c *shardlist.Client, opt shardlist.PopOptions, doubt error, item *string, popped *bool) error {
-	opt.Block, opt.Wait = false, 0
+	opt.Block, opt.Wait, opt.FirstTry = false, 0, false
 	err := conn.Repeat(context.WithoutCancel(ctx), o.Timeout, func(ctx context.Context) error {
 		items, err := c.Pop(ctx, o.Key, opt)
 		if err == nil {

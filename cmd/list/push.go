@@ -171,7 +171,9 @@ func (o *pushOptions) tokenPush(c *shardlist.Client) func(ctx context.Context, k
 		// a repeat replays the calls before its first failure, so what one
 		// try stored stays stored.
 		certain, maybe := 0, 0
+		var tries conn.Tries
 		err := conn.Repeat(ctx, o.Timeout, func(ctx context.Context) (err error) {
+			opt.FirstTry = tries.First()
 			n, err = c.Push(ctx, key, items, opt)
 			last = err
 			var pe *shardlist.PushError

@@ -87,7 +87,9 @@ func ackRun(ctx context.Context, opts *ackOptions) error {
 	// what the first acked and deletes nothing more.
 	opt := delayq.AckOptions{Token: rand.Text()}
 	var r *delayq.AckResult
+	var tries conn.Tries
 	err = repeatSettled(ctx, opts.Timeout, func(ctx context.Context) (*delayq.AckResult, error) {
+		opt.FirstTry = tries.First()
 		return q.AckWith(ctx, opts.Queue, opt, opts.Refs...)
 	}, &r)
 	if r == nil {
@@ -308,7 +310,9 @@ func retrySelection(ctx context.Context, q *delayq.Client, opts *retryOptions) e
 // changes nothing more.
 func (o *retryOptions) retry(ctx context.Context, q *delayq.Client, refs []string) (r *delayq.AckResult, err error) {
 	opt := delayq.AckOptions{Token: rand.Text(), Retry: true, Delay: o.Delay}
+	var tries conn.Tries
 	err = repeatSettled(ctx, o.Timeout, func(ctx context.Context) (*delayq.AckResult, error) {
+		opt.FirstTry = tries.First()
 		return q.AckWith(ctx, o.Queue, opt, refs...)
 	}, &r)
 	return r, err

@@ -150,10 +150,12 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 	// its messages are hidden for the visibility timeout and come back
 	// (at-least-once); a pop is repeated with its token.
 	var r []delayq.Message
+	var tries conn.Tries // of the pop's token
 	switch {
 	case opts.Wait <= 0 && opts.Pop:
 		err = conn.Repeat(ctx, opts.Timeout, func(ctx context.Context) (err error) {
 			moved, missing = 0, false
+			ro.FirstTry = tries.First()
 			r, err = q.Receive(ctx, opts.Queue, ro)
 			return err
 		})
@@ -177,6 +179,7 @@ func pollRun(ctx context.Context, opts *pollOptions) error {
 			}
 			var err error
 			moved, missing = 0, false
+			ro.FirstTry = opts.Pop && tries.First()
 			r, err = q.Receive(ctx, opts.Queue, ro)
 			if err == nil {
 				p.Healthy()

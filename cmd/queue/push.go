@@ -159,7 +159,9 @@ func pushRun(ctx context.Context, opts *pushOptions) error {
 	due := opts.due
 	due.Token = rand.Text()
 	var p *delayq.Pushed
+	var tries conn.Tries
 	err = conn.Repeat(ctx, opts.Timeout, func(ctx context.Context) (err error) {
+		due.FirstTry = tries.First()
 		p, err = q.Push(ctx, opts.Queue, body, due)
 		return err
 	})
@@ -195,9 +197,10 @@ func pushBulk(ctx context.Context, opts *pushOptions) error {
 	}
 	// One token for the push: each batch records its answer under it, so
 	// a repeat after a lost reply returns the batch's ids and stores
-	// nothing more.
+	// nothing more. Each batch's first try looks nothing up (the token is
+	// new); its repeats, by Do, do.
 	if len(in.due) > 0 {
-		in.due[0].Token = rand.Text()
+		in.due[0].Token, in.due[0].FirstTry = rand.Text(), true
 	}
 	w := &pushWriter{opts: opts, prog: opts.IO.NewProgress("pushing", len(in.bodies))}
 	ps, err := q.PushMany(ctx, opts.Queue, in.bodies, delayq.PushManyOptions{

@@ -51,3 +51,16 @@ func (e *repeatedError) Error() string {
 	return fmt.Sprintf("%v (sent again: %v)", e.lost, e.last)
 }
 func (e *repeatedError) Unwrap() error { return e.lost }
+
+// Tries tells a call with a token made for it, run by Repeat or by a
+// persistent loop, whether this is its first try: the packages' FirstTry
+// then skips looking up the token's record (it was never sent, so none
+// can exist), and every later try, whatever became of the first, looks.
+// The zero value is ready; one per token.
+type Tries struct{ n int }
+
+// First counts a try and reports whether it is the first.
+func (t *Tries) First() bool {
+	t.n++
+	return t.n == 1
+}
