@@ -21,11 +21,13 @@ func TestPushTokenRepeatReturnsFirstAnswer(t *testing.T) {
 		ctx := t.Context()
 		c := newClient(t, b)
 		mustCreate(t, c, "tok", delayq.Attributes{})
-		opt := delayq.PushOptions{Token: rand.Text(), Delay: time.Minute}
+		// The first try looks nothing up (FirstTry), the repeat does.
+		opt := delayq.PushOptions{Token: rand.Text(), Delay: time.Minute, FirstTry: true}
 		first, err := c.Push(ctx, "tok", "once", opt)
 		if err != nil {
 			t.Fatal(err)
 		}
+		opt.FirstTry = false
 		again, err := c.Push(ctx, "tok", "once", opt)
 		if err != nil {
 			t.Fatal(err)
@@ -184,11 +186,12 @@ func TestPopTokenRepeatReturnsSameMessages(t *testing.T) {
 			t.Fatalf("after repeats: %+v %v; want %d messages, 1 received", st, err, len(bodies)-1)
 		}
 
-		many := delayq.ReceiveOptions{Pop: true, N: 120, Token: rand.Text()}
+		many := delayq.ReceiveOptions{Pop: true, N: 120, Token: rand.Text(), FirstTry: true}
 		got, err := c.Receive(ctx, "tokpop", many)
 		if err != nil || len(got) != 120 {
 			t.Fatalf("pop 120: %d %v", len(got), err)
 		}
+		many.FirstTry = false
 		again, err := c.Receive(ctx, "tokpop", many)
 		if err != nil || len(again) != 120 {
 			t.Fatalf("repeat of pop 120: %d %v", len(again), err)
@@ -266,11 +269,12 @@ func TestPushManyTokenRepeat(t *testing.T) {
 		ctx := t.Context()
 		c := newClient(t, b)
 		mustCreate(t, c, "tokmany", delayq.Attributes{})
-		due := []delayq.PushOptions{{Token: rand.Text()}}
+		due := []delayq.PushOptions{{Token: rand.Text(), FirstTry: true}}
 		first, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, delayq.PushManyOptions{Due: due})
 		if err != nil {
 			t.Fatal(err)
 		}
+		due[0].FirstTry = false
 		again, err := c.PushMany(ctx, "tokmany", []string{"a", "b", "c"}, delayq.PushManyOptions{Due: due})
 		if err != nil || len(again) != 3 {
 			t.Fatalf("repeat: %+v %v", again, err)
@@ -330,6 +334,7 @@ func TestAckRetryTokenRepeat(t *testing.T) {
 
 		ack := delayq.AckOptions{Token: rand.Text()}
 		for try := range 3 {
+			ack.FirstTry = try == 0
 			r, err := c.AckWith(ctx, "tokack", ack, receipts[:120]...)
 			if err != nil || r.Acked != 120 || len(r.Missing)+len(r.Stale) != 0 {
 				t.Fatalf("ack try %d: %+v %v; want 120 acked", try, r, err)
