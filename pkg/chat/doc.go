@@ -32,9 +32,10 @@
 //	ids:{ID}      STRING  last message id of the chat (INCR)
 //	sent:{ID}:<minute>  HASH  token -> the answer of a SendWith, Create or
 //	                      JoinWith with a token made in that minute of the
-//	                      client's clock (Unix ms / 60000); a call reads
-//	                      this minute's hash and the 10 before it, and a
-//	                      write sets its hash to live 10 minutes
+//	                      client's clock (Unix ms / 60000); a repeat reads
+//	                      this minute's hash and the 10 before it (a
+//	                      first try, SendOptions.FirstTry, none), and the
+//	                      first write sets its hash to live 11 minutes
 //	seen:{USER}   ZSET  chat id -> seen id: the index of a user's chats
 //	ids:chat:     STRING  last automatic chat id (INCR), never deleted
 //	{ids:chat:}:T:<minute>  HASH  token -> the automatic id a Create with

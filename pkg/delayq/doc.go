@@ -69,9 +69,10 @@
 //	p ns:q:T:<minute>  HASH  token -> the answer of a call with a token
 //	                    (PushOptions.Token, ReceiveOptions.Token,
 //	                    AckOptions.Token) made in that minute of the
-//	                    client's clock (Unix ms / 60000); a call reads
-//	                    this minute's hash and the 10 before it, and a
-//	                    write sets its hash to live 10 minutes: at most
+//	                    client's clock (Unix ms / 60000); a repeat reads
+//	                    this minute's hash and the 10 before it (a first
+//	                    try, FirstTry, none), and the first write sets
+//	                    its hash to live 11 minutes: at most
 //	                    11 such keys per queue; rsmq neither reads nor
 //	                    writes them
 //

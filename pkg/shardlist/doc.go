@@ -31,10 +31,11 @@
 //	<prefix>{KEY}:<n>    LIST    shard n, for first <= n <= last
 //	<prefix>{KEY}:T:<minute>  HASH  token -> the answer of a Pop or Push
 //	                             with a token made in that minute of the
-//	                             client's clock (Unix ms / 60000); a call
-//	                             reads this minute's hash and the 10
-//	                             before it, and a write sets its hash to
-//	                             live 10 minutes: at most 11 such keys
+//	                             client's clock (Unix ms / 60000); a
+//	                             repeat reads this minute's hash and the
+//	                             10 before it (a first try, FirstTry,
+//	                             none), and the first write sets its
+//	                             hash to live 11 minutes: at most 11 such keys
 //	                             per list (not list keys: Lists and
 //	                             Delete pass them by)
 //
