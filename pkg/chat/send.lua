@@ -1,7 +1,7 @@
 -- KEYS[1] chat  chat:{ID}  ZSET  member -> the id of the last message they saw
 -- KEYS[2] msgs  msgs:{ID}  ZSET  message id -> message JSON
 -- KEYS[3] ids  ids:{ID}  STRING  the chat's last message id
--- KEYS[4..14] records  sent:{ID}:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[4..14] records  sent:{ID}:<minute>  HASH  token -> answer, minutes m..m-10 (m alone on a first try)
 local chat, msgs, ids = KEYS[1], KEYS[2], KEYS[3]
 local records = KEYS[4] and 4 -- the first record key, when the send has a token
 -- send: append a message to a chat, atomically: counter + ZADD, no lock.

@@ -1,6 +1,6 @@
 -- KEYS[1] queue  <ns>:<q>  ZSET  id -> visible-at ms
 -- KEYS[2] attrs  <ns>:<q>:Q  HASH  attributes, id -> body, totalsent
--- KEYS[3..13] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[3..13] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10 (m alone on a first try)
 local queue, attrs = KEYS[1], KEYS[2]
 local records = KEYS[3] and 3 -- the first record key, when the batch has a token
 -- pushmany: store up to 100 messages and schedule them, in order, in one

@@ -3,7 +3,7 @@
 -- KEYS[3] index  <ns>:<q>:R  ZSET  id -> visible-at ms of the received messages (chatq's, for stats)
 -- KEYS[4] deadQueue  <ns>:<dlq>  ZSET  optional (when the caller knows it): the dead-letter queue's id -> visible-at ms
 -- KEYS[5] deadAttrs  <ns>:<dlq>:Q  HASH  optional, with deadQueue: the dead-letter queue's attributes and bodies
--- KEYS[6..16] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[6..16] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10 (m alone on a first try)
 local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 -- (the dead-letter queue's keys are given with its name, ARGV[4]; the
 -- records follow, from KEYS[4] when they are not)

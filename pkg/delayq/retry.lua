@@ -1,7 +1,7 @@
 -- KEYS[1] queue  <ns>:<q>  ZSET  id -> visible-at ms
 -- KEYS[2] attrs  <ns>:<q>:Q  HASH  attributes, id -> body, <id>:rc, <id>:fr
 -- KEYS[3] index  <ns>:<q>:R  ZSET  id -> visible-at ms of the received messages (chatq's, for stats)
--- KEYS[4..14] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[4..14] records  <ns>:<q>:T:<minute>  HASH  token -> answer, minutes m..m-10 (m alone on a first try)
 local queue, attrs, index = KEYS[1], KEYS[2], KEYS[3]
 local records = KEYS[4] and 4 -- the first record key, when the retry has a token
 -- retry: set when messages become visible again (RSMQ

@@ -3,7 +3,7 @@
 -- KEYS[3] midkey  {KEY}:mid  STRING  items in the shards strictly between the ends; absent means 0 (or a list written before it existed)
 -- KEYS[4] sizekey  {KEY}:size  STRING  the shard size recorded with the list; absent until its first push
 -- KEYS[5] verkey  {KEY}:ver  STRING  the write counter
--- KEYS[6..16] records  {KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10
+-- KEYS[6..16] records  {KEY}:T:<minute>  HASH  token -> answer, minutes m..m-10 (m alone on a first try)
 local firstkey, lastkey, midkey, sizekey, verkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- (state.lua, put in front of this text, reads the first five; the shard
 -- keys <prefix>{KEY}:<n>, LISTs, are built from them, in their slot)
