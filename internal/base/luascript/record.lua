@@ -43,12 +43,16 @@ end
 local newHash
 
 -- mayRecord reports whether this user may write the record of this call
--- into KEYS[first] (HSET, PEXPIRE), and whether the key holds a hash or
--- nothing (HLEN raises WRONGTYPE otherwise): checked before the script's
--- first write, as every other command it writes with.
+-- into KEYS[first] (HSET, and PEXPIRE when the hash is new), and whether
+-- the key holds a hash or nothing (HLEN raises WRONGTYPE otherwise):
+-- checked before the script's first write, as every other command it
+-- writes with.
 local function mayRecord(first)
   newHash = redis.call('HLEN', KEYS[first]) == 0
-  return allowed({'HSET', KEYS[first], 'f', 'v'}, {'PEXPIRE', KEYS[first], '1'})
+  if newHash then
+    return allowed({'HSET', KEYS[first], 'f', 'v'}, {'PEXPIRE', KEYS[first], '1'})
+  end
+  return allowed({'HSET', KEYS[first], 'f', 'v'})
 end
 
 -- writeRecord records answer (a string) under field in KEYS[first],
