@@ -10,7 +10,6 @@ import (
 	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/cli/queuekinds"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -21,8 +20,7 @@ import (
 )
 
 type aclOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	cmdutil.Output
 
 	User       string // --user, the global flag
 	ReadOnly   bool
@@ -35,10 +33,9 @@ type aclOptions struct {
 	Kind string
 }
 
-// newCmdACL returns `chatq acl`. runF, when set (tests), replaces the run
-// function and gets the options once the flags are parsed and validated.
+// newCmdACL returns `chatq acl` (runF: see cmdutil.RunWith).
 func newCmdACL(f *cmdutil.Factory, runF func(context.Context, *aclOptions) error) *cobra.Command {
-	opts := &aclOptions{IO: f.IO}
+	opts := &aclOptions{}
 	cmd := &cobra.Command{
 		Use:   "acl --user NAME [--read-only]",
 		Short: "Print the ACL SETUSER line of a least-privilege user for chatq",
@@ -76,9 +73,9 @@ streams) include it.`,
   chatq --prefix app: --cluster acl --user app -o json
   chatq acl --user ops --kind bullmq | redis-cli   # chatq's queue commands on BullMQ's queues`,
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, func(_ context.Context, o *aclOptions) error { return aclRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, func(_ context.Context, o *aclOptions) error { return aclRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			opts.JSON, opts.User, opts.Prefix, opts.Cluster, opts.DB = f.JSON(), cfg.User, cfg.Prefix, cfg.Cluster, aclDB(cfg)
+			opts.User, opts.Prefix, opts.Cluster, opts.DB = cfg.User, cfg.Prefix, cfg.Cluster, aclDB(cfg)
 			if len(opts.Namespaces) == 0 && f.Getenv("CHATQ_NAMESPACE") != "" {
 				opts.Namespaces = strings.Split(f.Getenv("CHATQ_NAMESPACE"), ",")
 			}

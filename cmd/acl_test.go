@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
 
@@ -150,7 +151,7 @@ func TestACLFlags(t *testing.T) {
 	}{
 		{args: []string{"acl", "--user", "app"}, want: aclOptions{User: "app", Namespaces: []string{"rsmq"}}},
 		{args: []string{"--prefix", "a*b:", "--cluster", "--user", "dash", "acl", "--read-only", "--namespace", "jobs,mail", "-o", "json"},
-			want: aclOptions{JSON: true, User: "dash", ReadOnly: true, Namespaces: []string{"jobs", "mail"}, Prefix: "a*b:", Cluster: true}},
+			want: aclOptions{Output: cmdutil.Output{JSON: true}, User: "dash", ReadOnly: true, Namespaces: []string{"jobs", "mail"}, Prefix: "a*b:", Cluster: true}},
 		{args: []string{"--url", "redis://127.0.0.1:6379/3", "acl", "--user", "app"}, want: aclOptions{User: "app", Namespaces: []string{"rsmq"}, DB: 3}},
 		{args: []string{"--db", "5", "acl", "--user", "app"}, want: aclOptions{User: "app", Namespaces: []string{"rsmq"}, DB: 5}},
 		// CHATQ_NAMESPACE when no --namespace, which wins over it.
@@ -189,7 +190,7 @@ func TestACLFlags(t *testing.T) {
 
 func TestACLRun(t *testing.T) {
 	opts := func(io *iostreams.IOStreams, json bool) *aclOptions {
-		return &aclOptions{IO: io, JSON: json, User: "app", ReadOnly: true, Namespaces: []string{"jobs"}, Prefix: "p:", DB: 2}
+		return &aclOptions{Output: cmdutil.Output{IO: io, JSON: json}, User: "app", ReadOnly: true, Namespaces: []string{"jobs"}, Prefix: "p:", DB: 2}
 	}
 	want := strings.Join(quoteAll(aclArgs("app", selectNeeds(needs("p:"), true), "p:", []string{"jobs"}, false, true)), " ") + "\n"
 	if !strings.Contains(want, " +select ") || !strings.Contains(want, " ~p:jobs:* ") || strings.Contains(want, "+zadd") {

@@ -5,13 +5,11 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 
 type configOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	cmdutil.Output
 	// Entries are the effective settings with their sources; Err is the
 	// configuration's first problem, nil when none (conn.Config.Err).
 	Entries []conn.ConfigEntry
@@ -21,8 +19,7 @@ type configOptions struct {
 	Warned bool
 }
 
-// newCmdConfig returns `chatq config`. runF, when set (tests), replaces the
-// run function and gets the options once the flags are parsed.
+// newCmdConfig returns `chatq config` (runF: see cmdutil.RunWith).
 func newCmdConfig(f *cmdutil.Factory, runF func(context.Context, *configOptions) error) *cobra.Command {
 	opts := &configOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
@@ -45,10 +42,9 @@ beside the settings it is about (a "warning" field, a WARNING column). The
 fix: chmod 600 FILE.`,
 		Example: "  chatq config\n  CHATQ_PREFIX=staging: chatq config -o json",
 		Args:    cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, func(_ context.Context, o *configOptions) error { return configRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			*opts = configOptions{IO: f.IO, JSON: f.JSON(),
-				Entries: f.Config().Describe(f.Flags(), f.Getenv), Err: f.Config().Err,
-				Warned: len(f.Config().Warnings) > 0}
+		RunE: cmdutil.RunWith(f, opts, runF, func(_ context.Context, o *configOptions) error { return configRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.Entries, opts.Err = f.Config().Describe(f.Flags(), f.Getenv), f.Config().Err
+			opts.Warned = len(f.Config().Warnings) > 0
 			return nil, nil
 		}),
 	})

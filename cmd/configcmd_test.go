@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
@@ -83,7 +84,7 @@ func TestConfigRun(t *testing.T) {
 	} {
 		for _, m := range modes {
 			io, out, _ := iostreams.Test(m.tty, "")
-			if err := configRun(&configOptions{IO: io, Entries: entries, Err: tc.err}); err != tc.err {
+			if err := configRun(&configOptions{Output: cmdutil.Output{IO: io}, Entries: entries, Err: tc.err}); err != tc.err {
 				t.Errorf("%s: returned %v, want %v", m.name, err, tc.err)
 			}
 			want := tc.piped
@@ -95,7 +96,7 @@ func TestConfigRun(t *testing.T) {
 			}
 
 			io, out, _ = iostreams.Test(m.tty, "")
-			if err := configRun(&configOptions{IO: io, JSON: true, Entries: entries, Err: tc.err}); err != tc.err {
+			if err := configRun(&configOptions{Output: cmdutil.Output{IO: io, JSON: true}, Entries: entries, Err: tc.err}); err != tc.err {
 				t.Errorf("%s: returned %v, want %v", m.name, err, tc.err)
 			}
 			var got []conn.ConfigEntry

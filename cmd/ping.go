@@ -10,14 +10,12 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
 type pingOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (redis.UniversalClient, error) // built when the run calls it
 
 	// The connection ping checks, as configured.
@@ -28,8 +26,7 @@ type pingOptions struct {
 	SentinelMaster string
 }
 
-// newCmdPing returns `chatq ping`. runF, when set (tests), replaces the run
-// function and gets the options once the flags are parsed.
+// newCmdPing returns `chatq ping` (runF: see cmdutil.RunWith).
 func newCmdPing(f *cmdutil.Factory, runF func(context.Context, *pingOptions) error) *cobra.Command {
 	opts := &pingOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
@@ -47,11 +44,10 @@ writes. When the mode does not match the flags (a Cluster node without
   chatq --url rediss://redis.example.com:6380 --cacert ca.pem ping -o json
   chatq --url 'redis://s1:26379?addr=s2:26379' --sentinel-master main ping`,
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, pingRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, pingRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			*opts = pingOptions{IO: f.IO, JSON: f.JSON(), Client: f.Client,
-				Server: cfg.Server(), URL: cfg.RedactedURL(), Timeout: cfg.Timeout,
-				Cluster: cfg.Cluster, SentinelMaster: cfg.SentinelMaster}
+			opts.Client, opts.Server, opts.URL, opts.Timeout = f.Client, cfg.Server(), cfg.RedactedURL(), cfg.Timeout
+			opts.Cluster, opts.SentinelMaster = cfg.Cluster, cfg.SentinelMaster
 			return nil, nil
 		}),
 	})

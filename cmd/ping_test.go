@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
@@ -25,13 +26,13 @@ func TestPingFlags(t *testing.T) {
 		{args: []string{"ping"},
 			want: pingOptions{Server: "redis://127.0.0.1:6379/0", URL: "redis://127.0.0.1:6379/0", Timeout: 3 * time.Second}},
 		{args: []string{"--url", "redis://app:s3cret@db:6380/2", "--timeout", "500ms", "ping", "-o", "json"},
-			want: pingOptions{JSON: true, Server: "redis://app:xxxxx@db:6380/2", URL: "redis://app:xxxxx@db:6380/2", Timeout: 500 * time.Millisecond}},
+			want: pingOptions{Output: cmdutil.Output{JSON: true}, Server: "redis://app:xxxxx@db:6380/2", URL: "redis://app:xxxxx@db:6380/2", Timeout: 500 * time.Millisecond}},
 		{args: []string{"--cluster", "--url", "redis://n1:7000", "ping"},
 			want: pingOptions{Server: "redis://n1:7000", URL: "redis://n1:7000", Timeout: 3 * time.Second, Cluster: true}},
 		{args: []string{"--url", "redis://s1:26379", "--sentinel-master", "main", "ping"},
 			want: pingOptions{Server: `master "main" via Sentinel redis://s1:26379`, URL: "redis://s1:26379", Timeout: 3 * time.Second, SentinelMaster: "main"}},
 		{args: []string{"ping"}, env: map[string]string{"CHATQ_TIMEOUT": "2s", "CHATQ_OUTPUT": "json"},
-			want: pingOptions{JSON: true, Server: "redis://127.0.0.1:6379/0", URL: "redis://127.0.0.1:6379/0", Timeout: 2 * time.Second}},
+			want: pingOptions{Output: cmdutil.Output{JSON: true}, Server: "redis://127.0.0.1:6379/0", URL: "redis://127.0.0.1:6379/0", Timeout: 2 * time.Second}},
 		{args: []string{"ping", "extra"}, err: true},
 		{args: []string{"--timeout", "soon", "ping"}, err: true},
 	} {
@@ -58,7 +59,7 @@ func TestPingFlags(t *testing.T) {
 
 // pingOn returns ping's options against b, its client given.
 func pingOn(b redistest.Backend, io *iostreams.IOStreams) *pingOptions {
-	return &pingOptions{IO: io, Client: func() (redis.UniversalClient, error) { return b.Client, nil },
+	return &pingOptions{Output: cmdutil.Output{IO: io}, Client: func() (redis.UniversalClient, error) { return b.Client, nil },
 		Server: b.URL, URL: b.URL, Timeout: 3 * time.Second}
 }
 
@@ -125,14 +126,14 @@ func TestPingFails(t *testing.T) {
 	ctx := context.Background()
 	io, out, _ := iostreams.Test(false, "")
 	noClient := errors.New("no client")
-	o := &pingOptions{IO: io, Client: func() (redis.UniversalClient, error) { return nil, noClient }, Timeout: time.Second}
+	o := &pingOptions{Output: cmdutil.Output{IO: io}, Client: func() (redis.UniversalClient, error) { return nil, noClient }, Timeout: time.Second}
 	if err := pingRun(ctx, o); err != noClient {
 		t.Errorf("the client constructor's error: got %v", err)
 	}
 
 	// A server that is gone: the error names it; nothing on stdout.
 	c, url := redistest.Stopped(t)
-	o = &pingOptions{IO: io, Client: func() (redis.UniversalClient, error) { return c, nil }, Server: url, URL: url, Timeout: time.Second}
+	o = &pingOptions{Output: cmdutil.Output{IO: io}, Client: func() (redis.UniversalClient, error) { return c, nil }, Server: url, URL: url, Timeout: time.Second}
 	if err := pingRun(ctx, o); err == nil || !strings.HasPrefix(err.Error(), "ping "+url+": ") || out.Len() != 0 {
 		t.Errorf("ping of a stopped server: %v, stdout %q", err, out)
 	}

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -27,12 +26,10 @@ func Version() string {
 }
 
 type versionOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	cmdutil.Output
 }
 
-// newCmdVersion returns `chatq version`. runF, when set (tests), replaces
-// the run function and gets the options once the flags are parsed.
+// newCmdVersion returns `chatq version` (runF: see cmdutil.RunWith).
 func newCmdVersion(f *cmdutil.Factory, runF func(context.Context, *versionOptions) error) *cobra.Command {
 	opts := &versionOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
@@ -40,8 +37,7 @@ func newCmdVersion(f *cmdutil.Factory, runF func(context.Context, *versionOption
 		Short:   "Print chatq's version",
 		Example: "  chatq version\n  chatq version -o json",
 		Args:    cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, func(_ context.Context, o *versionOptions) error { return versionRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			*opts = versionOptions{IO: f.IO, JSON: f.JSON()}
+		RunE: cmdutil.RunWith(f, opts, runF, func(_ context.Context, o *versionOptions) error { return versionRun(o) }, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, nil
 		}),
 	})

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 )
 
@@ -37,7 +38,7 @@ func TestVersionRun(t *testing.T) {
 	want := "chatq " + Version() + " (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
 	for _, m := range modes {
 		io, out, errOut := iostreams.Test(m.tty, "")
-		if err := versionRun(&versionOptions{IO: io}); err != nil {
+		if err := versionRun(&versionOptions{Output: cmdutil.Output{IO: io}}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != want || errOut.Len() != 0 {
@@ -45,7 +46,7 @@ func TestVersionRun(t *testing.T) {
 		}
 
 		io, out, _ = iostreams.Test(m.tty, "")
-		if err := versionRun(&versionOptions{IO: io, JSON: true}); err != nil {
+		if err := versionRun(&versionOptions{Output: cmdutil.Output{IO: io, JSON: true}}); err != nil {
 			t.Fatal(err)
 		}
 		var v versionResult

@@ -16,14 +16,12 @@ import (
 	"github.com/chatq-dev/chatq/internal/base/keyspace"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
 type benchOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	cmdutil.Output
 	// Client returns the client the setup and the unpipelined steps share,
 	// its pool sized for Clients; Conn a client of its own, closed with
 	// the command, for each pipelined bench client.
@@ -42,11 +40,9 @@ type benchOptions struct {
 	Cluster  bool
 }
 
-// NewCmdBench returns `chatq bench`. runF, when set (tests), replaces the
-// run function and gets the options once the flags are parsed and
-// validated.
+// NewCmdBench returns `chatq bench` (runF: see cmdutil.RunWith).
 func NewCmdBench(f *cmdutil.Factory, runF func(context.Context, *benchOptions) error) *cobra.Command {
-	opts := &benchOptions{IO: f.IO}
+	opts := &benchOptions{}
 	cmd := &cobra.Command{
 		Use:   "bench ping|chat|queue|list",
 		Short: "Measure throughput and latency of a pattern's operations on the server",
@@ -83,9 +79,9 @@ when the server is faster than one client thread can drive.`,
   chatq bench queue --clients 200 --threads 4`,
 		Args:      cmdutil.ExactArgs(1),
 		ValidArgs: []string{"ping", "chat", "queue", "list"},
-		RunE: cmdutil.RunE(opts, runF, benchRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, benchRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			opts.Pattern, opts.JSON, opts.Prefix, opts.Cluster = args[0], f.JSON(), cfg.Prefix, cfg.Cluster
+			opts.Pattern, opts.Prefix, opts.Cluster = args[0], cfg.Prefix, cfg.Cluster
 			if err := opts.validate(); err != nil {
 				return nil, err
 			}

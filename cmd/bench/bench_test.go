@@ -127,7 +127,7 @@ func TestBenchFlags(t *testing.T) {
 // benchOn returns bench's options on b for pattern; Conn counts the
 // clients of their own it builds.
 func benchOn(t *testing.T, b redistest.Backend, io *iostreams.IOStreams, pattern string, conns *int) *benchOptions {
-	return &benchOptions{IO: io, Pattern: pattern, Clients: 2, Requests: 20, Pipeline: 1, Size: 8, Threads: 1, Prefix: b.Prefix,
+	return &benchOptions{Output: cmdutil.Output{IO: io}, Pattern: pattern, Clients: 2, Requests: 20, Pipeline: 1, Size: 8, Threads: 1, Prefix: b.Prefix,
 		Client: func() (redis.UniversalClient, error) { return b.Client, nil },
 		Conn: func() (redis.UniversalClient, error) {
 			opt, err := redis.ParseURL(b.URL)

@@ -10,14 +10,12 @@ import (
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
 type createOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 
 	From string
@@ -31,10 +29,9 @@ type createOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdCreate returns `chatq chat create`. runF, when set (tests), replaces
-// the run function and gets the options once they are parsed and validated.
+// NewCmdCreate returns `chatq chat create` (runF: see cmdutil.RunWith).
 func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *createOptions) error) *cobra.Command {
-	opts := &createOptions{IO: f.IO}
+	opts := &createOptions{}
 	cmd := &cobra.Command{
 		Use:   "create --from USER --to USER[,USER...] [--id ID] [MESSAGE|-]",
 		Short: "Create a chat, optionally sending its first message",
@@ -62,11 +59,10 @@ When every repeat fails it exits 4: the chat may exist.`,
   git log -1 | chatq chat create --from ci --to joe,jeff -`,
 		Args:              cmdutil.RangeArgs(0, 1),
 		ValidArgsFunction: cmdutil.CompleteNothing,
-		RunE: cmdutil.RunE(opts, runF, createRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, createRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if len(args) == 1 {
 				opts.Message = &args[0]
 			}
-			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
@@ -60,7 +61,7 @@ func TestCreateRun(t *testing.T) {
 				// ending (iostreams.TrimLineEnding): text prints the id.
 				s := newStreams(m.tty, "two\nlines\n")
 				dash := "-"
-				o := &createOptions{IO: s.io, Client: client, From: "joe", To: []string{"jeff"}, Message: &dash}
+				o := &createOptions{Output: cmdutil.Output{IO: s.io}, Client: client, From: "joe", To: []string{"jeff"}, Message: &dash}
 				if err := createRun(ctx, o); err != nil {
 					t.Fatal(err)
 				}
@@ -72,7 +73,7 @@ func TestCreateRun(t *testing.T) {
 
 				// JSON, with an explicit id and no message.
 				s = newStreams(m.tty, "")
-				o = &createOptions{IO: s.io, JSON: true, Client: client, From: "joe", To: []string{"jeff"}, ID: "standup-" + m.name}
+				o = &createOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, From: "joe", To: []string{"jeff"}, ID: "standup-" + m.name}
 				if err := createRun(ctx, o); err != nil {
 					t.Fatal(err)
 				}

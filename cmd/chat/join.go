@@ -8,15 +8,13 @@ import (
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
 // memberOptions are the options of join and leave.
 type memberOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 
 	Chat string
@@ -28,7 +26,7 @@ type memberOptions struct {
 
 // bind reads CHAT USER into the options and checks them as pkg/chat does.
 func (o *memberOptions) bind(f *cmdutil.Factory, args []string) error {
-	*o = memberOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0], User: args[1]}
+	o.Client, o.Chat, o.User = chatClient(f), args[0], args[1]
 	if cfg := f.Config(); cfg != nil {
 		o.Timeout = cfg.Timeout
 	}
@@ -42,8 +40,7 @@ func (o *memberOptions) validate() error {
 	return names.User(o.User)
 }
 
-// NewCmdJoin returns `chatq chat join`. runF, when set (tests), replaces the
-// run function and gets the options once they are parsed and validated.
+// NewCmdJoin returns `chatq chat join` (runF: see cmdutil.RunWith).
 func NewCmdJoin(f *cmdutil.Factory, runF func(context.Context, *memberOptions) error) *cobra.Command {
 	opts := &memberOptions{}
 	cmd := &cobra.Command{
@@ -64,7 +61,7 @@ USER may be a member.`,
   chatq chat join standup sam -o json`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: cmdutil.RunE(opts, runF, joinRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, joinRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, opts.bind(f, args)
 		}),
 	}
@@ -107,8 +104,7 @@ func joinRun(ctx context.Context, o *memberOptions) error {
 	return nil
 }
 
-// NewCmdLeave returns `chatq chat leave`. runF, when set (tests), replaces
-// the run function and gets the options once they are parsed and validated.
+// NewCmdLeave returns `chatq chat leave` (runF: see cmdutil.RunWith).
 func NewCmdLeave(f *cmdutil.Factory, runF func(context.Context, *memberOptions) error) *cobra.Command {
 	opts := &memberOptions{}
 	cmd := &cobra.Command{
@@ -127,7 +123,7 @@ JSON: {"chat_id":"1","user":"sam","chat_deleted":false,"stale_entry_removed":fal
 		Example:           `  chatq chat leave 1 sam`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: cmdutil.RunE(opts, runF, leaveRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, leaveRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, opts.bind(f, args)
 		}),
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
@@ -56,7 +57,7 @@ func TestJoinLeaveRun(t *testing.T) {
 			t.Run(m.name, func(t *testing.T) {
 				id := mustCreate(t, chats, "c-"+m.name, "joe", []string{"jeff"}, "one")
 				s := newStreams(m.tty, "")
-				o := &memberOptions{IO: s.io, Client: client, Chat: id, User: "sam"}
+				o := &memberOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id, User: "sam"}
 				if err := joinRun(ctx, o); err != nil {
 					t.Fatal(err)
 				}
@@ -73,7 +74,7 @@ func TestJoinLeaveRun(t *testing.T) {
 				}
 
 				s = newStreams(m.tty, "")
-				o = &memberOptions{IO: s.io, JSON: true, Client: client, Chat: id, User: "jeff"}
+				o = &memberOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, Chat: id, User: "jeff"}
 				if err := joinRun(ctx, o); err != nil {
 					t.Fatal(err)
 				}
@@ -87,7 +88,7 @@ func TestJoinLeaveRun(t *testing.T) {
 
 				for i, u := range []string{"sam", "jeff", "joe"} {
 					s = newStreams(m.tty, "")
-					if err := leaveRun(ctx, &memberOptions{IO: s.io, JSON: true, Client: client, Chat: id, User: u}); err != nil {
+					if err := leaveRun(ctx, &memberOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, Chat: id, User: u}); err != nil {
 						t.Fatal(err)
 					}
 					var left map[string]any
@@ -100,7 +101,7 @@ func TestJoinLeaveRun(t *testing.T) {
 				}
 				// The chat is gone: the hint says how to find one.
 				s = newStreams(m.tty, "")
-				err := leaveRun(ctx, &memberOptions{IO: s.io, Client: client, Chat: id, User: "joe"})
+				err := leaveRun(ctx, &memberOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id, User: "joe"})
 				if !errors.Is(err, chat.ErrChatNotFound) || !strings.Contains(hintOf(err), "chatq chat ls joe") {
 					t.Errorf("leave of a deleted chat: %v (hint %q)", err, hintOf(err))
 				}

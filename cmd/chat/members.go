@@ -21,8 +21,7 @@ import (
 // chatOptions are the options of members and history (with its search),
 // which read a chat.
 type chatOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 
 	Chat string
@@ -30,15 +29,13 @@ type chatOptions struct {
 
 // bind reads CHAT into the options and checks it as pkg/chat does.
 func (o *chatOptions) bind(f *cmdutil.Factory, args []string) error {
-	*o = chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
+	o.Client, o.Chat = chatClient(f), args[0]
 	return o.validate()
 }
 
 func (o *chatOptions) validate() error { return names.Chat(o.Chat) }
 
-// NewCmdMembers returns `chatq chat members`. runF, when set (tests),
-// replaces the run function and gets the options once they are parsed and
-// validated.
+// NewCmdMembers returns `chatq chat members` (runF: see cmdutil.RunWith).
 func NewCmdMembers(f *cmdutil.Factory, runF func(context.Context, *chatOptions) error) *cobra.Command {
 	opts := &chatOptions{}
 	cmd := &cobra.Command{
@@ -53,7 +50,7 @@ Text: USER SEEN UNREAD. JSON: [{"user":"joe","seen_id":4,"unread":1}].`,
 		Example:           `  chatq chat members 1`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: cmdutil.RunE(opts, runF, membersRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, membersRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, opts.bind(f, args)
 		}),
 	}
@@ -80,8 +77,7 @@ func membersRun(ctx context.Context, o *chatOptions) error {
 }
 
 type lsOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 
 	User string
@@ -89,8 +85,7 @@ type lsOptions struct {
 
 func (o *lsOptions) validate() error { return names.User(o.User) }
 
-// NewCmdLs returns `chatq chat ls`. runF, when set (tests), replaces the run
-// function and gets the options once they are parsed and validated.
+// NewCmdLs returns `chatq chat ls` (runF: see cmdutil.RunWith).
 func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
 	opts := &lsOptions{}
 	cmd := &cobra.Command{
@@ -121,11 +116,11 @@ bounded calls (COUNT 500, node by node on a Cluster); JSON
 			return nil
 		},
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
-		RunE: cmdutil.RunE(opts, runF, lsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, lsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if all, _ := cmd.Flags().GetBool("all"); all {
-				return func(ctx context.Context) error { return allChatsRun(ctx, f.IO, f.JSON(), chatClient(f)) }, nil
+				return func(ctx context.Context) error { return allChatsRun(ctx, opts.IO, opts.JSON, chatClient(f)) }, nil
 			}
-			*opts = lsOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), User: args[0]}
+			opts.Client, opts.User = chatClient(f), args[0]
 			return nil, opts.validate()
 		}),
 	}
@@ -253,9 +248,7 @@ func (o *historyOptions) validate() error {
 	return err
 }
 
-// NewCmdHistory returns `chatq chat history`. runF, when set (tests),
-// replaces the run function and gets the options once they are parsed and
-// validated.
+// NewCmdHistory returns `chatq chat history` (runF: see cmdutil.RunWith).
 func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *historyOptions) error) *cobra.Command {
 	opts := &historyOptions{}
 	cmd := &cobra.Command{
@@ -284,8 +277,8 @@ stderr (chat and id).`,
   chatq chat history 1 --grep '(?i)^deploy(ed)? v\d+' --regexp`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: cmdutil.RunE(opts, runF, historyRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.chatOptions = chatOptions{IO: f.IO, JSON: f.JSON(), Client: chatClient(f), Chat: args[0]}
+		RunE: cmdutil.RunWith(f, opts, runF, historyRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.Client, opts.Chat = chatClient(f), args[0]
 			return nil, opts.validate()
 		}),
 	}

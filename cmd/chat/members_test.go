@@ -71,12 +71,16 @@ func TestReadRuns(t *testing.T) {
 			terminal string
 			piped    string
 		}{
-			{"members", func(s *streams) error { return membersRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: id}) },
+			{"members", func(s *streams) error {
+				return membersRun(ctx, &chatOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id})
+			},
 				"USER  SEEN  UNREAD\njeff  0     1\njoe   1     0\n", "jeff\t0\t1\njoe\t1\t0\n"},
-			{"ls", func(s *streams) error { return lsRun(ctx, &lsOptions{IO: s.io, Client: client, User: "jeff"}) },
+			{"ls", func(s *streams) error {
+				return lsRun(ctx, &lsOptions{Output: cmdutil.Output{IO: s.io}, Client: client, User: "jeff"})
+			},
 				"CHAT  SEEN  UNREAD\n" + id + "     0     1\n", id + "\t0\t1\n"},
 			{"history", func(s *streams) error {
-				return historyRun(ctx, &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}})
+				return historyRun(ctx, &historyOptions{chatOptions: chatOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id}})
 			},
 				"CHAT  ID  SENDER  MESSAGE\n" + id + "     1   joe     one\\ttab\n", id + "\t1\tjoe\tone\\ttab\n"},
 		} {
@@ -96,7 +100,7 @@ func TestReadRuns(t *testing.T) {
 		}
 
 		s := newStreams(false, "")
-		if err := membersRun(ctx, &chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}); err != nil {
+		if err := membersRun(ctx, &chatOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, Chat: id}); err != nil {
 			t.Fatal(err)
 		}
 		var members []chat.Member
@@ -104,7 +108,7 @@ func TestReadRuns(t *testing.T) {
 			t.Errorf("members JSON %q: %+v, %v", s.out, members, err)
 		}
 		s = newStreams(false, "")
-		if err := historyRun(ctx, &historyOptions{chatOptions: chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}}); err != nil {
+		if err := historyRun(ctx, &historyOptions{chatOptions: chatOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, Chat: id}}); err != nil {
 			t.Fatal(err)
 		}
 		var history []chat.Message
@@ -115,14 +119,14 @@ func TestReadRuns(t *testing.T) {
 		// No chats: [] and ErrNothing (exit 3 with -e); on a terminal
 		// "no chats" on stderr.
 		s = newStreams(false, "")
-		if err := lsRun(ctx, &lsOptions{IO: s.io, JSON: true, Client: client, User: "nobody"}); !errors.Is(err, cmdutil.ErrNothing) || s.out.String() != "[]\n" {
+		if err := lsRun(ctx, &lsOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, User: "nobody"}); !errors.Is(err, cmdutil.ErrNothing) || s.out.String() != "[]\n" {
 			t.Errorf("ls of no chats: %v, printed %q", err, s.out)
 		}
 		s = newStreams(true, "")
-		if err := lsRun(ctx, &lsOptions{IO: s.io, Client: client, User: "nobody"}); !errors.Is(err, cmdutil.ErrNothing) || s.out.Len() != 0 || s.err.String() != "chatq: no chats\n" {
+		if err := lsRun(ctx, &lsOptions{Output: cmdutil.Output{IO: s.io}, Client: client, User: "nobody"}); !errors.Is(err, cmdutil.ErrNothing) || s.out.Len() != 0 || s.err.String() != "chatq: no chats\n" {
 			t.Errorf("ls of no chats: %v, stdout %q, stderr %q", err, s.out, s.err)
 		}
-		if err := membersRun(ctx, &chatOptions{IO: s.io, Client: client, Chat: "none"}); !errors.Is(err, chat.ErrChatNotFound) {
+		if err := membersRun(ctx, &chatOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: "none"}); !errors.Is(err, chat.ErrChatNotFound) {
 			t.Errorf("members of no chat: %v", err)
 		}
 	})
@@ -167,7 +171,7 @@ func TestHistorySearchRun(t *testing.T) {
 			}
 		}
 		s := newStreams(false, "")
-		o := &historyOptions{chatOptions: chatOptions{IO: s.io, JSON: true, Client: client, Chat: id}, Search: search.Flags{Pattern: "order"}, grep: "order"}
+		o := &historyOptions{chatOptions: chatOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, Chat: id}, Search: search.Flags{Pattern: "order"}, grep: "order"}
 		if err := historyRun(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -179,12 +183,12 @@ func TestHistorySearchRun(t *testing.T) {
 			t.Errorf("stderr %q", s.err)
 		}
 		s = newStreams(false, "")
-		o = &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}, Search: search.Flags{Pattern: "^order 4711", Regexp: true}, re: regexp.MustCompile("^order 4711")}
+		o = &historyOptions{chatOptions: chatOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id}, Search: search.Flags{Pattern: "^order 4711", Regexp: true}, re: regexp.MustCompile("^order 4711")}
 		if err := historyRun(ctx, o); err != nil || s.out.String() != id+"\t1\tjoe\torder 4711 shipped\n" {
 			t.Errorf("history --regexp: %q %v", s.out, err)
 		}
 		s = newStreams(false, "")
-		o = &historyOptions{chatOptions: chatOptions{IO: s.io, Client: client, Chat: id}, Search: search.Flags{Pattern: "nope"}, grep: "nope"}
+		o = &historyOptions{chatOptions: chatOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id}, Search: search.Flags{Pattern: "nope"}, grep: "nope"}
 		if err := historyRun(ctx, o); !errors.Is(err, cmdutil.ErrNothing) || s.out.Len() != 0 || s.err.String() != "chatq: examined 3 messages, 0 matched\n" {
 			t.Errorf("history, no match: %v, %q %q", err, s.out, s.err)
 		}

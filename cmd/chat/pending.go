@@ -7,14 +7,12 @@ import (
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
 type pendingOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 
 	User string
@@ -25,11 +23,9 @@ type pendingOptions struct {
 	Peek      bool
 }
 
-// NewCmdPending returns `chatq chat pending`. runF, when set (tests),
-// replaces the run function and gets the options once they are parsed and
-// validated.
+// NewCmdPending returns `chatq chat pending` (runF: see cmdutil.RunWith).
 func NewCmdPending(f *cmdutil.Factory, runF func(context.Context, *pendingOptions) error) *cobra.Command {
-	opts := &pendingOptions{IO: f.IO}
+	opts := &pendingOptions{}
 	cmd := &cobra.Command{
 		Use:   "pending USER [--chat ID] [--peek]",
 		Short: "Fetch the messages a user has not seen, and mark them seen",
@@ -62,10 +58,9 @@ and 1 to mark (2 on a cluster); --chat skips the first two.`,
   chatq chat pending jeff --chat 1`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
-		RunE: cmdutil.RunE(opts, runF, pendingRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, pendingRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.User = args[0]
 			opts.ChatGiven = cmd.Flags().Changed("chat")
-			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
 			return nil, opts.validate()
 		}),

@@ -55,7 +55,7 @@ func TestPendingRun(t *testing.T) {
 
 				// --peek prints and marks nothing.
 				s := newStreams(m.tty, "")
-				if err := pendingRun(ctx, &pendingOptions{IO: s.io, Client: client, User: u, Peek: true}); err != nil {
+				if err := pendingRun(ctx, &pendingOptions{Output: cmdutil.Output{IO: s.io}, Client: client, User: u, Peek: true}); err != nil {
 					t.Fatal(err)
 				}
 				want := id + "\t1\tjoe\tone\\nline\n"
@@ -68,7 +68,7 @@ func TestPendingRun(t *testing.T) {
 
 				// Then JSON, marking what it printed.
 				s = newStreams(m.tty, "")
-				if err := pendingRun(ctx, &pendingOptions{IO: s.io, JSON: true, Client: client, User: u, Chat: id, ChatGiven: true}); err != nil {
+				if err := pendingRun(ctx, &pendingOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, User: u, Chat: id, ChatGiven: true}); err != nil {
 					t.Fatal(err)
 				}
 				var got []chat.ChatMessages
@@ -79,13 +79,13 @@ func TestPendingRun(t *testing.T) {
 
 				// Nothing left: [] and ErrNothing (exit 3 with -e).
 				s = newStreams(m.tty, "")
-				err := pendingRun(ctx, &pendingOptions{IO: s.io, JSON: true, Client: client, User: u})
+				err := pendingRun(ctx, &pendingOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, User: u})
 				if !errors.Is(err, cmdutil.ErrNothing) || s.out.String() != "[]\n" {
 					t.Errorf("second pending: %v, printed %q", err, s.out)
 				}
 
 				// --chat of a chat the user is not in: the hint names members.
-				err = pendingRun(ctx, &pendingOptions{IO: s.io, Client: client, User: "sam", Chat: id, ChatGiven: true})
+				err = pendingRun(ctx, &pendingOptions{Output: cmdutil.Output{IO: s.io}, Client: client, User: "sam", Chat: id, ChatGiven: true})
 				if !errors.Is(err, chat.ErrNotMember) || hintOf(err) == "" {
 					t.Errorf("pending of another's chat: %v (hint %q)", err, hintOf(err))
 				}

@@ -9,14 +9,12 @@ import (
 	"github.com/chatq-dev/chatq/internal/base/names"
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/chat"
 	"github.com/spf13/cobra"
 )
 
 type sendOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 
 	Chat string
@@ -28,10 +26,9 @@ type sendOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdSend returns `chatq chat send`. runF, when set (tests), replaces the
-// run function and gets the options once they are parsed and validated.
+// NewCmdSend returns `chatq chat send` (runF: see cmdutil.RunWith).
 func NewCmdSend(f *cmdutil.Factory, runF func(context.Context, *sendOptions) error) *cobra.Command {
-	opts := &sendOptions{IO: f.IO}
+	opts := &sendOptions{}
 	cmd := &cobra.Command{
 		Use:   "send CHAT --from USER MESSAGE|-",
 		Short: "Send a message to a chat",
@@ -50,9 +47,8 @@ exits 4: the message may be stored.`,
   printf 'two\nlines' | chatq chat send 1 --from jeff -`,
 		Args:              cmdutil.ExactArgs(2),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(chatIDs)),
-		RunE: cmdutil.RunE(opts, runF, sendRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, sendRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Chat, opts.Message = args[0], args[1]
-			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout

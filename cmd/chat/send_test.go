@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/chat"
 )
@@ -52,7 +53,7 @@ func TestSendRun(t *testing.T) {
 		for i, m := range modes {
 			t.Run(m.name, func(t *testing.T) {
 				s := newStreams(m.tty, "kept\n")
-				if err := sendRun(ctx, &sendOptions{IO: s.io, Client: client, Chat: id, From: "jeff", Message: "-"}); err != nil {
+				if err := sendRun(ctx, &sendOptions{Output: cmdutil.Output{IO: s.io}, Client: client, Chat: id, From: "jeff", Message: "-"}); err != nil {
 					t.Fatal(err)
 				}
 				want := 2 + 2*i
@@ -60,7 +61,7 @@ func TestSendRun(t *testing.T) {
 					t.Errorf("printed %q, want message id %d", got, want)
 				}
 				s = newStreams(m.tty, "")
-				if err := sendRun(ctx, &sendOptions{IO: s.io, JSON: true, Client: client, Chat: id, From: "joe", Message: "json"}); err != nil {
+				if err := sendRun(ctx, &sendOptions{Output: cmdutil.Output{IO: s.io, JSON: true}, Client: client, Chat: id, From: "joe", Message: "json"}); err != nil {
 					t.Fatal(err)
 				}
 				var got struct {
@@ -71,7 +72,7 @@ func TestSendRun(t *testing.T) {
 					t.Errorf("JSON %q: %+v, %v", s.out, got, err)
 				}
 				// Not a member: the hint names the members command.
-				err := sendRun(ctx, &sendOptions{IO: newStreams(m.tty, "").io, Client: client, Chat: id, From: "sam", Message: "x"})
+				err := sendRun(ctx, &sendOptions{Output: cmdutil.Output{IO: newStreams(m.tty, "").io}, Client: client, Chat: id, From: "sam", Message: "x"})
 				if !errors.Is(err, chat.ErrNotMember) || !strings.Contains(hintOf(err), "chatq chat members "+id) {
 					t.Errorf("send as a non-member: %v (hint %q)", err, hintOf(err))
 				}

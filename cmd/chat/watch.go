@@ -17,8 +17,7 @@ import (
 )
 
 type watchOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*chat.Client, error) // built when the run calls it
 	// Persistent returns the reconnecting loop on the client's server.
 	Persistent func(giveUpAfter time.Duration) *conn.Persistent
@@ -30,10 +29,9 @@ type watchOptions struct {
 	GiveUpAfter time.Duration
 }
 
-// NewCmdWatch returns `chatq chat watch`. runF, when set (tests), replaces
-// the run function and gets the options once they are parsed and validated.
+// NewCmdWatch returns `chatq chat watch` (runF: see cmdutil.RunWith).
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *watchOptions) error) *cobra.Command {
-	opts := &watchOptions{IO: f.IO}
+	opts := &watchOptions{}
 	cmd := &cobra.Command{
 		Use:   "watch USER",
 		Short: "Follow a user's new messages as they arrive, like tail -f",
@@ -57,9 +55,8 @@ message per line: {"chat_id":"1","id":5,"ts":…,"sender":"joe","message":"…"}
   chatq chat watch jeff --mark --jq .message`,
 		Args:              cmdutil.ExactArgs(1),
 		ValidArgsFunction: f.CompleteFirstArg(cmdutil.PagedLister(userNames)),
-		RunE: cmdutil.RunE(opts, runF, watchRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, watchRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.User = args[0]
-			opts.JSON = f.JSON()
 			opts.Client = chatClient(f)
 			opts.Persistent = f.Persistent
 			return nil, opts.validate()

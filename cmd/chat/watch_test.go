@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
@@ -81,7 +82,7 @@ func TestWatchRun(t *testing.T) {
 					id := mustCreate(t, chats, "", "joe", []string{u}, "before")
 					var out, errOut lockedBuffer
 					ios := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: m.tty, ErrTTY: m.tty}
-					o := &watchOptions{IO: ios, JSON: asJSON, Client: client, User: u, Poll: 100 * time.Millisecond,
+					o := &watchOptions{Output: cmdutil.Output{IO: ios, JSON: asJSON}, Client: client, User: u, Poll: 100 * time.Millisecond,
 						Persistent: func(d time.Duration) *conn.Persistent { return &conn.Persistent{IO: ios, GiveUpAfter: d} }}
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel()

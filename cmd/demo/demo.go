@@ -16,10 +16,9 @@ import (
 )
 
 type demoOptions struct {
-	IO     *iostreams.IOStreams
-	Output string                                // -o, which every step gets
-	Client func() (redis.UniversalClient, error) // the --url server, to remove the demo's keys from
-	Exec   RunFunc                               // runs one chatq command line in process
+	cmdutil.Output                                       // every step gets -o json when JSON is set
+	Client         func() (redis.UniversalClient, error) // the --url server, to remove the demo's keys from
+	Exec           RunFunc                               // runs one chatq command line in process
 
 	URL      string // --url
 	URLGiven bool   // --url was given: the tour runs there, under a prefix of its own
@@ -30,9 +29,8 @@ type demoOptions struct {
 // its exit code; the root command passes its Run.
 type RunFunc func(ctx context.Context, args []string, io *iostreams.IOStreams, getenv func(string) string) int
 
-// NewCmdDemo returns `chatq demo`, whose steps exec runs. runF, when set
-// (tests), replaces the run function and gets the options once the flags
-// are parsed.
+// NewCmdDemo returns `chatq demo`, whose steps exec runs (runF: see
+// cmdutil.RunWith).
 func NewCmdDemo(f *cmdutil.Factory, exec RunFunc, runF func(context.Context, *demoOptions) error) *cobra.Command {
 	opts := &demoOptions{}
 	return cmdutil.MarkRead(&cobra.Command{
@@ -48,10 +46,10 @@ and deletes its keys at the end.`,
   chatq demo -o json
   chatq demo --url redis://127.0.0.1:6379/0`,
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, demoRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, demoRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			*opts = demoOptions{IO: f.IO, Output: cfg.Output, Client: f.Client, Exec: exec,
-				URL: cfg.URL, URLGiven: cmd.Flags().Changed("url"), Prefix: cfg.Prefix}
+			opts.Client, opts.Exec = f.Client, exec
+			opts.URL, opts.URLGiven, opts.Prefix = cfg.URL, cmd.Flags().Changed("url"), cfg.Prefix
 			return nil, nil
 		}),
 	})
@@ -130,7 +128,11 @@ func (d *demo) runIn(in *string, out io.Writer, args ...string) error {
 		streams.Out = out
 	}
 	fmt.Fprintf(d.opts.IO.ErrOut, "$ %schatq %s\n", pipe, strings.Join(shown, " "))
-	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", d.opts.Output}, args...)
+	output := "text"
+	if d.opts.JSON {
+		output = "json"
+	}
+	full := append([]string{"--url", d.url, "--prefix", d.prefix, "-o", output}, args...)
 	if code := d.opts.Exec(d.ctx, full, &streams, func(string) string { return "" }); code != cmdutil.ExitOK {
 		return fmt.Errorf("demo step `chatq %s` exited %d", strings.Join(shown, " "), code)
 	}

@@ -23,8 +23,8 @@ func TestDemoFlags(t *testing.T) {
 		args []string
 		want *demoOptions // nil: a usage error
 	}{
-		{[]string{"demo"}, &demoOptions{Output: "json", URL: "redis://db:6380/0", Prefix: "p:"}},
-		{[]string{"demo", "--url", "redis://db:6380/0"}, &demoOptions{Output: "json", URL: "redis://db:6380/0", URLGiven: true, Prefix: "p:"}},
+		{[]string{"demo"}, &demoOptions{Output: cmdutil.Output{JSON: true}, URL: "redis://db:6380/0", Prefix: "p:"}},
+		{[]string{"demo", "--url", "redis://db:6380/0"}, &demoOptions{Output: cmdutil.Output{JSON: true}, URL: "redis://db:6380/0", URLGiven: true, Prefix: "p:"}},
 		{[]string{"demo", "extra"}, nil},
 	} {
 		f := cmdtest.Factory(&conn.Config{URL: "redis://db:6380/0", Prefix: "p:", Output: "json"}, nil)
@@ -102,7 +102,7 @@ func TestDemoRun(t *testing.T) {
 		}{{"terminal", true}, {"piped", false}} {
 			ios, _, errOut := iostreams.Test(m.tty, "")
 			fake := &fakeChatq{}
-			if err := demoRun(context.Background(), &demoOptions{IO: ios, Output: output, Exec: fake.exec, URL: "redis://unused:1/0", Prefix: "p:"}); err != nil {
+			if err := demoRun(context.Background(), &demoOptions{Output: cmdutil.Output{IO: ios, JSON: output == "json"}, Exec: fake.exec, URL: "redis://unused:1/0", Prefix: "p:"}); err != nil {
 				t.Fatalf("%s %s: %v", output, m.name, err)
 			}
 			var steps []string
@@ -141,7 +141,7 @@ func testDemoOnServer(t *testing.T, b redistest.Backend) {
 	for _, fail := range []string{"", "chat send 1 --from joe message 2"} {
 		ios, _, errOut := iostreams.Test(false, "")
 		fake := &fakeChatq{client: b.Client, fail: fail}
-		err := demoRun(ctx, &demoOptions{IO: ios, Output: "text", Exec: fake.exec, URL: b.URL, URLGiven: true, Prefix: b.Prefix,
+		err := demoRun(ctx, &demoOptions{Output: cmdutil.Output{IO: ios}, Exec: fake.exec, URL: b.URL, URLGiven: true, Prefix: b.Prefix,
 			Client: func() (redis.UniversalClient, error) { return b.Client, nil }})
 		if fail == "" && err != nil {
 			t.Fatal(err)

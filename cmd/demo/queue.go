@@ -52,7 +52,7 @@ func (d *demo) pollIDs(args ...string) ([]string, error) {
 	if err := d.runIn(nil, &buf, args...); err != nil {
 		return nil, err
 	}
-	if d.opts.Output == "json" {
+	if d.opts.JSON {
 		if err := d.opts.IO.WriteJSON(json.RawMessage(bytes.TrimSpace(buf.Bytes()))); err != nil {
 			return nil, err
 		}
@@ -60,7 +60,7 @@ func (d *demo) pollIDs(args ...string) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
-	if d.opts.Output == "json" {
+	if d.opts.JSON {
 		var ms []struct {
 			ID string `json:"id"`
 		}

@@ -7,20 +7,17 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/embedded"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/spf13/cobra"
 )
 
 type devOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	cmdutil.Output
 	Addr string // where the server listens
 }
 
-// NewCmdDev returns `chatq dev`. runF, when set (tests), replaces the run
-// function and gets the options once the flags are parsed.
+// NewCmdDev returns `chatq dev` (runF: see cmdutil.RunWith).
 func NewCmdDev(f *cmdutil.Factory, runF func(context.Context, *devOptions) error) *cobra.Command {
-	opts := &devOptions{IO: f.IO}
+	opts := &devOptions{}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run an embedded in-memory Redis-protocol server for development",
@@ -39,8 +36,7 @@ and exits 0, so a script or supervisor that stops it sees a clean end.`,
   chatq dev --addr 127.0.0.1:0       # any free port
   chatq dev --addr 127.0.0.1:0 -o json   # {"url":"redis://127.0.0.1:41234/0"}`,
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, devRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.JSON = f.JSON()
+		RunE: cmdutil.RunWith(f, opts, runF, devRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, nil
 		}),
 	}

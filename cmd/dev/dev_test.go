@@ -26,7 +26,7 @@ func TestDevFlags(t *testing.T) {
 		want *devOptions // nil: a usage error
 	}{
 		{args: []string{"dev"}, want: &devOptions{Addr: "127.0.0.1:6379"}},
-		{args: []string{"dev", "--addr", "127.0.0.1:0"}, json: true, want: &devOptions{JSON: true, Addr: "127.0.0.1:0"}},
+		{args: []string{"dev", "--addr", "127.0.0.1:0"}, json: true, want: &devOptions{Output: cmdutil.Output{JSON: true}, Addr: "127.0.0.1:0"}},
 		{args: []string{"dev", "extra"}},
 		{args: []string{"dev", "--port", "1"}},
 	} {
@@ -66,7 +66,9 @@ func TestDevRun(t *testing.T) {
 		ios.Out = pw
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- devRun(ctx, &devOptions{IO: ios, JSON: tc.json, Addr: "127.0.0.1:0"}) }()
+		go func() {
+			done <- devRun(ctx, &devOptions{Output: cmdutil.Output{IO: ios, JSON: tc.json}, Addr: "127.0.0.1:0"})
+		}()
 
 		var url string
 		if tc.json {
@@ -122,7 +124,7 @@ func TestDevAddrInUse(t *testing.T) {
 	}
 	defer l.Close()
 	ios, out, _ := iostreams.Test(false, "")
-	err = devRun(context.Background(), &devOptions{IO: ios, Addr: l.Addr().String()})
+	err = devRun(context.Background(), &devOptions{Output: cmdutil.Output{IO: ios}, Addr: l.Addr().String()})
 	var h *cmdutil.HintError
 	if err == nil || !strings.HasPrefix(err.Error(), "listen on "+l.Addr().String()+": ") || !errors.As(err, &h) || !strings.Contains(h.Hint(), "--addr") || out.Len() != 0 {
 		t.Errorf("address in use: %v, printed %q", err, out)

@@ -66,7 +66,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 // addShardSizeFlag gives the list group its --shard-size, which every list
-// command reads (newListOptions).
+// command reads (bindShared).
 func addShardSizeFlag(group *cobra.Command) {
 	group.PersistentFlags().Int("shard-size", 0,
 		"for a push to a new list: a shard holds at most this many items minus one (default 512, the book's LIST_CHUNK_SIZE); a list keeps the size of its first push")
@@ -74,8 +74,7 @@ func addShardSizeFlag(group *cobra.Command) {
 
 // listOptions are the options every list command has.
 type listOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	cmdutil.Output
 	// Redis returns the server's client, built when a run first calls it;
 	// Prefix goes in front of every key.
 	Redis  func() (redis.UniversalClient, error)
@@ -87,12 +86,12 @@ type listOptions struct {
 	ShardSizeGiven bool
 }
 
-// newListOptions reads the options every list command has, once the flags
-// are parsed.
-func newListOptions(f *cmdutil.Factory, cmd *cobra.Command) listOptions {
-	size, _ := cmd.Flags().GetInt("shard-size")
-	return listOptions{IO: f.IO, JSON: f.JSON(), Redis: f.Client, Prefix: f.Prefix(),
-		ShardSize: size, ShardSizeGiven: cmd.Flags().Changed("shard-size")}
+// bindShared reads the options every list command has but its Output
+// (cmdutil.RunWith fills that), once the flags are parsed.
+func (o *listOptions) bindShared(f *cmdutil.Factory, cmd *cobra.Command) {
+	o.Redis, o.Prefix = f.Client, f.Prefix()
+	o.ShardSize, _ = cmd.Flags().GetInt("shard-size")
+	o.ShardSizeGiven = cmd.Flags().Changed("shard-size")
 }
 
 // validateShardSize refuses a --shard-size below 2, before any Redis call.

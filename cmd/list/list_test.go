@@ -64,5 +64,5 @@ var modes = []struct {
 
 // on returns the options every command has, on b with streams s.
 func on(b redistest.Backend, s streams) listOptions {
-	return listOptions{IO: s.io, Prefix: b.Prefix, Redis: func() (redis.UniversalClient, error) { return b.Client, nil }}
+	return listOptions{Output: cmdutil.Output{IO: s.io}, Prefix: b.Prefix, Redis: func() (redis.UniversalClient, error) { return b.Client, nil }}
 }

@@ -37,8 +37,8 @@ exits 0, or 3 with -e.`,
   chatq list ls -l -o json
   chatq list ls -l --jq '.[] | select(.length == 0) | .key'   # emptied lists, for list del`,
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, nil, listLsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.listOptions = newListOptions(f, cmd)
+		RunE: cmdutil.RunWith(f, opts, nil, listLsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.bindShared(f, cmd)
 			return nil, nil
 		}),
 	}
@@ -136,7 +136,7 @@ delete lands in the list and goes with it: stop the producers first.`,
   chatq list del big --force -o json
   chatq list ls -l --jq '.[] | select(.length == 0) | .key' | xargs -n1 chatq list del`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, nil, delRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, nil, delRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, opts.keyOptions.bind(f, cmd, args)
 		}),
 	}

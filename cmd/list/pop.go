@@ -25,9 +25,8 @@ type popOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPop returns `chatq list lpop` (head) or `rpop` (tail). runF, when
-// set (tests), replaces the run function and gets the options once they are
-// parsed and validated.
+// NewCmdPop returns `chatq list lpop` (head) or `rpop` (tail).
+// runF: see cmdutil.RunWith.
 func NewCmdPop(f *cmdutil.Factory, s side, runF func(context.Context, *popOptions) error) *cobra.Command {
 	opts := &popOptions{Side: s}
 	name := s.name() + "pop"
@@ -49,8 +48,8 @@ When every repeat fails it exits 4: the items may be popped.`,
   chatq list %[1]s jobs -n 10 -o json
   chatq -e list %[1]s jobs || echo empty`, name),
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, popRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.listOptions = newListOptions(f, cmd)
+		RunE: cmdutil.RunWith(f, opts, runF, popRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.bindShared(f, cmd)
 			opts.Key = args[0]
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
@@ -122,9 +121,8 @@ type bpopOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdBPop returns `chatq list blpop` (head) or `brpop` (tail). runF,
-// when set (tests), replaces the run function and gets the options once
-// they are parsed and validated.
+// NewCmdBPop returns `chatq list blpop` (head) or `brpop` (tail).
+// runF: see cmdutil.RunWith.
 func NewCmdBPop(f *cmdutil.Factory, s side, runF func(context.Context, *bpopOptions) error) *cobra.Command {
 	opts := &bpopOptions{Side: s}
 	name := "b" + s.name() + "pop"
@@ -156,8 +154,8 @@ again without waiting, within --timeout. When every repeat fails it exits
   chatq list %[1]s jobs --wait 250ms -o json
   chatq list %[1]s jobs                # wait until an item comes`, name),
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, bpopRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.listOptions = newListOptions(f, cmd)
+		RunE: cmdutil.RunWith(f, opts, runF, bpopRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.bindShared(f, cmd)
 			opts.Persistent = f.Persistent
 			opts.Key = args[0]
 			if cfg := f.Config(); cfg != nil {

@@ -29,9 +29,8 @@ type pushOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPush returns `chatq list lpush` (head) or `rpush` (tail). runF,
-// when set (tests), replaces the run function and gets the options once
-// they are parsed and validated.
+// NewCmdPush returns `chatq list lpush` (head) or `rpush` (tail).
+// runF: see cmdutil.RunWith.
 func NewCmdPush(f *cmdutil.Factory, s side, runF func(context.Context, *pushOptions) error) *cobra.Command {
 	opts := &pushOptions{Side: s}
 	name := s.name() + "push"
@@ -64,8 +63,8 @@ Items that start with - go after --, or they are taken for flags.`,
   chatq list %[1]s jobs a -o json
   chatq list %[1]s jobs -- -1 -2   # items that start with -`, name),
 		Args: cmdutil.MinArgs(2),
-		RunE: cmdutil.RunE(opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.listOptions = newListOptions(f, cmd)
+		RunE: cmdutil.RunWith(f, opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.bindShared(f, cmd)
 			opts.Key, opts.Items = args[0], args[1:]
 			opts.Stdin = len(opts.Items) == 1 && opts.Items[0] == "-"
 			if cfg := f.Config(); cfg != nil {

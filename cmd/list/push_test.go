@@ -40,7 +40,7 @@ func TestPartialPushHint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer
 			f := &cmdutil.Factory{IO: &iostreams.IOStreams{ErrOut: &errOut}}
-			o := &pushOptions{listOptions: listOptions{IO: f.IO}, Side: tc.side, Key: "jobs", Stdin: tc.stdin}
+			o := &pushOptions{listOptions: listOptions{Output: f.Output()}, Side: tc.side, Key: "jobs", Stdin: tc.stdin}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tc.cancel {

@@ -27,12 +27,12 @@ func (o *keyOptions) validate() error {
 
 // bind reads KEY and the shared options, and validates them.
 func (o *keyOptions) bind(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
-	*o = keyOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
+	o.bindShared(f, cmd)
+	o.Key = args[0]
 	return o.validate()
 }
 
-// NewCmdLen returns `chatq list llen`. runF, when set (tests), replaces the
-// run function and gets the options once they are parsed and validated.
+// NewCmdLen returns `chatq list llen` (runF: see cmdutil.RunWith).
 func NewCmdLen(f *cmdutil.Factory, runF func(context.Context, *keyOptions) error) *cobra.Command {
 	opts := &keyOptions{}
 	cmd := &cobra.Command{
@@ -45,7 +45,7 @@ exist has length 0.`,
 		Example: `  chatq list llen jobs
   chatq list llen jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, lenRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, lenRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, opts.bind(f, cmd, args)
 		}),
 	}
@@ -82,8 +82,7 @@ type rangeOptions struct {
 	Start, Stop int64
 }
 
-// NewCmdRange returns `chatq list lrange`. runF, when set (tests), replaces
-// the run function and gets the options once they are parsed and validated.
+// NewCmdRange returns `chatq list lrange` (runF: see cmdutil.RunWith).
 func NewCmdRange(f *cmdutil.Factory, runF func(context.Context, *rangeOptions) error) *cobra.Command {
 	opts := &rangeOptions{}
 	var positional []string
@@ -111,9 +110,10 @@ Flags may go anywhere: a negative number is an index, never a flag.`,
 			}
 			return cmdutil.ExactArgs(3)(cmd, positional)
 		},
-		RunE: cmdutil.RunE(opts, runF, rangeRun, func(cmd *cobra.Command, _ []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, rangeRun, func(cmd *cobra.Command, _ []string) (cmdutil.Run, error) {
 			args := positional
-			*opts = rangeOptions{listOptions: newListOptions(f, cmd), Key: args[0]}
+			opts.bindShared(f, cmd)
+			opts.Key = args[0]
 			var err error
 			if opts.Start, err = parseIndex("START", args[1]); err != nil {
 				return nil, err
@@ -211,9 +211,7 @@ func rangeRun(ctx context.Context, o *rangeOptions) error {
 	return nil
 }
 
-// NewCmdShards returns `chatq list shards`. runF, when set (tests),
-// replaces the run function and gets the options once they are parsed and
-// validated.
+// NewCmdShards returns `chatq list shards` (runF: see cmdutil.RunWith).
 func NewCmdShards(f *cmdutil.Factory, runF func(context.Context, *keyOptions) error) *cobra.Command {
 	opts := &keyOptions{}
 	cmd := &cobra.Command{
@@ -229,7 +227,7 @@ sizes were recorded). Read in calls of at most 100 shards each.`,
 		Example: `  chatq list shards jobs
   chatq list shards jobs -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, shardsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, shardsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			return nil, opts.bind(f, cmd, args)
 		}),
 	}

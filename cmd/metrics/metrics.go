@@ -19,7 +19,6 @@ import (
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/cli/exporter"
 	"github.com/chatq-dev/chatq/internal/cli/exposition"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/cli/snapshot"
 	"github.com/chatq-dev/chatq/internal/cli/webconfig"
 	"github.com/redis/go-redis/v9"
@@ -85,8 +84,7 @@ const metricsExample = `  chatq metrics
   chatq metrics --jq '.[] | select(.name == "chatq_queue_messages") | .samples'`
 
 type metricsOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (redis.UniversalClient, error) // built when the run calls it
 	Hint   func(error) string                    // the hint for an error, on stderr
 
@@ -115,10 +113,9 @@ const (
 	scanCount        = 500
 )
 
-// NewCmd returns `chatq metrics`. runF, when set (tests), replaces the run
-// function and gets the options once they are parsed and validated.
+// NewCmd returns `chatq metrics` (runF: see cmdutil.RunWith).
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *metricsOptions) error) *cobra.Command {
-	opts := &metricsOptions{IO: f.IO}
+	opts := &metricsOptions{}
 	var scanCalls int
 	cmd := &cobra.Command{
 		Use:     "metrics [--listen ADDR | --file PATH]",
@@ -126,8 +123,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *metricsOptions) erro
 		Long:    metricsLong,
 		Example: metricsExample,
 		Args:    cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, metricsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.JSON = f.JSON()
+		RunE: cmdutil.RunWith(f, opts, runF, metricsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Client = f.Client
 			opts.Hint = f.HintFor
 			ns, err := conn.Namespace(opts.Namespace, f.Getenv)

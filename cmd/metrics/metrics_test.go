@@ -58,7 +58,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{args: nil, want: metricsOptions{Namespace: "rsmq", Prefix: "app:", Limits: def}},
 		{args: []string{"-o", "json", "--openmetrics", "--file", "m.prom"},
-			want: metricsOptions{JSON: true, Namespace: "rsmq", Prefix: "app:", Limits: def, OpenMetrics: true, File: "m.prom"}},
+			want: metricsOptions{Output: cmdutil.Output{JSON: true}, Namespace: "rsmq", Prefix: "app:", Limits: def, OpenMetrics: true, File: "m.prom"}},
 		{args: []string{"--listen", "9464"}, want: metricsOptions{Namespace: "rsmq", Prefix: "app:", Limits: def, Listen: "127.0.0.1:9464"}},
 		{args: []string{"--listen", ":9464"}, want: metricsOptions{Namespace: "rsmq", Prefix: "app:", Limits: def, Listen: "127.0.0.1:9464"}},
 		{args: []string{"--listen", "0.0.0.0:9464"}, want: metricsOptions{Namespace: "rsmq", Prefix: "app:", Limits: def, Listen: "0.0.0.0:9464"}},
@@ -106,7 +106,7 @@ func TestFlags(t *testing.T) {
 
 // options are metrics' options against b, reading queues only.
 func options(t *testing.T, b redistest.Backend, ios *iostreams.IOStreams) *metricsOptions {
-	o := &metricsOptions{IO: ios, Client: func() (redis.UniversalClient, error) { return b.Client, nil },
+	o := &metricsOptions{Output: cmdutil.Output{IO: ios}, Client: func() (redis.UniversalClient, error) { return b.Client, nil },
 		Hint: func(error) string { return "" }, Namespace: "rsmq", Prefix: b.Prefix,
 		Limits: snapshot.Limits{Queues: 10, ScanCalls: 1, RegistryCalls: 1, ScanCount: 500}}
 	if err := o.validate(); err != nil {

@@ -18,8 +18,7 @@ import (
 )
 
 type ackOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	Refs   []string // ids or receipts
@@ -28,10 +27,9 @@ type ackOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdAck returns `chatq queue ack`. runF, when set (tests), replaces the
-// run function and gets the options after flags are parsed and validated.
+// NewCmdAck returns `chatq queue ack` (runF: see cmdutil.RunWith).
 func NewCmdAck(f *cmdutil.Factory, runF func(context.Context, *ackOptions) error) *cobra.Command {
-	opts := &ackOptions{IO: f.IO}
+	opts := &ackOptions{}
 	cmd := &cobra.Command{
 		Use:   "ack QUEUE ID|RECEIPT...",
 		Short: "Acknowledge (delete) received messages (RSMQ deleteMessage)",
@@ -55,9 +53,9 @@ messages may be acked.`,
   chatq queue ack jobs mc3x9rz0kqAbCdEfGhIjKlMnOpQrStUv.1.1795268834364
   chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs`,
 		Args: cmdutil.MinArgs(2),
-		RunE: cmdutil.RunE(opts, runF, ackRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, ackRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Refs = args[0], args[1:]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
@@ -107,8 +105,7 @@ func ackRun(ctx context.Context, opts *ackOptions) error {
 }
 
 type retryOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	Refs   []string // ids or receipts; none with a selection
@@ -122,11 +119,9 @@ type retryOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdRetry returns `chatq queue retry`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdRetry returns `chatq queue retry` (runF: see cmdutil.RunWith).
 func NewCmdRetry(f *cmdutil.Factory, runF func(context.Context, *retryOptions) error) *cobra.Command {
-	opts := &retryOptions{IO: f.IO}
+	opts := &retryOptions{}
 	cmd := &cobra.Command{
 		Use:   "retry QUEUE (ID|RECEIPT... | --inflight-for DUR | --min-receives N) [--delay DUR] [-n N]",
 		Short: "Make messages due again now or after a delay (RSMQ changeMessageVisibility); release stuck ones",
@@ -167,10 +162,10 @@ with the first answer (kept 10 minutes). When every repeat fails it exits
   chatq queue retry bullmq:mail 42 43     # another kind: failed → wait, as Job.retry
   chatq queue retry asynq:default TASK_ID # archived, retry or scheduled → pending, as RunTask`,
 		Args: cmdutil.MinArgs(1),
-		RunE: cmdutil.RunE(opts, runF, retryRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, retryRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Refs = args[0], args[1:]
 			opts.Select.read(cmd.Flags())
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}
@@ -179,7 +174,7 @@ with the first answer (kept 10 minutes). When every repeat fails it exits
 					return nil, cmdutil.WithHint(cmdutil.UsageErrorf("a queue of another kind retries jobs by id, now, without --delay or a selection"),
 						fmt.Sprintf("list them with `chatq queue peek %s --state dead --jq '.[].id'`, or move every dead job back with `chatq queue redrive %s`", opts.Queue, opts.Queue))
 				}
-				target := &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+				target := targetOf(f, cmd, args[0])
 				return func(ctx context.Context) error { return kindRetry(ctx, target, opts.Refs) }, nil
 			}
 			return nil, opts.validate()

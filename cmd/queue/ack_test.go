@@ -15,7 +15,7 @@ import (
 func TestAckFlags(t *testing.T) {
 	tests := []flagCase[ackOptions]{
 		{args: []string{"jobs", "a"}, want: ackOptions{Queue: "jobs", Refs: []string{"a"}}},
-		{args: []string{"-o", "json", "jobs", "a", "b.1.2"}, want: ackOptions{JSON: true, Queue: "jobs", Refs: []string{"a", "b.1.2"}}},
+		{args: []string{"-o", "json", "jobs", "a", "b.1.2"}, want: ackOptions{Output: cmdutil.Output{JSON: true}, Queue: "jobs", Refs: []string{"a", "b.1.2"}}},
 		{args: []string{"jobs"}, wantErr: "requires at least 2 arg(s)"},
 		{args: []string{"bad name", "a"}, wantErr: `queue name "bad name"`},
 		{args: []string{"QUEUES", "a"}, wantErr: "registry"},
@@ -30,7 +30,7 @@ func TestAckRun(t *testing.T) {
 
 		// On a terminal: success is said on stderr, missing ids listed.
 		ios, out, errOut := testIO(true, "")
-		err := ackRun(context.Background(), &ackOptions{IO: ios, Client: testClient(b), Queue: "jobs", Refs: []string{ids[0], missing}})
+		err := ackRun(context.Background(), &ackOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Refs: []string{ids[0], missing}})
 		if !errors.Is(err, delayq.ErrMessageNotFound) {
 			t.Fatalf("ack of a missing id: %v", err)
 		}
@@ -38,7 +38,7 @@ func TestAckRun(t *testing.T) {
 			t.Fatalf("terminal: %q %q", out, errOut)
 		}
 		ios, _, errOut = testIO(true, "")
-		if err := ackRun(context.Background(), &ackOptions{IO: ios, Client: testClient(b), Queue: "jobs", Refs: []string{ids[1]}}); err != nil {
+		if err := ackRun(context.Background(), &ackOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Refs: []string{ids[1]}}); err != nil {
 			t.Fatal(err)
 		}
 		if errOut.String() != "chatq: acked 1 message\n" {
@@ -47,7 +47,7 @@ func TestAckRun(t *testing.T) {
 
 		// Piped, JSON: the result only.
 		ios, out, errOut = testIO(false, "")
-		if err := ackRun(context.Background(), &ackOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", Refs: []string{ids[2]}}); err != nil {
+		if err := ackRun(context.Background(), &ackOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", Refs: []string{ids[2]}}); err != nil {
 			t.Fatal(err)
 		}
 		var got queueAckJSON
@@ -86,14 +86,14 @@ func TestRetryRun(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ids := newQueue(t, b, "jobs", delayq.Attributes{}, "a", "b", "c")
 		ios, out, errOut := testIO(true, "")
-		if err := retryRun(context.Background(), &retryOptions{IO: ios, Client: testClient(b), Queue: "jobs", Refs: ids[:1], Delay: time.Hour}); err != nil {
+		if err := retryRun(context.Background(), &retryOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Refs: ids[:1], Delay: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 		if out.Len() != 0 || !strings.HasPrefix(errOut.String(), "chatq: "+ids[0]+" due at ") {
 			t.Fatalf("terminal: %q %q", out, errOut)
 		}
 		ios, out, errOut = testIO(false, "")
-		if err := retryRun(context.Background(), &retryOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", Refs: ids[:1]}); err != nil {
+		if err := retryRun(context.Background(), &retryOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", Refs: ids[:1]}); err != nil {
 			t.Fatal(err)
 		}
 		var got queueRetryJSON
@@ -104,7 +104,7 @@ func TestRetryRun(t *testing.T) {
 		// Many, one of them missing: the others are retried, exit 1.
 		missing := strings.Repeat("x", 32)
 		ios, out, errOut = testIO(false, "")
-		err := retryRun(context.Background(), &retryOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", Refs: append([]string{missing}, ids...)})
+		err := retryRun(context.Background(), &retryOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", Refs: append([]string{missing}, ids...)})
 		if !errors.Is(err, delayq.ErrMessageNotFound) || !strings.Contains(hintOf(err), "acked, popped") {
 			t.Fatalf("missing id: %v", err)
 		}
@@ -137,7 +137,7 @@ func TestRetrySelectionRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		ios, out, errOut := testIO(false, "")
-		o := &retryOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", Select: filterFlags{MinReceives: 2}}
+		o := &retryOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", Select: filterFlags{MinReceives: 2}}
 		if err := retryRun(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestRetrySelectionRun(t *testing.T) {
 		}
 		// Nothing selected: nothing to return (exit 3 with -e).
 		ios, _, _ = testIO(false, "")
-		o = &retryOptions{IO: ios, Client: testClient(b), Queue: "jobs", Select: filterFlags{InFlightFor: ptr(time.Hour)}}
+		o = &retryOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Select: filterFlags{InFlightFor: ptr(time.Hour)}}
 		if err := retryRun(ctx, o); !errors.Is(err, cmdutil.ErrNothing) {
 			t.Fatalf("none selected: %v", err)
 		}

@@ -55,11 +55,11 @@ deleteMessage).`,
   chatq queue peek asynq:default --state dead --grep '"user":7' --jq '.[].id' | xargs chatq queue rm asynq:default
   chatq queue rm stream:orders/billing 1718000000000-0 --force`,
 		Args: cmdutil.MinArgs(2),
-		RunE: cmdutil.RunE(opts, nil, rmRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, nil, rmRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if err := kindOnly(args[0], "rm", "delete a message by id with `chatq queue ack "+args[0]+" ID`"); err != nil {
 				return nil, err
 			}
-			opts.Target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+			opts.Target = *targetOf(f, cmd, args[0])
 			opts.IDs = args[1:]
 			return nil, nil
 		}),
@@ -105,7 +105,7 @@ that is not paused changes nothing.`
 		Long:    long,
 		Example: "  chatq queue " + verb + " bullmq:mail\n  chatq queue " + verb + " asynq:critical -o json",
 		Args:    cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(target, nil, func(ctx context.Context, target *kindTarget) error {
+		RunE: cmdutil.RunWith(f, target, nil, func(ctx context.Context, target *kindTarget) error {
 			q, err := target.open()
 			if err != nil {
 				return err
@@ -128,7 +128,7 @@ that is not paused changes nothing.`
 			infoTTY(target.IO, false, "%s: %s", verb+"d", target.Address)
 			return nil
 		}, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			*target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+			*target = *targetOf(f, cmd, args[0])
 			return nil, kindOnly(args[0], verb, "RSMQ has no pausing: stop the queue's consumers instead")
 		}),
 	}
@@ -172,7 +172,7 @@ batches. 'chatq queue peek QUEUE --state inflight' shows them first.`,
   chatq queue recover stream:orders/billing --idle 10m --consumer rescuer
   chatq queue peek stream:orders/billing --inflight-for 10m`,
 		Args: cmdutil.MinArgs(1),
-		RunE: cmdutil.RunE(opts, nil, recoverRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, nil, recoverRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if err := kindOnly(args[0], "recover", "an RSMQ message comes back by itself when its visibility timeout ends; `chatq queue retry "+args[0]+" --inflight-for DUR` releases it sooner"); err != nil {
 				return nil, err
 			}
@@ -191,7 +191,7 @@ batches. 'chatq queue peek QUEUE --state inflight' shows them first.`,
 			if opts.N < 0 {
 				return nil, cmdutil.UsageErrorf("invalid -n %d: must not be negative", opts.N)
 			}
-			opts.Target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+			opts.Target = *targetOf(f, cmd, args[0])
 			opts.IDs = args[1:]
 			return nil, nil
 		}),
@@ -245,14 +245,14 @@ dead-letter stream's key.`,
 		Example: `  chatq queue dead-letter stream:orders/billing --min-receives 5
   chatq queue dead-letter stream:orders/billing --min-receives 3 --to orders:dead -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, nil, deadLetterRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, nil, deadLetterRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			if err := kindOnly(args[0], "dead-letter", "give the queue a dead-letter policy: `chatq queue set "+args[0]+" --max-receives N --dead-letter DLQ`"); err != nil {
 				return nil, err
 			}
 			if opts.MinReceives < 1 {
 				return nil, cmdutil.WithHint(cmdutil.UsageErrorf("give --min-receives N (at least 1)"), "peek --min-receives N shows the entries first")
 			}
-			opts.Target = kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: args[0]}
+			opts.Target = *targetOf(f, cmd, args[0])
 			return nil, nil
 		}),
 	}

@@ -15,8 +15,7 @@ import (
 )
 
 type checkOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error) // built when the run calls it
 	Kinds  func() (*queues.Registry, error)
 
@@ -44,9 +43,9 @@ var checks = []struct {
 	{"max-dead", func(_ *delayq.Stats, dead int64) int64 { return dead }},
 }
 
-// NewCmdCheck returns `chatq queue check` (runF: see cmdutil.RunE).
+// NewCmdCheck returns `chatq queue check` (runF: see cmdutil.RunWith).
 func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *checkOptions) error) *cobra.Command {
-	opts := &checkOptions{IO: f.IO}
+	opts := &checkOptions{}
 	var maxReady, maxInflight, maxDead int64
 	var maxOldest time.Duration
 	cmd := &cobra.Command{
@@ -82,9 +81,8 @@ dead-letter queues --max-dead reads, each O(log n).`,
   chatq queue check bullmq:mail asynq:default --max-dead 0 --max-oldest 5m
   chatq queue check jobs --max-oldest 10m --jq '.queues[].checks[] | select(.ok | not)'`,
 		Args: cmdutil.MinArgs(1),
-		RunE: cmdutil.RunE(opts, runF, checkRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, checkRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queues = args
-			opts.JSON = f.JSON()
 			opts.Client, opts.Kinds = queueClient(f, cmd), kindsClient(f, cmd)
 			opts.Thresholds = nil
 			for _, t := range []struct {

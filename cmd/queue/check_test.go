@@ -18,7 +18,7 @@ func TestCheckFlags(t *testing.T) {
 		{args: []string{"jobs", "--max-ready", "10"}, want: checkOptions{Queues: []string{"jobs"}, Thresholds: []threshold{{"max-ready", 10}}}},
 		// the order of the checks, whatever the order of the flags
 		{args: []string{"-o", "json", "a", "b", "--max-dead", "0", "--max-oldest", "1m30s", "--max-inflight", "3", "--max-ready", "0"},
-			want: checkOptions{JSON: true, Queues: []string{"a", "b"}, Thresholds: []threshold{{"max-ready", 0}, {"max-oldest", 90000}, {"max-inflight", 3}, {"max-dead", 0}}}},
+			want: checkOptions{Output: cmdutil.Output{JSON: true}, Queues: []string{"a", "b"}, Thresholds: []threshold{{"max-ready", 0}, {"max-oldest", 90000}, {"max-inflight", 3}, {"max-dead", 0}}}},
 		{args: []string{"jobs"}, wantErr: "no threshold to check"},
 		{args: []string{"--max-ready", "1"}, wantErr: "requires at least 1 arg"},
 		{args: []string{"QUEUES", "--max-ready", "1"}, wantErr: "registry"},
@@ -36,7 +36,7 @@ func TestCheckRun(t *testing.T) {
 		newQueue(t, b, "jobs", delayq.Attributes{MaxReceives: 3, DeadLetter: "dead"}, "a", "b", "c")
 		run := func(tty, js bool, queues []string, ts ...threshold) (string, string, error) {
 			ios, out, errOut := testIO(tty, "")
-			err := checkRun(ctx, &checkOptions{IO: ios, JSON: js, Client: testClient(b), Queues: queues, Thresholds: ts})
+			err := checkRun(ctx, &checkOptions{Output: cmdutil.Output{IO: ios, JSON: js}, Client: testClient(b), Queues: queues, Thresholds: ts})
 			return out.String(), errOut.String(), err
 		}
 

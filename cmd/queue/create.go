@@ -11,8 +11,7 @@ import (
 )
 
 type createOptions struct {
-	IO          *iostreams.IOStreams
-	JSON        bool
+	cmdutil.Output
 	Client      func() (*delayq.Client, error)
 	Queue       string
 	VT          time.Duration
@@ -22,9 +21,9 @@ type createOptions struct {
 	DeadLetter  string
 }
 
-// NewCmdCreate returns `chatq queue create` (runF: see cmdutil.RunE).
+// NewCmdCreate returns `chatq queue create` (runF: see cmdutil.RunWith).
 func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *createOptions) error) *cobra.Command {
-	opts := &createOptions{IO: f.IO}
+	opts := &createOptions{}
 	cmd := &cobra.Command{
 		Use:   "create QUEUE",
 		Short: "Create a queue (RSMQ createQueue)",
@@ -37,9 +36,9 @@ to Q2 by the receive that would exceed the limit.`,
   chatq queue create emails --vt 2m --delay 5s --maxsize -1
   chatq queue create jobs-dead && chatq queue create jobs --max-receives 5 --dead-letter jobs-dead`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, createRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, createRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			return nil, opts.validate()
 		}),
 	}
@@ -88,8 +87,7 @@ func createRun(ctx context.Context, opts *createOptions) error {
 
 // setOptions hold the flags given: nil ones leave their attribute as it is.
 type setOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	VT     *time.Duration
@@ -101,9 +99,9 @@ type setOptions struct {
 	DeadLetter  string
 }
 
-// NewCmdSet returns `chatq queue set` (runF: see cmdutil.RunE).
+// NewCmdSet returns `chatq queue set` (runF: see cmdutil.RunWith).
 func NewCmdSet(f *cmdutil.Factory, runF func(context.Context, *setOptions) error) *cobra.Command {
-	opts := &setOptions{IO: f.IO}
+	opts := &setOptions{}
 	var vt, delay time.Duration
 	var maxSize, maxReceives int
 	cmd := &cobra.Command{
@@ -116,9 +114,9 @@ policy.`,
   chatq queue set jobs --max-receives 3 --dead-letter jobs-dead
   chatq queue set jobs --max-receives 0 --dead-letter ''`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, setRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, setRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			fl := cmd.Flags()
 			opts.VT, opts.Delay = given(fl, "vt", vt), given(fl, "delay", delay)
 			opts.MaxSize, opts.MaxReceives = given(fl, "maxsize", maxSize), given(fl, "max-receives", maxReceives)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
@@ -32,14 +33,14 @@ func TestCreateFlags(t *testing.T) {
 func TestCreateRun(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ios, out, errOut := testIO(true, "")
-		if err := createRun(context.Background(), &createOptions{IO: ios, Client: testClient(b), Queue: "jobs", VT: time.Minute, MaxSize: 2048}); err != nil {
+		if err := createRun(context.Background(), &createOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", VT: time.Minute, MaxSize: 2048}); err != nil {
 			t.Fatal(err)
 		}
 		if out.Len() != 0 || errOut.String() != "chatq: created queue jobs\n" {
 			t.Fatalf("terminal: %q %q", out, errOut)
 		}
 		ios, out, errOut = testIO(false, "")
-		if err := createRun(context.Background(), &createOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "other", VT: 30 * time.Second, Delay: 5 * time.Second, MaxSize: -1}); err != nil {
+		if err := createRun(context.Background(), &createOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "other", VT: 30 * time.Second, Delay: 5 * time.Second, MaxSize: -1}); err != nil {
 			t.Fatal(err)
 		}
 		var s queueStatsJSON
@@ -48,7 +49,7 @@ func TestCreateRun(t *testing.T) {
 			t.Fatalf("piped JSON: %+v %q", s, errOut)
 		}
 		ios, _, _ = testIO(false, "")
-		err := createRun(context.Background(), &createOptions{IO: ios, Client: testClient(b), Queue: "jobs", MaxSize: 65536})
+		err := createRun(context.Background(), &createOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", MaxSize: 65536})
 		if !errors.Is(err, delayq.ErrQueueExists) || !strings.Contains(hintOf(err), "chatq queue set") {
 			t.Fatalf("create twice: %v", err)
 		}
@@ -61,7 +62,7 @@ func TestCreateRun(t *testing.T) {
 func TestCreateVTZero(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		ios, out, _ := testIO(false, "")
-		if err := createRun(context.Background(), &createOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "zero", MaxSize: 65536}); err != nil {
+		if err := createRun(context.Background(), &createOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "zero", MaxSize: 65536}); err != nil {
 			t.Fatal(err)
 		}
 		var s queueStatsJSON
@@ -83,7 +84,7 @@ func TestCreateVTZero(t *testing.T) {
 			}
 		}
 		ios, out, _ = testIO(false, "")
-		if err := exportRun(context.Background(), &exportOptions{IO: ios, Client: testClient(b), Queue: "zero"}); err != nil {
+		if err := exportRun(context.Background(), &exportOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "zero"}); err != nil {
 			t.Fatal(err)
 		}
 		ios, _, _ = testIO(false, out.String())
@@ -119,7 +120,7 @@ func TestSetRun(t *testing.T) {
 		newQueue(t, b, "jobs", delayq.Attributes{Delay: 5 * time.Second})
 		zero, three := time.Duration(0), 3
 		ios, out, errOut := testIO(true, "")
-		err := setRun(context.Background(), &setOptions{IO: ios, Client: testClient(b), Queue: "jobs", Delay: &zero, MaxReceives: &three, DeadLetter: "dead"})
+		err := setRun(context.Background(), &setOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Delay: &zero, MaxReceives: &three, DeadLetter: "dead"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestSetRun(t *testing.T) {
 		// the policy, and what was not given stays.
 		none := 0
 		ios, out, errOut = testIO(false, "")
-		if err := setRun(context.Background(), &setOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", MaxReceives: &none}); err != nil {
+		if err := setRun(context.Background(), &setOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", MaxReceives: &none}); err != nil {
 			t.Fatal(err)
 		}
 		var s queueStatsJSON

@@ -14,8 +14,7 @@ import (
 
 // deleteOptions are the options of delete and purge.
 type deleteOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	Force  bool
@@ -28,9 +27,9 @@ count is checked again inside the script that deletes, atomically: a message
 pushed after chatq looked (or while you read the question) is never destroyed
 unasked; if the queue grew meanwhile, chatq asks again with the new count.`
 
-// NewCmdDelete returns `chatq queue delete` (runF: see cmdutil.RunE).
+// NewCmdDelete returns `chatq queue delete` (runF: see cmdutil.RunWith).
 func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) error) *cobra.Command {
-	opts := &deleteOptions{IO: f.IO}
+	opts := &deleteOptions{}
 	cmd := &cobra.Command{
 		Use:   "delete QUEUE [--force]",
 		Short: "Delete a queue and its messages (RSMQ deleteQueue)",
@@ -51,9 +50,9 @@ Declining the question exits 2; nothing was changed.`,
   chatq queue delete jobs --force      # in scripts: delete it whatever it holds
   chatq queue delete old-dlq --force -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, deleteRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, deleteRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			return nil, opts.validate()
 		}),
 	}
@@ -150,9 +149,9 @@ func messages(n int64) string {
 	return iostreams.Count(n) + " messages"
 }
 
-// NewCmdPurge returns `chatq queue purge` (runF: see cmdutil.RunE).
+// NewCmdPurge returns `chatq queue purge` (runF: see cmdutil.RunWith).
 func NewCmdPurge(f *cmdutil.Factory, runF func(context.Context, *deleteOptions) error) *cobra.Command {
-	opts := &deleteOptions{IO: f.IO}
+	opts := &deleteOptions{}
 	cmd := &cobra.Command{
 		Use:   "purge QUEUE [--force]",
 		Short: "Delete every message of a queue, keeping the queue; prints how many",
@@ -172,9 +171,9 @@ Declining the question exits 2; nothing was changed.`,
   chatq queue purge jobs --force -o json
   chatq queue purge celery:emails --force`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, purgeRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, purgeRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if isKindAddress(opts.Queue) && runF == nil {
 				target := targetOf(f, cmd, opts.Queue)
 				return func(ctx context.Context) error { return kindPurge(ctx, target, opts.Force) }, nil

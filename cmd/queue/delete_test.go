@@ -13,7 +13,7 @@ import (
 func TestDeleteAndPurgeFlags(t *testing.T) {
 	tests := []flagCase[deleteOptions]{
 		{args: []string{"jobs"}, want: deleteOptions{Queue: "jobs"}},
-		{args: []string{"-o", "json", "jobs", "--force"}, want: deleteOptions{JSON: true, Queue: "jobs", Force: true}},
+		{args: []string{"-o", "json", "jobs", "--force"}, want: deleteOptions{Output: cmdutil.Output{JSON: true}, Queue: "jobs", Force: true}},
 		{args: []string{"QUEUES"}, wantErr: "registry"},
 		{args: []string{"a", "b"}, wantErr: "accepts 1 arg(s)"},
 	}
@@ -29,7 +29,7 @@ func TestDeleteRun(t *testing.T) {
 
 		// Piped, a queue holding messages is refused (exit 2) without --force.
 		ios, _, _ := testIO(false, "")
-		err := deleteRun(context.Background(), &deleteOptions{IO: ios, Client: testClient(b), Queue: "jobs"})
+		err := deleteRun(context.Background(), &deleteOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs"})
 		if cmdutil.ExitCode(err, false) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "queue jobs holds 2 messages: not deleted") {
 			t.Fatalf("piped without --force: %v", err)
 		}
@@ -37,7 +37,7 @@ func TestDeleteRun(t *testing.T) {
 		// On a terminal it asks; yes deletes.
 		ios, out, errOut := testIO(true, "y\n")
 		ios.InTTY = true
-		if err := deleteRun(context.Background(), &deleteOptions{IO: ios, Client: testClient(b), Queue: "jobs"}); err != nil {
+		if err := deleteRun(context.Background(), &deleteOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		if want := "chatq: delete queue jobs holding 2 messages? [y/N] chatq: deleted queue jobs and its 2 messages\n"; out.Len() != 0 || errOut.String() != want {
@@ -46,7 +46,7 @@ func TestDeleteRun(t *testing.T) {
 
 		// Piped with --force, JSON.
 		ios, out, errOut = testIO(false, "")
-		if err := deleteRun(context.Background(), &deleteOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "old", Force: true}); err != nil {
+		if err := deleteRun(context.Background(), &deleteOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "old", Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		var got queueDeleteJSON
@@ -64,20 +64,20 @@ func TestPurgeRun(t *testing.T) {
 		// On a terminal, no is exit 2 and nothing changes.
 		ios, out, errOut := testIO(true, "n\n")
 		ios.InTTY = true
-		err := purgeRun(context.Background(), &deleteOptions{IO: ios, Client: testClient(b), Queue: "jobs"})
+		err := purgeRun(context.Background(), &deleteOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs"})
 		if cmdutil.ExitCode(err, false) != cmdutil.ExitUsage || out.Len() != 0 || !strings.Contains(errOut.String(), "purge queue jobs, deleting its 2 messages? [y/N]") {
 			t.Fatalf("declined: %v %q %q", err, out, errOut)
 		}
 		// Piped with --force: the count, alone on stdout.
 		ios, out, errOut = testIO(false, "")
-		if err := purgeRun(context.Background(), &deleteOptions{IO: ios, Client: testClient(b), Queue: "jobs", Force: true}); err != nil {
+		if err := purgeRun(context.Background(), &deleteOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != "2\n" || errOut.Len() != 0 {
 			t.Fatalf("piped: %q %q", out, errOut)
 		}
 		ios, out, _ = testIO(false, "")
-		if err := purgeRun(context.Background(), &deleteOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs"}); err != nil {
+		if err := purgeRun(context.Background(), &deleteOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		var got queuePurgeJSON

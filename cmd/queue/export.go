@@ -15,17 +15,16 @@ import (
 )
 
 type exportOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	File   string // -f; "" or - is stdout
 	Filter filterFlags
 }
 
-// NewCmdExport returns `chatq queue export` (runF: see cmdutil.RunE).
+// NewCmdExport returns `chatq queue export` (runF: see cmdutil.RunWith).
 func NewCmdExport(f *cmdutil.Factory, runF func(context.Context, *exportOptions) error) *cobra.Command {
-	opts := &exportOptions{IO: f.IO}
+	opts := &exportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export QUEUE [-f FILE] [--state S] [--older-than DUR] [--grep PATTERN [--regexp]] [--min-receives N] [--inflight-for DUR]",
 		Short: "Write a queue's attributes and messages as JSON Lines, for a backup or a move",
@@ -71,10 +70,10 @@ stop the queue's consumers and producers first.`,
   chatq queue export jobs-dead --jq 'select(.dead_lettered.from == "payments") | .id'
   chatq queue export bullmq:mail --state dead -f failed.jsonl   # another kind: its jobs, read-only`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, exportRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, exportRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.Filter.read(cmd.Flags())
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
 				if err := opts.Filter.validateKind(); err != nil {
 					return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
@@ -46,7 +47,7 @@ func TestExportImportRun(t *testing.T) {
 		ctx := context.Background()
 
 		ios, out, errOut := testIO(false, "")
-		if err := exportRun(ctx, &exportOptions{IO: ios, Client: testClient(b), Queue: "jobs"}); err != nil {
+		if err := exportRun(ctx, &exportOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -60,7 +61,7 @@ func TestExportImportRun(t *testing.T) {
 
 		ios, out, errOut = testIO(true, "")
 		file := filepath.Join(t.TempDir(), "jobs.jsonl")
-		if err := exportRun(ctx, &exportOptions{IO: ios, Client: testClient(b), Queue: "jobs", File: file}); err != nil {
+		if err := exportRun(ctx, &exportOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", File: file}); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := os.ReadFile(file); err != nil || len(b) == 0 || out.Len() != 0 || !strings.Contains(errOut.String(), "chatq: exported 2 messages of queue jobs to "+file) {

@@ -5,22 +5,20 @@ import (
 	"errors"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
 type getOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	Ref    string // an id or a receipt
 }
 
-// NewCmdGet returns `chatq queue get` (runF: see cmdutil.RunE).
+// NewCmdGet returns `chatq queue get` (runF: see cmdutil.RunWith).
 func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *getOptions) error) *cobra.Command {
-	opts := &getOptions{IO: f.IO}
+	opts := &getOptions{}
 	cmd := &cobra.Command{
 		Use:   "get QUEUE ID",
 		Short: "Show one message by id, with its state, without receiving it",
@@ -42,9 +40,9 @@ there and when it moved (dead_lettered_from, _rc, _at; in JSON
   chatq queue get bullmq:mail 42 --jq .error          # another kind: by its own id
   chatq queue get asynq:default 2f6c9a1e-6b1e-4c1e-9f1e-1b2c3d4e5f60`,
 		Args: cmdutil.ExactArgs(2),
-		RunE: cmdutil.RunE(opts, runF, getRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, getRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Ref = args[0], args[1]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
 				target := targetOf(f, cmd, args[0])
 				return func(ctx context.Context) error { return kindGet(ctx, target, opts.Ref) }, nil

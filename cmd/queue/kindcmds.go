@@ -21,15 +21,14 @@ import (
 // (KIND:NAME): the commands that reach every kind run through it
 // (pkg/queues), the RSMQ ones through pkg/delayq as before.
 type kindTarget struct {
-	IO      *iostreams.IOStreams
-	JSON    bool
+	cmdutil.Output
 	Kinds   func() (*queues.Registry, error)
 	Address string
 }
 
 // targetOf is the queue of another kind at address, for command cmd.
 func targetOf(f *cmdutil.Factory, cmd *cobra.Command, address string) *kindTarget {
-	return &kindTarget{IO: f.IO, JSON: f.JSON(), Kinds: kindsClient(f, cmd), Address: address}
+	return &kindTarget{Output: f.Output(), Kinds: kindsClient(f, cmd), Address: address}
 }
 
 // open returns the target's queue; a malformed address or an unknown

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/chatq-dev/chatq/pkg/queues"
 	"github.com/chatq-dev/chatq/pkg/queues/rsmq"
@@ -16,16 +15,15 @@ import (
 )
 
 type lsOptions struct {
-	IO    *iostreams.IOStreams
-	JSON  bool
+	cmdutil.Output
 	Kinds func() (*queues.Registry, error)
 	Long  bool
 	Kind  string
 }
 
-// NewCmdLs returns `chatq queue ls` (runF: see cmdutil.RunE).
+// NewCmdLs returns `chatq queue ls` (runF: see cmdutil.RunWith).
 func NewCmdLs(f *cmdutil.Factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
-	opts := &lsOptions{IO: f.IO}
+	opts := &lsOptions{}
 	cmd := &cobra.Command{
 		Use:   "ls [-l]",
 		Short: "List the queues of every kind (RSMQ's, BullMQ's, asynq's, stream groups); -l with their counts",
@@ -69,8 +67,8 @@ without a queue) shows the error in its row; ls then exits 1.`,
   chatq queue ls -l --kind bullmq
   chatq queue ls -l --jq '.[] | select(.dead > 0) | .name'   # queues of any kind with dead jobs`,
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, lsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
-			opts.JSON, opts.Kinds = f.JSON(), kindsClient(f, cmd)
+		RunE: cmdutil.RunWith(f, opts, runF, lsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+			opts.Kinds = kindsClient(f, cmd)
 			return nil, nil
 		}),
 	}

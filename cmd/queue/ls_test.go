@@ -15,7 +15,7 @@ func TestLsFlags(t *testing.T) {
 	tests := []flagCase[lsOptions]{
 		{args: []string{}, want: lsOptions{}},
 		{args: []string{"-l"}, want: lsOptions{Long: true}},
-		{args: []string{"-o", "json", "--long"}, want: lsOptions{JSON: true, Long: true}},
+		{args: []string{"-o", "json", "--long"}, want: lsOptions{Output: cmdutil.Output{JSON: true}, Long: true}},
 		{args: []string{"jobs"}, wantErr: `unknown command "jobs"`},
 	}
 	checkFlags(t, NewCmdLs, func(o *lsOptions) { o.IO, o.Kinds = nil, nil }, tests)
@@ -25,7 +25,7 @@ func TestLsRun(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b redistest.Backend) {
 		// No queues: nothing on stdout, "no queues" on a terminal's stderr.
 		ios, out, errOut := testIO(true, "")
-		if err := lsRun(context.Background(), &lsOptions{IO: ios, Kinds: testKinds(b)}); !errors.Is(err, cmdutil.ErrNothing) {
+		if err := lsRun(context.Background(), &lsOptions{Output: cmdutil.Output{IO: ios}, Kinds: testKinds(b)}); !errors.Is(err, cmdutil.ErrNothing) {
 			t.Fatalf("no queues: %v", err)
 		}
 		if out.Len() != 0 || !strings.Contains(errOut.String(), "no queues") {
@@ -35,14 +35,14 @@ func TestLsRun(t *testing.T) {
 		newQueue(t, b, "dead", delayq.Attributes{})
 
 		ios, out, _ = testIO(true, "")
-		if err := lsRun(context.Background(), &lsOptions{IO: ios, Kinds: testKinds(b)}); err != nil {
+		if err := lsRun(context.Background(), &lsOptions{Output: cmdutil.Output{IO: ios}, Kinds: testKinds(b)}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != "NAME\ndead\njobs\n" {
 			t.Fatalf("terminal: %q", out)
 		}
 		ios, out, errOut = testIO(false, "")
-		if err := lsRun(context.Background(), &lsOptions{IO: ios, Kinds: testKinds(b)}); err != nil {
+		if err := lsRun(context.Background(), &lsOptions{Output: cmdutil.Output{IO: ios}, Kinds: testKinds(b)}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != "dead\njobs\n" || errOut.Len() != 0 {
@@ -51,7 +51,7 @@ func TestLsRun(t *testing.T) {
 
 		// -l, piped: tab-separated rows without a header; JSON: the counts.
 		ios, out, _ = testIO(false, "")
-		if err := lsRun(context.Background(), &lsOptions{IO: ios, Kinds: testKinds(b), Long: true}); err != nil {
+		if err := lsRun(context.Background(), &lsOptions{Output: cmdutil.Output{IO: ios}, Kinds: testKinds(b), Long: true}); err != nil {
 			t.Fatal(err)
 		}
 		if rows := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n"); len(rows) != 2 || rows[1] != "jobs\t2\t2\t0\t0\t-\t-\t-\t"+strings.Split(rows[1], "\t")[8]+"\t-\t-" {
@@ -59,7 +59,7 @@ func TestLsRun(t *testing.T) {
 		}
 		// (On a terminal: piped, -l -o json prints the rows before the JSON.)
 		ios, out, _ = testIO(true, "")
-		if err := lsRun(context.Background(), &lsOptions{IO: ios, JSON: true, Kinds: testKinds(b), Long: true}); err != nil {
+		if err := lsRun(context.Background(), &lsOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Kinds: testKinds(b), Long: true}); err != nil {
 			t.Fatal(err)
 		}
 		var got []queueLongJSON

@@ -4,24 +4,22 @@ import (
 	"context"
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/internal/cli/search"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
 type peekOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	N      int
 	Filter filterFlags
 }
 
-// NewCmdPeek returns `chatq queue peek` (runF: see cmdutil.RunE).
+// NewCmdPeek returns `chatq queue peek` (runF: see cmdutil.RunWith).
 func NewCmdPeek(f *cmdutil.Factory, runF func(context.Context, *peekOptions) error) *cobra.Command {
-	opts := &peekOptions{IO: f.IO}
+	opts := &peekOptions{}
 	cmd := &cobra.Command{
 		Use:   "peek QUEUE [-n N] [--state ready|delayed|inflight] [--older-than DUR] [--grep PATTERN [--regexp]] [--min-receives N] [--inflight-for DUR]",
 		Short: "Show messages without receiving them, by due time; search and select them",
@@ -67,10 +65,10 @@ and when it moved).`,
   chatq queue peek asynq:default --state retry -n 20 -o json
   chatq queue peek stream:orders/billing --inflight-for 10m   # entries idle 10 minutes`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, peekRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, peekRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
 			opts.Filter.read(cmd.Flags())
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
 				if err := opts.Filter.validateKind(); err != nil {
 					return nil, err

@@ -7,14 +7,12 @@ import (
 
 	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
-	"github.com/chatq-dev/chatq/internal/cli/iostreams"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 	"github.com/spf13/cobra"
 )
 
 type pollOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	// Persistent is the retry loop of a waiting poll.
 	Persistent func(giveUpAfter time.Duration) *conn.Persistent
@@ -31,9 +29,9 @@ type pollOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPoll returns `chatq queue poll` (runF: see cmdutil.RunE).
+// NewCmdPoll returns `chatq queue poll` (runF: see cmdutil.RunWith).
 func NewCmdPoll(f *cmdutil.Factory, runF func(context.Context, *pollOptions) error) *cobra.Command {
-	opts := &pollOptions{IO: f.IO}
+	opts := &pollOptions{}
 	var vt time.Duration
 	cmd := &cobra.Command{
 		Use:   "poll QUEUE [--vt DUR] [--wait DUR] [-n N] [--pop]",
@@ -70,9 +68,9 @@ by receipt to act only while no later receive has taken the message (see
   chatq queue poll jobs -n 10 --jq '.[].receipt' | xargs chatq queue ack jobs
   chatq queue poll jobs --wait 30s --pop`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, pollRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, pollRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.VT = args[0], given(cmd.Flags(), "vt", vt)
-			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
+			opts.Client, opts.Persistent = queueClient(f, cmd), f.Persistent
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}

@@ -22,7 +22,7 @@ func TestPollFlags(t *testing.T) {
 		{args: []string{"jobs", "-n", "10", "--vt", "5m", "--wait", "30s", "--give-up-after", "1m"},
 			want: pollOptions{Queue: "jobs", N: 10, VT: &fiveMin, Wait: 30 * time.Second, GiveUpAfter: time.Minute}},
 		{args: []string{"jobs", "--vt", "0"}, want: pollOptions{Queue: "jobs", N: 1, VT: &zero}},
-		{args: []string{"-o", "json", "jobs", "--pop"}, want: pollOptions{JSON: true, Queue: "jobs", N: 1, Pop: true}},
+		{args: []string{"-o", "json", "jobs", "--pop"}, want: pollOptions{Output: cmdutil.Output{JSON: true}, Queue: "jobs", N: 1, Pop: true}},
 		{args: []string{"jobs", "-n", "0"}, wantErr: "invalid -n 0: must be at least 1"},
 		{args: []string{"jobs", "--vt", "1.5ms"}, wantErr: "--vt 1.5ms: must be whole milliseconds"},
 		{args: []string{"jobs", "--wait", "-1s"}, wantErr: "invalid --wait -1s: must not be negative"},
@@ -34,7 +34,7 @@ func TestPollFlags(t *testing.T) {
 
 // pollOpts are poll's options for backend b, on streams ios.
 func pollOpts(b redistest.Backend, ios *iostreams.IOStreams) *pollOptions {
-	return &pollOptions{IO: ios, Client: testClient(b), Queue: "jobs", N: 1,
+	return &pollOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", N: 1,
 		Persistent: func(d time.Duration) *conn.Persistent { return &conn.Persistent{IO: ios, GiveUpAfter: d} }}
 }
 
@@ -110,21 +110,21 @@ func TestPeekRun(t *testing.T) {
 		ids := newQueue(t, b, "jobs", delayq.Attributes{}, "one", "two")
 		ctx := context.Background()
 		ios, out, _ := testIO(true, "")
-		if err := peekRun(ctx, &peekOptions{IO: ios, Client: testClient(b), Queue: "jobs", N: 10}); err != nil {
+		if err := peekRun(ctx, &peekOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", N: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if lines := strings.Split(out.String(), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[0], "VISIBLE_AT") {
 			t.Fatalf("terminal: %q", out)
 		}
 		ios, out, _ = testIO(false, "")
-		if err := peekRun(ctx, &peekOptions{IO: ios, Client: testClient(b), Queue: "jobs", N: 1}); err != nil {
+		if err := peekRun(ctx, &peekOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", N: 1}); err != nil {
 			t.Fatal(err)
 		}
 		if f := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\t"); len(f) != 5 || f[0] != ids[0] || f[1] != "ready" || f[3] != "0" || f[4] != "one" {
 			t.Fatalf("piped: %q", out)
 		}
 		ios, out, _ = testIO(false, "")
-		if err := peekRun(ctx, &peekOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", N: 10}); err != nil {
+		if err := peekRun(ctx, &peekOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", N: 10}); err != nil {
 			t.Fatal(err)
 		}
 		var got []peekJSON
@@ -133,7 +133,7 @@ func TestPeekRun(t *testing.T) {
 			t.Fatalf("JSON: %+v", got)
 		}
 		ios, out, _ = testIO(false, "")
-		err := peekRun(ctx, &peekOptions{IO: ios, Client: testClient(b), Queue: "jobs", N: 10, Filter: filterFlags{State: "inflight"}})
+		err := peekRun(ctx, &peekOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", N: 10, Filter: filterFlags{State: "inflight"}})
 		if !errors.Is(err, cmdutil.ErrNothing) || out.Len() != 0 {
 			t.Fatalf("none in flight: %v %q", err, out)
 		}
@@ -156,21 +156,21 @@ func TestGetRun(t *testing.T) {
 		ids := newQueue(t, b, "jobs", delayq.Attributes{}, "one")
 		ctx := context.Background()
 		ios, out, _ := testIO(true, "")
-		if err := getRun(ctx, &getOptions{IO: ios, Client: testClient(b), Queue: "jobs", Ref: ids[0]}); err != nil {
+		if err := getRun(ctx, &getOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Ref: ids[0]}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(out.String(), "FIELD ") || !strings.Contains(out.String(), "\nstate          ready\n") {
 			t.Fatalf("terminal: %q", out)
 		}
 		ios, out, _ = testIO(false, "")
-		if err := getRun(ctx, &getOptions{IO: ios, Client: testClient(b), Queue: "jobs", Ref: ids[0]}); err != nil {
+		if err := getRun(ctx, &getOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Ref: ids[0]}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(out.String(), "id\t"+ids[0]+"\nstate\tready\n") || !strings.HasSuffix(out.String(), "\nmessage\tone\n") {
 			t.Fatalf("piped: %q", out)
 		}
 		ios, out, _ = testIO(false, "")
-		if err := getRun(ctx, &getOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs", Ref: ids[0]}); err != nil {
+		if err := getRun(ctx, &getOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs", Ref: ids[0]}); err != nil {
 			t.Fatal(err)
 		}
 		var m peekJSON
@@ -179,11 +179,11 @@ func TestGetRun(t *testing.T) {
 			t.Fatalf("JSON: %+v", m)
 		}
 		// A malformed id exits 2 with a hint; a missing one exits 1.
-		err := getRun(ctx, &getOptions{IO: ios, Client: testClient(b), Queue: "jobs", Ref: "short"})
+		err := getRun(ctx, &getOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Ref: "short"})
 		if cmdutil.ExitCode(err, false) != cmdutil.ExitUsage || !strings.Contains(hintOf(err), "32 characters") {
 			t.Fatalf("malformed id: %v", err)
 		}
-		err = getRun(ctx, &getOptions{IO: ios, Client: testClient(b), Queue: "jobs", Ref: strings.Repeat("x", 32)})
+		err = getRun(ctx, &getOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Ref: strings.Repeat("x", 32)})
 		if !errors.Is(err, delayq.ErrMessageNotFound) || cmdutil.ExitCode(err, false) != cmdutil.ExitError {
 			t.Fatalf("missing id: %v", err)
 		}

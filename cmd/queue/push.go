@@ -19,8 +19,7 @@ import (
 )
 
 type pushOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	Body   string         // the message, or - for stdin
@@ -35,9 +34,9 @@ type pushOptions struct {
 	Timeout time.Duration
 }
 
-// NewCmdPush returns `chatq queue push` (runF: see cmdutil.RunE).
+// NewCmdPush returns `chatq queue push` (runF: see cmdutil.RunWith).
 func NewCmdPush(f *cmdutil.Factory, runF func(context.Context, *pushOptions) error) *cobra.Command {
-	opts := &pushOptions{IO: f.IO}
+	opts := &pushOptions{}
 	var delay time.Duration
 	cmd := &cobra.Command{
 		Use:   "push QUEUE [--at TIME | --delay DUR] MESSAGE|-",
@@ -79,10 +78,10 @@ with its number and nothing is pushed (exit 2), as with --lines.`,
   printf '%s\n' '"two\nlines"' '{"message":"later","delay":"90s"}' | chatq queue push jobs --jsonl -
   chatq queue peek old -n 100 --jq '.[]' | chatq queue push jobs --jsonl -`,
 		Args: cmdutil.ExactArgs(2),
-		RunE: cmdutil.RunE(opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, pushRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Body = args[0], args[1]
 			opts.Delay = given(cmd.Flags(), "delay", delay)
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if cfg := f.Config(); cfg != nil {
 				opts.Timeout = cfg.Timeout
 			}

@@ -23,7 +23,7 @@ func TestPushFlags(t *testing.T) {
 			want: pushOptions{Queue: "jobs", Body: "hi", Delay: &zero, due: delayq.PushOptions{Delay: -1}}},
 		{args: []string{"jobs", "--at", "1777626000.5", "hi"},
 			want: pushOptions{Queue: "jobs", Body: "hi", At: "1777626000.5", due: delayq.PushOptions{At: time.UnixMilli(1777626000500)}}},
-		{args: []string{"-o", "json", "jobs", "--lines", "-"}, want: pushOptions{JSON: true, Queue: "jobs", Body: "-", Lines: true}},
+		{args: []string{"-o", "json", "jobs", "--lines", "-"}, want: pushOptions{Output: cmdutil.Output{JSON: true}, Queue: "jobs", Body: "-", Lines: true}},
 		{args: []string{"jobs", "--jsonl", "-"}, want: pushOptions{Queue: "jobs", Body: "-", JSONL: true}},
 		{args: []string{"jobs", "--at", "tomorrow", "hi"}, wantErr: `invalid --at "tomorrow"`},
 		{args: []string{"jobs", "--delay", "-1s", "hi"}, wantErr: "--delay -1s: must not be negative"},
@@ -39,7 +39,7 @@ func TestPushFlags(t *testing.T) {
 
 // pushOpts are push's options for backend b, on streams ios.
 func pushOpts(b redistest.Backend, ios *iostreams.IOStreams, body string) *pushOptions {
-	return &pushOptions{IO: ios, Client: testClient(b), Queue: "jobs", Body: body}
+	return &pushOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs", Body: body}
 }
 
 func TestPushRun(t *testing.T) {

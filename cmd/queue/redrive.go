@@ -17,8 +17,7 @@ import (
 )
 
 type redriveOptions struct {
-	IO      *iostreams.IOStreams
-	JSON    bool
+	cmdutil.Output
 	Client  func() (*delayq.Client, error)
 	Cluster bool // the server is a Redis Cluster
 	DLQ     string
@@ -26,9 +25,9 @@ type redriveOptions struct {
 	N       int
 }
 
-// NewCmdRedrive returns `chatq queue redrive` (runF: see cmdutil.RunE).
+// NewCmdRedrive returns `chatq queue redrive` (runF: see cmdutil.RunWith).
 func NewCmdRedrive(f *cmdutil.Factory, runF func(context.Context, *redriveOptions) error) *cobra.Command {
-	opts := &redriveOptions{IO: f.IO}
+	opts := &redriveOptions{}
 	cmd := &cobra.Command{
 		Use:   "redrive DLQ [--to QUEUE] [-n N]",
 		Short: "Move dead-lettered messages back to their queue, keeping ids and bodies",
@@ -67,9 +66,9 @@ slots, as for dead-letter policies).`,
   chatq queue redrive asynq:default -n 100   # 100 archived tasks back to pending
   chatq queue redrive stream:orders/billing  # the group's dead letters back onto the stream`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, redriveRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, redriveRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.DLQ = args[0]
-			opts.JSON, opts.Client, opts.Cluster = f.JSON(), queueClient(f, cmd), f.Config().Cluster
+			opts.Client, opts.Cluster = queueClient(f, cmd), f.Config().Cluster
 			if isKindAddress(opts.DLQ) {
 				if opts.To != "" {
 					return nil, cmdutil.WithHint(cmdutil.UsageErrorf("--to is for RSMQ queues"), "a queue of another kind redrives its dead jobs into itself, as its library does")

@@ -14,7 +14,7 @@ import (
 func TestRedriveFlags(t *testing.T) {
 	tests := []flagCase[redriveOptions]{
 		{args: []string{"dead"}, want: redriveOptions{DLQ: "dead"}},
-		{args: []string{"-o", "json", "dead", "--to", "jobs", "-n", "100"}, want: redriveOptions{JSON: true, DLQ: "dead", To: "jobs", N: 100}},
+		{args: []string{"-o", "json", "dead", "--to", "jobs", "-n", "100"}, want: redriveOptions{Output: cmdutil.Output{JSON: true}, DLQ: "dead", To: "jobs", N: 100}},
 		{args: []string{"dead", "-n", "-1"}, wantErr: "invalid -n -1: must be at least 1 (or 0 for all)"},
 		{args: []string{"dead", "--to", "dead"}, wantErr: "--to dead: a queue cannot be redriven into itself"},
 		{args: []string{"dead", "--to", "QUEUES"}, wantErr: "registry"},
@@ -36,14 +36,14 @@ func TestRedriveRun(t *testing.T) {
 
 		// On a terminal: the count on stdout, what moved where on stderr.
 		ios, out, errOut := testIO(true, "")
-		if err := redriveRun(ctx, &redriveOptions{IO: ios, Client: testClient(b), DLQ: "dead", N: 1}); err != nil {
+		if err := redriveRun(ctx, &redriveOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), DLQ: "dead", N: 1}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != "1\n" || !strings.Contains(errOut.String(), "chatq: moved 1 message from dead to jobs\n") {
 			t.Fatalf("terminal: %q %q", out, errOut)
 		}
 		ios, out, errOut = testIO(false, "")
-		if err := redriveRun(ctx, &redriveOptions{IO: ios, JSON: true, Client: testClient(b), DLQ: "dead", To: "jobs"}); err != nil {
+		if err := redriveRun(ctx, &redriveOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), DLQ: "dead", To: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		var got queueRedriveJSON
@@ -53,12 +53,12 @@ func TestRedriveRun(t *testing.T) {
 		}
 		// Nothing left: exit 0 (3 with -e).
 		ios, out, _ = testIO(false, "")
-		if err := redriveRun(ctx, &redriveOptions{IO: ios, Client: testClient(b), DLQ: "dead"}); !errors.Is(err, cmdutil.ErrNothing) || out.String() != "0\n" {
+		if err := redriveRun(ctx, &redriveOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), DLQ: "dead"}); !errors.Is(err, cmdutil.ErrNothing) || out.String() != "0\n" {
 			t.Fatalf("empty: %v %q", err, out)
 		}
 		// No queue names it: the hint says to name the destination.
 		newQueue(t, b, "orphan", delayq.Attributes{}, "x")
-		err := redriveRun(ctx, &redriveOptions{IO: ios, Client: testClient(b), DLQ: "orphan"})
+		err := redriveRun(ctx, &redriveOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), DLQ: "orphan"})
 		if cmdutil.ExitCode(err, false) != cmdutil.ExitUsage || !strings.Contains(hintOf(err), "chatq queue redrive orphan --to QUEUE") {
 			t.Fatalf("no source: %v", err)
 		}

@@ -12,16 +12,15 @@ import (
 )
 
 type statsOptions struct {
-	IO        *iostreams.IOStreams
-	JSON      bool
+	cmdutil.Output
 	Client    func() (*delayq.Client, error)
 	Queue     string
 	NoReindex bool
 }
 
-// NewCmdStats returns `chatq queue stats` (runF: see cmdutil.RunE).
+// NewCmdStats returns `chatq queue stats` (runF: see cmdutil.RunWith).
 func NewCmdStats(f *cmdutil.Factory, runF func(context.Context, *statsOptions) error) *cobra.Command {
-	opts := &statsOptions{IO: f.IO}
+	opts := &statsOptions{}
 	cmd := &cobra.Command{
 		Use:   "stats QUEUE",
 		Short: "Show a queue's attributes and its ready, delayed and in-flight messages",
@@ -62,9 +61,9 @@ index has it and says so (split_exact false in JSON).`,
   chatq queue stats bullmq:mail                  # another kind: its counts by chatq's states
   chatq queue stats stream:orders/billing -o json`,
 		Args: cmdutil.ExactArgs(1),
-		RunE: cmdutil.RunE(opts, runF, statsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, statsRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue = args[0]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			if isKindAddress(opts.Queue) {
 				target := targetOf(f, cmd, args[0])
 				return func(ctx context.Context) error { return kindStats(ctx, target) }, nil

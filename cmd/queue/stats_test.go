@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
 )
@@ -14,7 +15,7 @@ import (
 func TestStatsFlags(t *testing.T) {
 	tests := []flagCase[statsOptions]{
 		{args: []string{"jobs"}, want: statsOptions{Queue: "jobs"}},
-		{args: []string{"-o", "json", "jobs", "--no-reindex"}, want: statsOptions{JSON: true, Queue: "jobs", NoReindex: true}},
+		{args: []string{"-o", "json", "jobs", "--no-reindex"}, want: statsOptions{Output: cmdutil.Output{JSON: true}, Queue: "jobs", NoReindex: true}},
 		{args: []string{"QUEUES"}, wantErr: "registry"},
 		{args: []string{""}, wantErr: "queue name"},
 		{args: []string{}, wantErr: "accepts 1 arg(s)"},
@@ -34,7 +35,7 @@ func TestStatsRun(t *testing.T) {
 		// On a terminal: a table with a header; the missing dead-letter
 		// queue is warned about.
 		ios, out, errOut := testIO(true, "")
-		if err := statsRun(context.Background(), &statsOptions{IO: ios, Client: testClient(b), Queue: "jobs"}); err != nil {
+		if err := statsRun(context.Background(), &statsOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(out.String(), "\n")
@@ -48,14 +49,14 @@ func TestStatsRun(t *testing.T) {
 
 		// Piped: tab-separated rows, no header.
 		ios, out, _ = testIO(false, "")
-		if err := statsRun(context.Background(), &statsOptions{IO: ios, Client: testClient(b), Queue: "jobs"}); err != nil {
+		if err := statsRun(context.Background(), &statsOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(out.String(), "name\tjobs\nmessages\t2\n") {
 			t.Fatalf("piped: %q", out)
 		}
 		ios, out, _ = testIO(false, "")
-		if err := statsRun(context.Background(), &statsOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "jobs"}); err != nil {
+		if err := statsRun(context.Background(), &statsOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "jobs"}); err != nil {
 			t.Fatal(err)
 		}
 		var s queueStatsJSON
@@ -65,7 +66,7 @@ func TestStatsRun(t *testing.T) {
 		}
 
 		ios, _, _ = testIO(false, "")
-		err := statsRun(context.Background(), &statsOptions{IO: ios, Client: testClient(b), Queue: "nope"})
+		err := statsRun(context.Background(), &statsOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "nope"})
 		if !errors.Is(err, delayq.ErrQueueNotFound) || !strings.Contains(hintOf(err), "chatq queue create nope") {
 			t.Fatalf("missing queue: %v", err)
 		}

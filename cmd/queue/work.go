@@ -23,8 +23,7 @@ import (
 )
 
 type workOptions struct {
-	IO         *iostreams.IOStreams
-	JSON       bool
+	cmdutil.Output
 	Client     func() (*delayq.Client, error)
 	Persistent func(giveUpAfter time.Duration) *conn.Persistent
 	Queue      string
@@ -40,11 +39,9 @@ type workOptions struct {
 	MaxJobs     *int // --max-jobs, if given
 }
 
-// NewCmdWork returns `chatq queue work`. runF, when set (tests), replaces
-// the run function and gets the options after flags are parsed and
-// validated.
+// NewCmdWork returns `chatq queue work` (runF: see cmdutil.RunWith).
 func NewCmdWork(f *cmdutil.Factory, runF func(context.Context, *workOptions) error) *cobra.Command {
-	opts := &workOptions{IO: f.IO}
+	opts := &workOptions{}
 	var vt, jobTimeout time.Duration
 	var maxJobs int
 	cmd := &cobra.Command{
@@ -125,12 +122,12 @@ times or more in a queue without one.`,
 			}
 			return nil
 		},
-		RunE: cmdutil.RunE(opts, runF, workRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, workRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			fl := cmd.Flags()
 			opts.Queue, opts.Argv = args[0], args[1:]
 			opts.VT, opts.JobTimeout = given(fl, "vt", vt), given(fl, "job-timeout", jobTimeout)
 			opts.MaxJobs = given(fl, "max-jobs", maxJobs)
-			opts.JSON, opts.Client, opts.Persistent = f.JSON(), queueClient(f, cmd), f.Persistent
+			opts.Client, opts.Persistent = queueClient(f, cmd), f.Persistent
 			nsFlag, _ := fl.GetString("namespace")
 			ns, _ := conn.Namespace(nsFlag, f.Getenv) // a bad one fails opts.Client, before any CMD runs
 			opts.Env = handlerConnEnv(f.Config(), ns)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatq-dev/chatq/internal/cli/cmdutil"
 	"github.com/chatq-dev/chatq/internal/cli/conn"
 	"github.com/chatq-dev/chatq/internal/testkit/redistest"
 	"github.com/chatq-dev/chatq/pkg/delayq"
@@ -86,7 +87,7 @@ func TestWorkRun(t *testing.T) {
 		for _, tty := range []bool{true, false} {
 			newQueue(t, b, "jobs", delayq.Attributes{}, "one", "two")
 			ios, out, errOut := testIO(tty, "")
-			opts := &workOptions{IO: ios, JSON: !tty, Client: testClient(b), Queue: "jobs", Argv: []string{"sh", "-c", "cat; echo"}, Concurrency: 1,
+			opts := &workOptions{Output: cmdutil.Output{IO: ios, JSON: !tty}, Client: testClient(b), Queue: "jobs", Argv: []string{"sh", "-c", "cat; echo"}, Concurrency: 1,
 				Persistent: func(d time.Duration) *conn.Persistent { return &conn.Persistent{IO: ios, GiveUpAfter: d} }}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

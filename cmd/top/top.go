@@ -74,8 +74,7 @@ const topExample = `  chatq top
   chatq top --once --jq '.queues[] | {name, ready, oldest_ready_ms}'`
 
 type topOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (redis.UniversalClient, error) // built when the run calls it
 
 	Interval time.Duration
@@ -92,10 +91,9 @@ type topOptions struct {
 	Clock     func() time.Time
 }
 
-// NewCmdTop returns `chatq top`. runF, when set (tests), replaces the run
-// function and gets the options once the flags are parsed and validated.
+// NewCmdTop returns `chatq top` (runF: see cmdutil.RunWith).
 func NewCmdTop(f *cmdutil.Factory, runF func(context.Context, *topOptions) error) *cobra.Command {
-	opts := &topOptions{IO: f.IO, Limits: DefaultLimits, Clock: time.Now}
+	opts := &topOptions{Limits: DefaultLimits, Clock: time.Now}
 	var nsFlag string
 	cmd := &cobra.Command{
 		Use:     "top [--interval DUR] [--once]",
@@ -103,9 +101,9 @@ func NewCmdTop(f *cmdutil.Factory, runF func(context.Context, *topOptions) error
 		Long:    topLong,
 		Example: topExample,
 		Args:    cmdutil.NoArgs,
-		RunE: cmdutil.RunE(opts, runF, topRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, topRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			cfg := f.Config()
-			opts.JSON, opts.Client, opts.Prefix, opts.Cluster, opts.URL = f.JSON(), f.Client, cfg.Prefix, cfg.Cluster, cfg.RedactedURL()
+			opts.Client, opts.Prefix, opts.Cluster, opts.URL = f.Client, cfg.Prefix, cfg.Cluster, cfg.RedactedURL()
 			opts.Snapshot = opts.Once || opts.JSON || !f.IO.OutTTY || !inputTTY(f.IO)
 			opts.NoColor = f.Getenv("NO_COLOR") != ""
 			if err := opts.validate(); err != nil {

@@ -102,7 +102,7 @@ func TestTopValidate(t *testing.T) {
 
 // topOn returns the options of a snapshot of b.
 func topOn(b redistest.Backend, io *iostreams.IOStreams) *topOptions {
-	return &topOptions{IO: io, Client: func() (redis.UniversalClient, error) { return b.Client, nil },
+	return &topOptions{Output: cmdutil.Output{IO: io}, Client: func() (redis.UniversalClient, error) { return b.Client, nil },
 		Snapshot: true, Namespace: "rsmq", Limits: testLimits(), Prefix: b.Prefix, URL: b.URL, Clock: time.Now}
 }
 
@@ -182,7 +182,7 @@ func TestTopFails(t *testing.T) {
 	ctx := context.Background()
 	io, out, _ := iostreams.Test(false, "")
 	noClient := errors.New("no client")
-	o := &topOptions{IO: io, Client: func() (redis.UniversalClient, error) { return nil, noClient }, Snapshot: true, Limits: DefaultLimits, Clock: time.Now}
+	o := &topOptions{Output: cmdutil.Output{IO: io}, Client: func() (redis.UniversalClient, error) { return nil, noClient }, Snapshot: true, Limits: DefaultLimits, Clock: time.Now}
 	if err := topRun(ctx, o); err != noClient {
 		t.Errorf("the client constructor's error: got %v", err)
 	}

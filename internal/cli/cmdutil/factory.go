@@ -1,5 +1,6 @@
 // Package cmdutil is what every chatq command shares and no command is: the
-// Factory with its configuration and lazy Redis client, typed errors with
+// Factory with its configuration and lazy Redis client, the output side and
+// run helper of every command's options (Output, RunWith), typed errors with
 // hints and exit codes, argument validators and shell completion helpers.
 // The terminal and output live in internal/cli/iostreams, the connection (its
 // configuration, client, hints and retries) in internal/cli/conn. It defines no
