@@ -34,12 +34,12 @@ func (f *Factory) Output() Output { return Output{IO: f.IO, JSON: f.JSON()} }
 // run). bind returns a Run of its own for an argument another path handles
 // (a queue of another kind), else nil; that Run runs even when runF is set.
 func RunWith[O any](f *Factory, opts *O, runF, run func(context.Context, *O) error, bind func(cmd *cobra.Command, args []string) (Run, error)) func(*cobra.Command, []string) error {
-	rune := RunE(opts, runF, run, bind)
+	inner := RunE(opts, runF, run, bind)
 	return func(cmd *cobra.Command, args []string) error {
 		if o, ok := any(opts).(interface{ output() *Output }); ok {
 			*o.output() = f.Output()
 		}
-		return rune(cmd, args)
+		return inner(cmd, args)
 	}
 }
 
