@@ -68,12 +68,14 @@ func ExampleClient_SendWith_token() {
 	if err != nil {
 		panic(err)
 	}
-	opt := chat.SendOptions{Token: rand.Text()} // one token per message, kept across tries
+	opt := chat.SendOptions{Token: rand.Text(), FirstTry: true} // one token per message, kept across tries
 	first, err := chats.SendWith(ctx, c.ChatID, "joe", "lunch?", opt)
 	if err != nil {
 		panic(err)
 	}
-	// Say the reply was lost: send the same call again.
+	// Say the reply was lost: send the same call again, as a repeat, which
+	// looks the first try's record up.
+	opt.FirstTry = false
 	again, err := chats.SendWith(ctx, c.ChatID, "joe", "lunch?", opt)
 	if err != nil {
 		panic(err)

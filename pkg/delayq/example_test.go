@@ -97,12 +97,14 @@ func ExampleClient_Push_token() {
 	if err := q.Create(ctx, "jobs", delayq.Attributes{}); err != nil {
 		panic(err)
 	}
-	opt := delayq.PushOptions{Token: rand.Text()} // one token per message, kept across tries
+	opt := delayq.PushOptions{Token: rand.Text(), FirstTry: true} // one token per message, kept across tries
 	first, err := q.Push(ctx, "jobs", "resize photo 42", opt)
 	if err != nil {
 		panic(err)
 	}
-	// Say the reply was lost: send the same call again.
+	// Say the reply was lost: send the same call again, as a repeat, which
+	// looks the first try's record up.
+	opt.FirstTry = false
 	again, err := q.Push(ctx, "jobs", "resize photo 42", opt)
 	if err != nil {
 		panic(err)

@@ -89,12 +89,14 @@ func ExampleClient_Push_token() {
 	ctx := context.Background()
 
 	lists := shardlist.New(c, shardlist.Options{})
-	opt := shardlist.PushOptions{Token: rand.Text()} // one token per push, kept across tries
+	opt := shardlist.PushOptions{Token: rand.Text(), FirstTry: true} // one token per push, kept across tries
 	first, err := lists.Push(ctx, "jobs", []string{"a", "b"}, opt)
 	if err != nil {
 		panic(err)
 	}
-	// Say the reply was lost: send the same call again.
+	// Say the reply was lost: send the same call again, as a repeat, which
+	// looks the first try's record up.
+	opt.FirstTry = false
 	again, err := lists.Push(ctx, "jobs", []string{"a", "b"}, opt)
 	if err != nil {
 		panic(err)
