@@ -160,33 +160,22 @@ type exportReader struct {
 	res    queueImportJSON
 	prog   *iostreams.Progress
 	// stopped is set when the input stopped the import (the error it
-	// yielded is Import's error then).
+	// yielded is Import's error then): at line bad, why, or when reading
+	// failed after the current line, readErr.
 	stopped bool
+	bad     int
+	why     string
+	readErr error
 
 	total               int64 // the header's count of messages, for the progress bar
 	headerSeen, endSeen bool
 	endCount            int // the end line's count of messages
 	read                int // messages read
-	// lines[k % 256] is the input line of message k: Import stops within
-	// its last batch (at most 100 messages) and the one after it.
+	// lines[k % 256] is the input line of message k: the messages an
+	// Import that stopped names are of its last batch (at most 100) or
+	// the one read after it, all among the last 256.
 	lines [256]int
 }
-
-// lineError is a line of the input that is not what an import reads.
-type lineError struct {
-	line int
-	why  string
-}
-
-func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.why) }
-
-// readError is a failure to read the input after line n.
-type readError struct {
-	line int
-	err  error
-}
-
-func (e *readError) Error() string { return e.err.Error() }
 
 // messages yields the input's messages, checking each line's JSON and
 // fields; Import checks the messages themselves (id, counts, maxsize).
@@ -214,8 +203,8 @@ func (r *exportReader) messages(ctx context.Context) iter.Seq2[delayq.Message, e
 			}
 		}
 		if err := r.in.err(); err != nil {
-			r.stopped = true
-			yield(delayq.Message{}, &readError{line: r.in.line, err: err})
+			r.stopped, r.readErr = true, err
+			yield(delayq.Message{}, err)
 		}
 	}
 }
@@ -264,7 +253,11 @@ func (r *exportReader) line(ctx context.Context, b []byte) (delayq.Message, bool
 	return m, true, nil
 }
 
-func (r *exportReader) malformed(why string) error { return &lineError{line: r.in.line, why: why} }
+// malformed refuses the current line.
+func (r *exportReader) malformed(why string) error {
+	r.bad, r.why = r.in.line, why
+	return errors.New(why)
+}
 
 // header creates the queue from an export's attributes when it is missing,
 // or says where the existing queue's differ.
@@ -438,20 +431,17 @@ func (r *exportReader) stopErr(ctx context.Context, err error) error {
 	}
 	opts := r.opts
 	done := plural(int64(r.res.Imported), "message")
-	var le *lineError
-	var re *readError
 	switch {
-	case r.stopped && errors.As(pe.Err, &le):
-		return r.stoppedAt(le.line, le.why)
-	case r.stopped && errors.As(pe.Err, &re):
-		if ctx.Err() != nil {
-			opts.IO.Infof("imported %s before the interrupt; run the same import again to resume: ids already present are skipped", done)
-			return ctx.Err()
-		}
-		return fmt.Errorf("reading line %d: %w (imported %d messages before it)", re.line+1, re.err, r.res.Imported)
+	case r.bad > 0:
+		return r.stoppedAt(r.bad, r.why)
+	case r.readErr != nil && ctx.Err() != nil:
+		opts.IO.Infof("imported %s before the interrupt; run the same import again to resume: ids already present are skipped", done)
+		return ctx.Err()
+	case r.readErr != nil:
+		return fmt.Errorf("reading line %d: %w (imported %d messages before it)", r.in.line+1, r.readErr, r.res.Imported)
 	case r.stopped:
-		return pe.Err // the header's, or a queue to create: said already
-	case pe.Position > 0 && pe.Uncertain == 0:
+		return pe.Err // the header's Create, or a missing queue: said as it is
+	case pe.Position > 0:
 		// A message refused (its id, counts, or a body over maxsize):
 		// nothing of its batch is written.
 		why := pe.Err.Error()

@@ -218,20 +218,24 @@ func checkDeadLettered(m *Message) error {
 // counts them in flight while they are invisible.
 //
 // When ctx ends, Import stops between batches: a batch sent is waited for,
-// so that what it did is known. A message refused, an error msgs yields
-// and any failure of a call once the first message is read (Stats' aside)
-// is a *PushError, returned with the result so far: the first Stored
-// messages read are done (imported, present or conflicts, as the result
-// counts them), the ones from Stored+1 to Total are not written, except
-// that the Uncertain ones may be (their batch's reply was lost), and
-// Position is the message Err is about (0 for an error of msgs or of a
-// call as a whole). Importing the messages from Stored+1 on, or all of
-// them again, resumes it: ids present are skipped.
+// so that what it did is known. A message refused, an error msgs yields,
+// ctx's end and any failure of a batch's call is a *PushError, returned
+// with the result so far: the first Stored messages read are done
+// (imported, present or conflicts, as the result counts them), the ones
+// from Stored+1 to Total are not written, except that the Uncertain ones
+// may be (their batch's reply was lost), and Position is the message Err
+// is about (0 for an error of msgs or of a call as a whole). Importing the
+// messages from Stored+1 on, or all of them again, resumes it: ids present
+// are skipped. A failure of the Stats read, before anything is written,
+// is returned as it is.
 func (c *Client) Import(ctx context.Context, q string, msgs iter.Seq2[Message, error]) (*ImportResult, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
 	im := &importer{c: c, q: q, res: &ImportResult{Notified: true}, inBatch: map[string]bool{}}
+	if msgs == nil {
+		return im.res, nil
+	}
 	for m, err := range msgs {
 		if err != nil {
 			return im.res, im.fail(0, err)
