@@ -139,42 +139,52 @@ type ImportResult struct {
 // count is complete).
 const maxConflictIDs = 100
 
-// CheckImport checks messages for Import without any I/O, as Import checks
-// each message it reads: at most 100, each with an id of RSMQ's format (32 characters from
-// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice,
-// a dead-letter record with a queue name (DeadLetteredFrom) or none. With
-// into, the attributes of the queue imported into (as Stats read them),
-// every body must keep its maxsize too (ErrMessageTooLong), as Import's
-// script checks again.
+// CheckImport checks messages without any I/O as Import checks each
+// message it reads: an id of RSMQ's format (32 characters from
+// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, a dead-letter
+// record with a queue name (DeadLetteredFrom) or none; with into, the
+// attributes of the queue imported into (as Stats read them), a body
+// within its maxsize (ErrMessageTooLong), as Import's script checks again.
+// It also refuses more than 100 messages and an id twice, which one batch
+// of Import never holds.
 func CheckImport(msgs []Message, into *Attributes) error {
 	if len(msgs) > maxBatch {
 		return fmt.Errorf("%d messages: at most %d per import call: %w", len(msgs), maxBatch, errInvalidValue)
 	}
 	seen := make(map[string]bool, len(msgs))
-	for _, m := range msgs {
-		if err := checkID(m.ID); err != nil {
+	for i := range msgs {
+		m := &msgs[i]
+		if err := checkImported(m, into); err != nil {
 			return err
 		}
 		if seen[m.ID] {
 			return fmt.Errorf("message id %s given twice: %w", m.ID, errInvalidValue)
 		}
 		seen[m.ID] = true
-		if m.VisibleAt.UnixMilli() < 0 || m.VisibleAt.IsZero() {
-			return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), errInvalidValue)
-		}
-		if m.RC < 0 {
-			return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, errInvalidValue)
-		}
-		if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
-			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
-		}
-		if err := checkDeadLettered(&m); err != nil {
-			return err
-		}
-		if into != nil && into.MaxSize >= 0 {
-			if n := len16(m.Body); n > into.MaxSize {
-				return fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d: %w", m.ID, n, into.Name, into.MaxSize, ErrMessageTooLong)
-			}
+	}
+	return nil
+}
+
+// checkImported checks one message for Import (see CheckImport).
+func checkImported(m *Message, into *Attributes) error {
+	if err := checkID(m.ID); err != nil {
+		return err
+	}
+	if m.VisibleAt.UnixMilli() < 0 || m.VisibleAt.IsZero() {
+		return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), errInvalidValue)
+	}
+	if m.RC < 0 {
+		return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, errInvalidValue)
+	}
+	if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
+		return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
+	}
+	if err := checkDeadLettered(m); err != nil {
+		return err
+	}
+	if into != nil && into.MaxSize >= 0 {
+		if n := len16(m.Body); n > into.MaxSize {
+			return fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d: %w", m.ID, n, into.Name, into.MaxSize, ErrMessageTooLong)
 		}
 	}
 	return nil
@@ -270,7 +280,7 @@ func (im *importer) add(ctx context.Context, m Message) error {
 		}
 		im.into = &st.Attributes
 	}
-	if err := CheckImport([]Message{m}, im.into); err != nil {
+	if err := checkImported(&m, im.into); err != nil {
 		// Nothing of the batch is written: m is counted with it.
 		im.batch = append(im.batch, m)
 		return im.fail(im.done+len(im.batch), err)
