@@ -95,7 +95,9 @@ func TestCheckRun(t *testing.T) {
 
 		// A ready message due a while: max-oldest, in ms.
 		q, _ := testClient(b)()
-		if _, err := q.Import(ctx, "jobs", []delayq.Message{{ID: "0000000000oldoldoldoldoldoldoldo", Body: "old", VisibleAt: time.UnixMilli(1000)}}); err != nil {
+		if _, err := q.Import(ctx, "jobs", func(yield func(delayq.Message, error) bool) {
+			yield(delayq.Message{ID: "0000000000oldoldoldoldoldoldoldo", Body: "old", VisibleAt: time.UnixMilli(1000)}, nil)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		out, _, err = run(false, false, []string{"jobs"}, threshold{"max-oldest", 60000})

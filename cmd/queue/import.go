@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
@@ -120,28 +121,6 @@ type queueImportJSON struct {
 	Line int `json:"line,omitempty"`
 }
 
-// maxConflictIDs is how many conflicting ids are listed (the count is
-// complete), so that memory stays flat whatever the input.
-const maxConflictIDs = 100
-
-// importBatch is the most messages of one Import call.
-const importBatch = 100
-
-// importBatchBytes ends a batch early when its bodies reach it.
-const importBatchBytes = 1 << 20
-
-type importer struct {
-	opts    *importOptions
-	q       *delayq.Client
-	attrs   *delayq.Stats
-	res     queueImportJSON
-	batch   []delayq.Message
-	lines   []int
-	bytes   int
-	inBatch map[string]bool
-	prog    *iostreams.Progress
-}
-
 func importRun(ctx context.Context, opts *importOptions) error {
 	in := opts.IO.In
 	if opts.File != "" && opts.File != "-" {
@@ -159,122 +138,132 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	im := &importer{opts: opts, q: q, res: queueImportJSON{Queue: opts.Queue, ConflictIDs: []string{}}, inBatch: map[string]bool{}}
-	err = im.run(ctx, newLineReader(in))
-	if im.prog != nil {
-		im.prog.Done()
-	}
-	if opts.JSON {
-		if werr := opts.IO.WriteJSON(im.res); err == nil {
-			err = werr
-		}
-	} else if im.attrs != nil {
-		// Where export says what it did: on stderr, on a terminal.
-		infoTTY(opts.IO, opts.JSON, "imported %s into %s (%d already present, %s)",
-			plural(int64(im.res.Imported), "message"), opts.Queue, im.res.AlreadyPresent, plural(int64(im.res.Conflicts), "conflict"))
-	}
-	if err != nil {
-		return err
-	}
-	if im.res.Conflicts > 0 {
-		return cmdutil.WithHint(fmt.Errorf("%s: ids that hold other messages in %s were not imported", plural(int64(im.res.Conflicts), "conflict"), opts.Queue),
-			"see them with `chatq queue peek`; import into a new queue to keep both, or ack the ones in the way and import again")
-	}
-	return nil
-}
-
-func (im *importer) run(ctx context.Context, r *lineReader) error {
-	opts := im.opts
-	attrs, err := im.q.Stats(ctx, opts.Queue)
+	attrs, err := q.Stats(ctx, opts.Queue)
 	if err != nil && !errors.Is(err, delayq.ErrQueueNotFound) {
 		return queueErr(err)
 	}
-	im.attrs = attrs
-	var total int64
-	headerSeen, endSeen, endCount, messages := false, false, -1, 0
-	for {
-		b, ok := r.next()
-		if !ok {
-			break
-		}
-		var l importLine
-		if err := decodeLine(b, &l); err != nil {
-			return im.malformed(r.line, err.Error())
-		}
-		switch {
-		case endSeen:
-			return im.malformed(r.line, "a line after the export's end line")
-		case l.Queue != nil && l.ID == nil:
-			if headerSeen || messages > 0 {
-				return im.malformed(r.line, "an export's first line in the middle of the input")
+	r := &exportReader{opts: opts, q: q, in: newLineReader(in), attrs: attrs, exists: attrs != nil, res: queueImportJSON{Queue: opts.Queue}}
+	ir, err := q.Import(ctx, opts.Queue, r.messages(ctx))
+	return r.report(ctx, ir, err)
+}
+
+// exportReader reads an export (or the messages of peek -o json) for
+// Import: it handles the header and the end line itself and yields the
+// messages, keeping the input line of each recent one, so that an import
+// that stopped names its lines.
+type exportReader struct {
+	opts   *importOptions
+	q      *delayq.Client
+	in     *lineReader
+	attrs  *delayq.Stats // the queue's when the import began (nil: missing)
+	exists bool          // the queue is there: found, or created from the header
+	res    queueImportJSON
+	prog   *iostreams.Progress
+	// stopped is set when the input stopped the import (the error it
+	// yielded is Import's error then): at line bad, why, or when reading
+	// failed after the current line, readErr.
+	stopped bool
+	bad     int
+	why     string
+	readErr error
+
+	total               int64 // the header's count of messages, for the progress bar
+	headerSeen, endSeen bool
+	endCount            int // the end line's count of messages
+	read                int // messages read
+	// lines[k % 256] is the input line of message k: the messages an
+	// Import that stopped names are of its last batch (at most 100) or
+	// the one read after it, all among the last 256.
+	lines [256]int
+}
+
+// messages yields the input's messages, checking each line's JSON and
+// fields; Import checks the messages themselves (id, counts, maxsize).
+func (r *exportReader) messages(ctx context.Context) iter.Seq2[delayq.Message, error] {
+	return func(yield func(delayq.Message, error) bool) {
+		for {
+			b, ok := r.in.next()
+			if !ok {
+				break
 			}
-			if l.Format == nil || *l.Format != exportFormat || l.Version != 1 {
-				return im.malformed(r.line, fmt.Sprintf("not a %s version 1 header", exportFormat))
-			}
-			headerSeen, total = true, l.Queue.Msgs
-			if err := im.header(ctx, l.Queue); err != nil {
-				return err
-			}
-		case l.End != nil && l.ID == nil:
-			var e struct {
-				Messages int `json:"messages"`
-			}
-			if err := json.Unmarshal(*l.End, &e); err != nil {
-				return im.malformed(r.line, "an end line without a message count")
-			}
-			endSeen, endCount = true, e.Messages
-		default:
-			if im.attrs == nil {
-				return cmdutil.WithHint(queueErr(fmt.Errorf("queue %q: %w, and the input does not start with an export's header line to create it from", opts.Queue, delayq.ErrQueueNotFound)),
-					"create it first with `chatq queue create "+opts.Queue+"`, or import a file chatq queue export wrote")
-			}
-			if im.prog == nil {
-				im.prog = opts.IO.NewProgress("importing", int(total))
-			}
-			m, err := im.message(b, &l)
+			m, isMessage, err := r.line(ctx, b)
 			if err != nil {
-				return im.malformed(r.line, err.Error())
+				r.stopped = true
+				yield(delayq.Message{}, err)
+				return
 			}
-			messages++
-			if im.inBatch[m.ID] || len(im.batch) == importBatch || im.bytes+len(m.Body) > importBatchBytes && len(im.batch) > 0 {
-				if err := im.flush(ctx); err != nil {
-					return err
-				}
+			if !isMessage {
+				continue
 			}
-			im.batch = append(im.batch, m)
-			im.lines = append(im.lines, r.line)
-			im.inBatch[m.ID] = true
-			im.bytes += len(m.Body)
+			r.read++
+			r.lines[r.read%len(r.lines)] = r.in.line
+			r.prog.Add(1)
+			if !yield(m, nil) {
+				return
+			}
+		}
+		if err := r.in.err(); err != nil {
+			r.stopped, r.readErr = true, err
+			yield(delayq.Message{}, err)
 		}
 	}
-	if err := r.err(); err != nil {
-		if ctx.Err() != nil {
-			opts.IO.Infof("imported %s before the interrupt; run the same import again to resume: ids already present are skipped", plural(int64(im.res.Imported), "message"))
-			return ctx.Err()
-		}
-		return fmt.Errorf("reading line %d: %w (imported %d messages before it)", r.line+1, err, im.res.Imported)
-	}
-	if im.attrs == nil {
-		return cmdutil.WithHint(cmdutil.UsageErrorf("the input holds no export: nothing imported"), "give the file chatq queue export wrote")
-	}
-	if err := im.flush(ctx); err != nil {
-		return err
+}
+
+// line reads one line: the header (the queue created from it, or its
+// differences said), the end line, or a message.
+func (r *exportReader) line(ctx context.Context, b []byte) (delayq.Message, bool, error) {
+	var l importLine
+	if err := decodeLine(b, &l); err != nil {
+		return delayq.Message{}, false, r.malformed(err.Error())
 	}
 	switch {
-	case headerSeen && !endSeen:
-		opts.IO.Infof("warning: the input ends without the export's end line: the export may have been cut short (%d messages read)", messages)
-	case endSeen && endCount != messages:
-		opts.IO.Infof("warning: the export's end line counts %d messages, the input held %d: lines are missing or were added", endCount, messages)
+	case r.endSeen:
+		return delayq.Message{}, false, r.malformed("a line after the export's end line")
+	case l.Queue != nil && l.ID == nil:
+		if r.headerSeen || r.read > 0 {
+			return delayq.Message{}, false, r.malformed("an export's first line in the middle of the input")
+		}
+		if l.Format == nil || *l.Format != exportFormat || l.Version != 1 {
+			return delayq.Message{}, false, r.malformed(fmt.Sprintf("not a %s version 1 header", exportFormat))
+		}
+		r.headerSeen, r.total = true, l.Queue.Msgs
+		return delayq.Message{}, false, r.header(ctx, l.Queue)
+	case l.End != nil && l.ID == nil:
+		var e struct {
+			Messages int `json:"messages"`
+		}
+		if err := json.Unmarshal(*l.End, &e); err != nil {
+			return delayq.Message{}, false, r.malformed("an end line without a message count")
+		}
+		r.endSeen, r.endCount = true, e.Messages
+		return delayq.Message{}, false, nil
 	}
-	return nil
+	if !r.exists {
+		queue := r.opts.Queue
+		return delayq.Message{}, false, cmdutil.WithHint(queueErr(fmt.Errorf("queue %q: %w, and the input does not start with an export's header line to create it from", queue, delayq.ErrQueueNotFound)),
+			"create it first with `chatq queue create "+queue+"`, or import a file chatq queue export wrote")
+	}
+	if r.prog == nil {
+		r.prog = r.opts.IO.NewProgress("importing", int(r.total))
+	}
+	m, err := parseMessage(b, &l)
+	if err != nil {
+		return m, false, r.malformed(err.Error())
+	}
+	return m, true, nil
+}
+
+// malformed refuses the current line.
+func (r *exportReader) malformed(why string) error {
+	r.bad, r.why = r.in.line, why
+	return errors.New(why)
 }
 
 // header creates the queue from an export's attributes when it is missing,
 // or says where the existing queue's differ.
-func (im *importer) header(ctx context.Context, h *exportQueue) error {
-	opts := im.opts
-	if im.attrs != nil {
-		a := im.attrs
+func (r *exportReader) header(ctx context.Context, h *exportQueue) error {
+	opts := r.opts
+	if a := r.attrs; a != nil {
 		diff := func(what string, have, want any) {
 			if fmt.Sprint(have) != fmt.Sprint(want) {
 				opts.IO.Infof("note: queue %s keeps its own %s %v (the export's is %v)", opts.Queue, what, have, want)
@@ -290,18 +279,18 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 	// An exported vt or delay of 0 is 0, not the package's default.
 	cfg := delayq.Attributes{VT: orZero(time.Duration(h.VT) * time.Second), Delay: orZero(time.Duration(h.Delay) * time.Second), MaxSize: h.MaxSize,
 		MaxReceives: h.MaxReceives, DeadLetter: h.DeadLetter}
-	err := im.q.Create(ctx, opts.Queue, cfg)
+	err := r.q.Create(ctx, opts.Queue, cfg)
 	if err != nil && cfg.DeadLetter != "" && (errors.Is(err, delayq.ErrQueueNotFound) || strings.Contains(err.Error(), "dead-letter")) {
 		// The dead-letter queue is missing here (or a Cluster, where
 		// policies are refused): create the queue without the policy.
 		opts.IO.Infof("warning: created %s without its dead-letter policy (%d receives, then %s): %v", opts.Queue, cfg.MaxReceives, cfg.DeadLetter, err)
 		opts.IO.Infof("hint: set it later with `chatq queue set %s --max-receives %d --dead-letter %s`", opts.Queue, cfg.MaxReceives, cfg.DeadLetter)
 		cfg.MaxReceives, cfg.DeadLetter = 0, ""
-		err = im.q.Create(ctx, opts.Queue, cfg)
+		err = r.q.Create(ctx, opts.Queue, cfg)
 	}
 	switch {
 	case err == nil:
-		im.res.Created = true
+		r.res.Created = true
 		infoTTY(opts.IO, opts.JSON, "created queue %s from the export's attributes", opts.Queue)
 	case errors.Is(err, delayq.ErrQueueExists):
 		// Created by someone else meanwhile: import into it.
@@ -310,17 +299,12 @@ func (im *importer) header(ctx context.Context, h *exportQueue) error {
 	default:
 		return queueErr(err)
 	}
-	a, err := im.q.Stats(ctx, opts.Queue)
-	if err != nil {
-		return queueErr(err)
-	}
-	im.attrs = a
+	r.exists = true
 	return nil
 }
 
-// message checks one message line fully: nothing of a batch is written
-// unless all of it passes.
-func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
+// parseMessage reads a message line's fields; Import checks the message.
+func parseMessage(b []byte, l *importLine) (delayq.Message, error) {
 	var m delayq.Message
 	if l.ID == nil {
 		return m, fmt.Errorf("no id: want a message line of an export (id, message, due)")
@@ -380,11 +364,7 @@ func (im *importer) message(b []byte, l *importLine) (delayq.Message, error) {
 		}
 		m.DeadLetteredFrom, m.DeadLetteredAt = dl.From, time.UnixMilli(at)
 	}
-	err = delayq.CheckImport([]delayq.Message{m}, &im.attrs.Attributes)
-	if errors.Is(err, delayq.ErrMessageTooLong) {
-		err = fmt.Errorf("%w (raise it with `chatq queue set %s --maxsize N`)", err, im.opts.Queue)
-	}
-	return m, err
+	return m, nil
 }
 
 // msNumber reads a whole, non-negative number.
@@ -396,48 +376,97 @@ func msNumber(what string, n *json.Number) (int64, error) {
 	return v, nil
 }
 
-// flush imports the batch in one script call.
-func (im *importer) flush(ctx context.Context) error {
-	if len(im.batch) == 0 {
-		return nil
+// report writes what the import did (JSON, or a line on a terminal) and
+// returns its error: the conflicts, or where it stopped and how to resume.
+func (r *exportReader) report(ctx context.Context, ir *delayq.ImportResult, err error) error {
+	opts, res := r.opts, &r.res
+	res.ConflictIDs = []string{}
+	if ir != nil {
+		res.Imported, res.AlreadyPresent, res.Conflicts = ir.Imported, ir.Present, ir.Conflicts
+		res.ConflictIDs = append(res.ConflictIDs, ir.ConflictIDs...)
 	}
-	opts := im.opts
-	first, last := im.lines[0], im.lines[len(im.lines)-1]
-	r, err := im.q.Import(ctx, opts.Queue, im.batch)
-	if err != nil {
-		done := plural(int64(im.res.Imported), "message")
+	for _, id := range res.ConflictIDs {
+		opts.IO.Infof("conflict: message %s holds another body in %s: not imported", id, opts.Queue)
+	}
+	err = r.stopErr(ctx, err)
+	if err == nil {
 		switch {
-		case ctx.Err() != nil:
-			opts.IO.Infof("imported %s before the interrupt; run the same command again to finish (what is there already is skipped)", done)
-			return err
-		case conn.ReplyLost(err):
-			return cmdutil.WithHint(fmt.Errorf("lines %d-%d: %w (%s imported before them; they may be too)", first, last, err, done),
-				"run the same command again: an import skips the messages already there, so a re-run is safe")
-		case errors.Is(err, delayq.ErrMessageTooLong):
-			return queueErr(fmt.Errorf("lines %d-%d: %w: nothing of them written (%s imported before them)", first, last, err, done))
-		}
-		return queueErr(fmt.Errorf("lines %d-%d: %w (%s imported before them)", first, last, err, done))
-	}
-	im.res.Imported += r.Imported
-	im.res.AlreadyPresent += len(r.Present)
-	for _, id := range r.Conflicts {
-		im.res.Conflicts++
-		if len(im.res.ConflictIDs) < maxConflictIDs {
-			im.res.ConflictIDs = append(im.res.ConflictIDs, id)
-			opts.IO.Infof("conflict: message %s holds another body in %s: not imported", id, opts.Queue)
+		case !r.exists:
+			err = cmdutil.WithHint(cmdutil.UsageErrorf("the input holds no export: nothing imported"), "give the file chatq queue export wrote")
+		case r.headerSeen && !r.endSeen:
+			opts.IO.Infof("warning: the input ends without the export's end line: the export may have been cut short (%d messages read)", r.read)
+		case r.endSeen && r.endCount != r.read:
+			opts.IO.Infof("warning: the export's end line counts %d messages, the input held %d: lines are missing or were added", r.endCount, r.read)
 		}
 	}
-	if im.prog != nil {
-		im.prog.Add(len(im.batch))
+	if r.prog != nil {
+		r.prog.Done()
 	}
-	im.batch, im.lines, im.bytes = im.batch[:0], im.lines[:0], 0
-	clear(im.inBatch)
+	if opts.JSON {
+		if werr := opts.IO.WriteJSON(res); err == nil {
+			err = werr
+		}
+	} else if r.exists {
+		// Where export says what it did: on stderr, on a terminal.
+		infoTTY(opts.IO, opts.JSON, "imported %s into %s (%d already present, %s)",
+			plural(int64(res.Imported), "message"), opts.Queue, res.AlreadyPresent, plural(int64(res.Conflicts), "conflict"))
+	}
+	if err != nil {
+		return err
+	}
+	if res.Conflicts > 0 {
+		return cmdutil.WithHint(fmt.Errorf("%s: ids that hold other messages in %s were not imported", plural(int64(res.Conflicts), "conflict"), opts.Queue),
+			"see them with `chatq queue peek`; import into a new queue to keep both, or ack the ones in the way and import again")
+	}
 	return nil
 }
 
-// malformed stops the import at line n.
-func (im *importer) malformed(n int, why string) error {
-	im.res.Line = n
-	return cmdutil.WithHint(fmt.Errorf("line %d: %s: stopped after importing %s", n, why, plural(int64(im.res.Imported), "message")),
+// stopErr says where an import stopped, from the PushError Import returned:
+// the lines of the batch that failed, or the line the input or Import
+// refused, and that running the same command again resumes it.
+func (r *exportReader) stopErr(ctx context.Context, err error) error {
+	var pe *delayq.PushError
+	if !errors.As(err, &pe) {
+		return queueErr(err)
+	}
+	opts := r.opts
+	done := plural(int64(r.res.Imported), "message")
+	switch {
+	case r.bad > 0:
+		return r.stoppedAt(r.bad, r.why)
+	case r.readErr != nil && ctx.Err() != nil:
+		opts.IO.Infof("imported %s before the interrupt; run the same import again to resume: ids already present are skipped", done)
+		return ctx.Err()
+	case r.readErr != nil:
+		return fmt.Errorf("reading line %d: %w (imported %d messages before it)", r.in.line+1, r.readErr, r.res.Imported)
+	case r.stopped:
+		return pe.Err // the header's Create, or a missing queue: said as it is
+	case pe.Position > 0:
+		// A message refused (its id, counts, or a body over maxsize):
+		// nothing of its batch is written.
+		why := pe.Err.Error()
+		if errors.Is(pe.Err, delayq.ErrMessageTooLong) {
+			why = fmt.Sprintf("%s (raise it with `chatq queue set %s --maxsize N`)", why, opts.Queue)
+		}
+		return r.stoppedAt(r.lineOf(pe.Position), why)
+	case ctx.Err() != nil && !conn.ReplyLost(pe.Err):
+		opts.IO.Infof("imported %s before the interrupt; run the same command again to finish (what is there already is skipped)", done)
+		return pe.Err
+	case pe.Uncertain > 0 && conn.ReplyLost(pe.Err):
+		return cmdutil.WithHint(fmt.Errorf("lines %d-%d: %w (%s imported before them; they may be too)", r.lineOf(pe.Stored+1), r.lineOf(pe.Stored+pe.Uncertain), pe.Err, done),
+			"run the same command again: an import skips the messages already there, so a re-run is safe")
+	case pe.Total > pe.Stored:
+		return queueErr(fmt.Errorf("lines %d-%d: %w (%s imported before them)", r.lineOf(pe.Stored+1), r.lineOf(pe.Total), pe.Err, done))
+	}
+	return queueErr(pe.Err)
+}
+
+// lineOf is the input line of message k (from 1), one of the last read.
+func (r *exportReader) lineOf(k int) int { return r.lines[k%len(r.lines)] }
+
+// stoppedAt is the error of an import that stopped at line n.
+func (r *exportReader) stoppedAt(n int, why string) error {
+	r.res.Line = n
+	return cmdutil.WithHint(fmt.Errorf("line %d: %s: stopped after importing %s", n, why, plural(int64(r.res.Imported), "message")),
 		"fix that line and run the same command again: the messages already imported are skipped")
 }

@@ -54,7 +54,8 @@ var access = []struct {
 	{"Get", false, false, "hmget time zscore"},
 	{"Redrive", true, true, "hdel hexists hget hincrby hmget hset publish sscan time type zadd zcard zcount zrange zrank zrem zscore"},
 	{"Export", false, false, "hmget hscan time zscore"},
-	{"Import", true, true, "hdel hget hincrby hmget hset publish type zadd zcard zrem zscore"},
+	// Import reads Stats when the first message comes.
+	{"Import", true, true, "hdel hexists hget hincrby hmget hset publish time type zadd zcard zcount zrange zrangebyscore zrem zscore"},
 	// Stats first, then Receive (wait), ChangeVisibility and Ack.
 	{"Work", true, true, receiveCommands + " subscribe zcount"},
 }

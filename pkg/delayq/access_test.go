@@ -42,7 +42,7 @@ var accessOps = map[string]struct {
 	"Get":               {[]string{"get.lua"}, ""},
 	"Redrive":           {[]string{"redrive.lua"}, "sscan hget"},
 	"Export":            {[]string{"export.lua"}, ""},
-	"Import":            {[]string{"import.lua"}, ""},
+	"Import":            {[]string{"stats.lua", "import.lua"}, "hexists"},
 	"Work":              {[]string{"stats.lua", "receive.lua", "retry.lua", "ack.lua"}, "hexists subscribe"},
 }
 
@@ -249,7 +249,7 @@ func TestAccessClientCommands(t *testing.T) {
 			_, err := c.Export(ctx, "q", delayq.PeekOptions{}, func(ms []delayq.Message) error { m = ms; return nil })
 			return err
 		})
-		do("Import", func() error { _, err := c.Import(ctx, "dead", m); return err })
+		do("Import", func() error { _, err := c.Import(ctx, "dead", seq(m)); return err })
 		do("Ack", func() error { _, err := c.Ack(ctx, "q", id); return err })
 		do("Work", func() error {
 			wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)

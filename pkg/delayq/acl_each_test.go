@@ -95,7 +95,7 @@ func TestACLEachCommand(t *testing.T) {
 			return err
 		},
 		"Import": func(c *delayq.Client) error {
-			_, err := c.Import(ctx, "q", []delayq.Message{{ID: "0000000000importimportimportimpo", Body: "in", VisibleAt: time.Unix(1, 0)}})
+			_, err := c.Import(ctx, "q", seq([]delayq.Message{{ID: "0000000000importimportimportimpo", Body: "in", VisibleAt: time.Unix(1, 0)}}))
 			return err
 		},
 	}

@@ -205,7 +205,7 @@ func TestServerTimeBounded(t *testing.T) {
 				for k := range msgs {
 					msgs[k] = delayq.Message{ID: fmt.Sprintf("0000000000bnd%d%018d", i, k), Body: "imported", VisibleAt: time.Now().Add(time.Hour), RC: int64(k % 2)}
 				}
-				r, err := c.Import(ctx, "q", msgs)
+				r, err := c.Import(ctx, "q", seq(msgs))
 				if err == nil && r.Imported != 100 {
 					err = fmt.Errorf("imported %+v", r)
 				}

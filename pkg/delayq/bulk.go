@@ -29,24 +29,35 @@ type PushManyOptions struct {
 	Progress func(batch []Pushed)
 }
 
-// PushError is returned by a PushMany that stopped: the messages before
-// Stored are in the queue, in order (their results are returned with the
-// error), and a PushMany of the rest resumes it without duplicates, except
+// PushError is returned by a PushMany or an Import that stopped: the
+// messages before Stored are done, in order (a PushMany's are in the queue,
+// their results returned with the error; an Import's are imported, present
+// or conflicts, as the ImportResult returned with it counts), and a
+// PushMany or Import of the rest resumes it without duplicates, except
 // that the next Uncertain messages may also be stored (their batch was
-// sent and its reply lost: the server may have applied it). When Position
-// is set, Err is about that message (from 1): over the queue's maxsize, a
-// time too far ahead, a body that is not UTF-8, a bad due time.
+// sent and its reply lost: the server may have applied it). An Import's
+// Total is the messages it read, up to the end of the batch that failed
+// (none of Stored+1 to Total is written, the Uncertain ones aside). When
+// Position is set, Err is about that message (from 1): over the queue's
+// maxsize, a time too far ahead, a body that is not UTF-8, a bad due time
+// or id.
 type PushError struct {
 	Queue     string
 	Stored    int // messages stored for certain (whole batches, in order)
 	Uncertain int // messages after those that may or may not be stored
-	Total     int // messages PushMany was given
+	Total     int // messages PushMany was given; messages Import read
 	Position  int // the message Err is about, from 1; 0 for none
 	Err       error
+	op        string // "import into" for an Import; "" for "push to"
 }
 
 func (e *PushError) Error() string {
-	msg := fmt.Sprintf("push to queue %s: stored %d of %d messages", e.Queue, e.Stored, e.Total)
+	var msg string
+	if e.op == "" {
+		msg = fmt.Sprintf("push to queue %s: stored %d of %d messages", e.Queue, e.Stored, e.Total)
+	} else {
+		msg = fmt.Sprintf("%s queue %s: stopped after %d of %d messages read", e.op, e.Queue, e.Stored, e.Total)
+	}
 	if e.Uncertain > 0 {
 		msg += fmt.Sprintf("; the next %d may also be stored (the reply was lost)", e.Uncertain)
 	}

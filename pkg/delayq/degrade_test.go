@@ -77,7 +77,7 @@ func TestWithoutPublish(t *testing.T) {
 	if r, err := c.Redrive(ctx, "dead", delayq.RedriveOptions{To: "q"}); err != nil || r == nil {
 		t.Fatalf("redrive: %+v %v", r, err)
 	}
-	if _, err := c.Import(ctx, "q", []delayq.Message{{ID: "0000000000importimportimportimpo", Body: "in", VisibleAt: time.Unix(1, 0)}}); err != nil {
+	if _, err := c.Import(ctx, "q", seq([]delayq.Message{{ID: "0000000000importimportimportimpo", Body: "in", VisibleAt: time.Unix(1, 0)}})); err != nil {
 		t.Fatalf("import: %v", err)
 	}
 }

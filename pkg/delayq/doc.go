@@ -138,9 +138,14 @@
 //	                        (every message present for the whole walk
 //	                        passed at least once); Peek's filters, the
 //	                        substring matched in the script
-//	Import     import.lua   up to 100 messages under their own ids, due
-//	                        times, rc and fr; ids already there are skipped
-//	                        (same body) or conflicts (another body)
+//	Import     import.lua   up to 100 messages (1 MiB) per call, atomically,
+//	                        under their own ids, due times, rc and fr; ids
+//	                        already there are skipped (same body) or
+//	                        conflicts (another body). Read from an
+//	                        iterator one batch at a time, each message
+//	                        checked as read (maxsize from one Stats before
+//	                        the first call); a stop part way is a
+//	                        *PushError saying which messages are done
 //	Purge      purge.lua    delete every message, keep the attributes: O(1)
 //	                        (UNLINK, attributes written back), refusing
 //	                        more messages than allowed in the same call

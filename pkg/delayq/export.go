@@ -3,9 +3,13 @@ package delayq
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 var (
@@ -118,52 +122,69 @@ func scoreTime(s string) time.Time {
 	return time.UnixMilli(int64(f))
 }
 
-// ImportResult is what became of each message given to Import.
+// ImportResult is what became of the messages given to Import. It holds
+// counts and at most maxConflictIDs ids, so that its memory stays flat
+// whatever the input's size.
 type ImportResult struct {
-	Imported  int
-	Present   []string // ids that held the same body already: left alone
-	Conflicts []string // ids that held another body: left alone
+	Imported    int      // messages stored
+	Present     int      // messages whose id held the same body already: left alone
+	Conflicts   int      // messages whose id held another body: left alone
+	ConflictIDs []string // the ids of the first 100 conflicts, in the order read
 	// Notified is false when this user may not PUBLISH on the realtime
 	// channel (the messages are stored all the same).
 	Notified bool
 }
 
-// CheckImport checks messages for Import without any I/O, as Import does
-// first: at most 100, each with an id of RSMQ's format (32 characters from
-// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, no id twice,
-// a dead-letter record with a queue name (DeadLetteredFrom) or none. With
-// into, the attributes of the queue imported into (as Stats read them),
-// every body must keep its maxsize too (ErrMessageTooLong), as Import's
-// script checks again.
+// maxConflictIDs is how many conflicting ids an ImportResult lists (its
+// count is complete).
+const maxConflictIDs = 100
+
+// CheckImport checks messages without any I/O as Import checks each
+// message it reads: an id of RSMQ's format (32 characters from
+// [A-Za-z0-9:]; no receipt), a VisibleAt, RC not negative, a dead-letter
+// record with a queue name (DeadLetteredFrom) or none; with into, the
+// attributes of the queue imported into (as Stats read them), a body
+// within its maxsize (ErrMessageTooLong), as Import's script checks again.
+// It also refuses more than 100 messages and an id twice, which one batch
+// of Import never holds.
 func CheckImport(msgs []Message, into *Attributes) error {
 	if len(msgs) > maxBatch {
 		return fmt.Errorf("%d messages: at most %d per import call: %w", len(msgs), maxBatch, errInvalidValue)
 	}
 	seen := make(map[string]bool, len(msgs))
-	for _, m := range msgs {
-		if err := checkID(m.ID); err != nil {
+	for i := range msgs {
+		m := &msgs[i]
+		if err := checkImported(m, into); err != nil {
 			return err
 		}
 		if seen[m.ID] {
 			return fmt.Errorf("message id %s given twice: %w", m.ID, errInvalidValue)
 		}
 		seen[m.ID] = true
-		if m.VisibleAt.UnixMilli() < 0 || m.VisibleAt.IsZero() {
-			return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), errInvalidValue)
-		}
-		if m.RC < 0 {
-			return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, errInvalidValue)
-		}
-		if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
-			return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
-		}
-		if err := checkDeadLettered(&m); err != nil {
-			return err
-		}
-		if into != nil && into.MaxSize >= 0 {
-			if n := len16(m.Body); n > into.MaxSize {
-				return fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d: %w", m.ID, n, into.Name, into.MaxSize, ErrMessageTooLong)
-			}
+	}
+	return nil
+}
+
+// checkImported checks one message for Import (see CheckImport).
+func checkImported(m *Message, into *Attributes) error {
+	if err := checkID(m.ID); err != nil {
+		return err
+	}
+	if m.VisibleAt.UnixMilli() < 0 || m.VisibleAt.IsZero() {
+		return fmt.Errorf("message %s: due time %d: must be Unix ms, not negative: %w", m.ID, m.VisibleAt.UnixMilli(), errInvalidValue)
+	}
+	if m.RC < 0 {
+		return fmt.Errorf("message %s: receive count %d: must not be negative: %w", m.ID, m.RC, errInvalidValue)
+	}
+	if !m.FR.IsZero() && m.FR.UnixMilli() < 0 {
+		return fmt.Errorf("message %s: first receive %d: must not be negative: %w", m.ID, m.FR.UnixMilli(), errInvalidValue)
+	}
+	if err := checkDeadLettered(m); err != nil {
+		return err
+	}
+	if into != nil && into.MaxSize >= 0 {
+		if n := len16(m.Body); n > into.MaxSize {
+			return fmt.Errorf("message %s: %d UTF-16 units, over %s's maxsize %d: %w", m.ID, n, into.Name, into.MaxSize, ErrMessageTooLong)
 		}
 	}
 	return nil
@@ -187,29 +208,145 @@ func checkDeadLettered(m *Message) error {
 	return nil
 }
 
-// Import stores up to 100 messages in queue q under their own ids (ID,
-// Body, VisibleAt, RC, FR and the DeadLettered fields of each; the other
-// fields are ignored), with their due times, receive counts, first
-// receives and records of a dead-letter move, in one
-// atomic script call (all or nothing). An id that already holds the same
-// body is left alone (ImportResult.Present), so importing the same
-// messages again changes nothing; an id that holds another body is a
-// conflict, left alone too. A body over the queue's maxsize fails the
-// whole call with ErrMessageTooLong before anything is written. totalsent
-// grows by the messages imported; received messages (RC > 0 or FR set) go
-// into chatq's index of received messages as well, so stats counts them
-// in flight while they are invisible.
-func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportResult, error) {
+// Import stores the messages msgs yields in queue q under their own ids
+// (ID, Body, VisibleAt, RC, FR and the DeadLettered fields of each; the
+// other fields are ignored), with their due times, receive counts, first
+// receives and records of a dead-letter move, in batches of at most 100
+// messages and about 1 MiB of bodies, each batch one atomic script call
+// (all of it or none). It holds one batch in memory, so an input of any
+// size streams. When the first message comes it reads the queue's Stats
+// (one more round trip, read only; no message, no call), and it checks
+// each message as it reads it (CheckImport's checks, and the body against
+// the queue's maxsize): a message refused stops the import before its
+// batch is written. An id that already holds the same body is left alone
+// (ImportResult.Present), so importing the same messages again changes
+// nothing; an id that holds another body is a conflict, left alone too.
+// An id that comes again within a batch ends the batch, so that its second
+// copy (an export may repeat a message) finds the first one present.
+// totalsent grows by the messages imported; received messages (RC > 0 or
+// FR set) go into chatq's index of received messages as well, so stats
+// counts them in flight while they are invisible.
+//
+// When ctx ends, Import stops between batches: a batch sent is waited for,
+// so that what it did is known. A message refused, an error msgs yields,
+// ctx's end and any failure of a batch's call is a *PushError, returned
+// with the result so far: the first Stored messages read are done
+// (imported, present or conflicts, as the result counts them), the ones
+// from Stored+1 to Total are not written, except that the Uncertain ones
+// may be (their batch's reply was lost), and Position is the message Err
+// is about (0 for an error of msgs or of a call as a whole). Importing the
+// messages from Stored+1 on, or all of them again, resumes it: ids present
+// are skipped. A failure of the Stats read, before anything is written,
+// is returned as it is.
+func (c *Client) Import(ctx context.Context, q string, msgs iter.Seq2[Message, error]) (*ImportResult, error) {
 	if err := CheckName(q); err != nil {
 		return nil, err
 	}
-	if err := CheckImport(msgs, nil); err != nil {
-		return nil, err
+	im := &importer{c: c, q: q, res: &ImportResult{Notified: true}, inBatch: map[string]bool{}}
+	if msgs == nil {
+		return im.res, nil
 	}
-	res := &ImportResult{Notified: true}
-	if len(msgs) == 0 {
-		return res, nil
+	for m, err := range msgs {
+		if err != nil {
+			return im.res, im.fail(0, err)
+		}
+		if err := im.add(ctx, m); err != nil {
+			return im.res, err
+		}
 	}
+	return im.res, im.flush(ctx)
+}
+
+// importer is one Import: the queue's attributes, what is done, and the
+// batch read but not yet written.
+type importer struct {
+	c       *Client
+	q       string
+	into    *Attributes // the queue's, read when the first message comes
+	res     *ImportResult
+	done    int // messages done: imported, present or conflicts
+	batch   []Message
+	bytes   int
+	inBatch map[string]bool
+}
+
+// add checks message m and adds it to the batch, writing the batch first
+// when m does not belong in it.
+func (im *importer) add(ctx context.Context, m Message) error {
+	if im.into == nil {
+		st, err := im.c.Stats(ctx, im.q)
+		if err != nil {
+			return err
+		}
+		im.into = &st.Attributes
+	}
+	if err := checkImported(&m, im.into); err != nil {
+		// Nothing of the batch is written: m is counted with it.
+		im.batch = append(im.batch, m)
+		return im.fail(im.done+len(im.batch), err)
+	}
+	if im.inBatch[m.ID] || len(im.batch) == maxBatch || len(im.batch) > 0 && im.bytes+len(m.Body) > batchBytes {
+		if err := im.flush(ctx); err != nil {
+			return err
+		}
+	}
+	im.batch = append(im.batch, m)
+	im.inBatch[m.ID] = true
+	im.bytes += len(m.Body)
+	return nil
+}
+
+// fail is the PushError of an import stopped before the batch is written;
+// position is the message err is about (from 1), or 0.
+func (im *importer) fail(position int, err error) error {
+	return &PushError{Queue: im.q, Stored: im.done, Total: im.done + len(im.batch), Position: position, Err: err, op: "import into"}
+}
+
+// flush writes the batch in one import.lua call.
+func (im *importer) flush(ctx context.Context) error {
+	if len(im.batch) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return im.fail(0, err)
+	}
+	// The call does not end with ctx: a batch sent is waited for (up to
+	// the client's read timeout), so that what it did is known.
+	r, refused, err := im.c.importBatch(context.WithoutCancel(ctx), im.q, im.batch)
+	if err != nil {
+		e := im.fail(0, err).(*PushError)
+		switch {
+		case refused >= 0:
+			e.Position = im.done + refused + 1
+		case !errors.As(err, new(redis.Error)) && !errors.Is(err, ErrQueueNotFound):
+			// Any failure but the server's own error reply (the script
+			// checks before it writes) may have stored the batch.
+			e.Uncertain = len(im.batch)
+		}
+		return e
+	}
+	im.res.Imported += r.Imported
+	im.res.Present += r.Present
+	im.res.Conflicts += r.Conflicts
+	for _, id := range r.ConflictIDs {
+		if len(im.res.ConflictIDs) < maxConflictIDs {
+			im.res.ConflictIDs = append(im.res.ConflictIDs, id)
+		}
+	}
+	if r.Imported > 0 {
+		// A batch that stored nothing published nothing.
+		im.res.Notified = im.res.Notified && r.Notified
+	}
+	im.done += len(im.batch)
+	im.batch, im.bytes = im.batch[:0], 0
+	clear(im.inBatch)
+	return nil
+}
+
+// importBatch stores msgs (at most 100, checked) in one atomic import.lua
+// call; refused is the index of the message the script refused as over
+// maxsize (nothing written), else -1.
+func (c *Client) importBatch(ctx context.Context, q string, msgs []Message) (res *ImportResult, refused int, err error) {
 	args := make([]any, 0, 1+7*len(msgs))
 	args = append(args, c.channel(q))
 	for _, m := range msgs {
@@ -224,28 +361,29 @@ func (c *Client) Import(ctx context.Context, q string, msgs []Message) (*ImportR
 	}
 	a, err := run(ctx, c.rdb, importScript, c.keys(q), args...)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	switch str(a[0]) {
 	case "notfound":
-		return nil, notFound(q)
+		return nil, -1, notFound(q)
 	case "toolong":
 		i := position(a[1], len(msgs))
-		return nil, &QueueError{Queue: q, Err: fmt.Errorf("message %s: %d UTF-16 units, maxsize is %s: %w", msgs[i].ID, len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)}
+		return nil, i, &QueueError{Queue: q, Err: fmt.Errorf("message %s: %d UTF-16 units, maxsize is %s: %w", msgs[i].ID, len16(msgs[i].Body), str(a[2]), ErrMessageTooLong)}
 	}
-	res.Notified = num(a[1]) == 1
+	if len(a) != 2+len(msgs) {
+		return nil, -1, fmt.Errorf("unexpected reply of %d values for %d messages", len(a), len(msgs))
+	}
+	res = &ImportResult{Notified: num(a[1]) == 1}
 	for i, v := range a[2:] {
-		if i >= len(msgs) {
-			break
-		}
 		switch str(v) {
 		case "imported":
 			res.Imported++
 		case "present":
-			res.Present = append(res.Present, msgs[i].ID)
+			res.Present++
 		default:
-			res.Conflicts = append(res.Conflicts, msgs[i].ID)
+			res.Conflicts++
+			res.ConflictIDs = append(res.ConflictIDs, msgs[i].ID)
 		}
 	}
-	return res, nil
+	return res, -1, nil
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,19 +51,24 @@ func toImport(ps map[string]delayq.Message) []delayq.Message {
 	return out
 }
 
+// seq yields msgs, as Import reads them.
+func seq(msgs []delayq.Message) iter.Seq2[delayq.Message, error] {
+	return func(yield func(delayq.Message, error) bool) {
+		for _, m := range msgs {
+			if !yield(m, nil) {
+				return
+			}
+		}
+	}
+}
+
 func importAll(t *testing.T, c *delayq.Client, q string, msgs []delayq.Message) *delayq.ImportResult {
 	t.Helper()
-	total := &delayq.ImportResult{}
-	for start := 0; start < len(msgs); start += 100 {
-		r, err := c.Import(context.Background(), q, msgs[start:min(start+100, len(msgs))])
-		if err != nil {
-			t.Fatal(err)
-		}
-		total.Imported += r.Imported
-		total.Present = append(total.Present, r.Present...)
-		total.Conflicts = append(total.Conflicts, r.Conflicts...)
+	r, err := c.Import(context.Background(), q, seq(msgs))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return total
+	return r
 }
 
 // queueState is everything of a queue's messages in Redis: per id its
@@ -128,7 +136,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 		mustCreate(t, c, "dst", delayq.Attributes{})
 		r := importAll(t, c, "dst", toImport(got))
-		if r.Imported != 2504 || len(r.Present) != 0 || len(r.Conflicts) != 0 {
+		if r.Imported != 2504 || r.Present != 0 || r.Conflicts != 0 {
 			t.Fatalf("import: %+v", r)
 		}
 		want, have := queueState(t, b, "src"), queueState(t, b, "dst")
@@ -151,8 +159,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 		// Again: everything is there already, nothing changes.
 		before := dump(t, b.Client, b.Prefix+"rsmq:dst")
 		r = importAll(t, c, "dst", toImport(got))
-		if r.Imported != 0 || len(r.Present) != 2504 || len(r.Conflicts) != 0 {
-			t.Fatalf("second import: imported %d, present %d, conflicts %d", r.Imported, len(r.Present), len(r.Conflicts))
+		if r.Imported != 0 || r.Present != 2504 || r.Conflicts != 0 {
+			t.Fatalf("second import: imported %d, present %d, conflicts %d", r.Imported, r.Present, r.Conflicts)
 		}
 		if after := dump(t, b.Client, b.Prefix+"rsmq:dst"); after != before {
 			t.Errorf("a second import changed the queue")
@@ -171,8 +179,8 @@ func TestImportRefuses(t *testing.T) {
 		before := dump(t, b.Client, b.Prefix)
 
 		// A conflict is left alone and reported; the rest of the batch is imported.
-		r, err := c.Import(ctx, "q", []delayq.Message{{ID: id, Body: "changed", VisibleAt: now}, {ID: fresh, Body: "new", VisibleAt: now}})
-		if err != nil || r.Imported != 1 || len(r.Conflicts) != 1 || r.Conflicts[0] != id {
+		r, err := c.Import(ctx, "q", seq([]delayq.Message{{ID: id, Body: "changed", VisibleAt: now}, {ID: fresh, Body: "new", VisibleAt: now}}))
+		if err != nil || r.Imported != 1 || r.Conflicts != 1 || len(r.ConflictIDs) != 1 || r.ConflictIDs[0] != id {
 			t.Fatalf("conflict: %+v %v", r, err)
 		}
 		if body := b.Client.HGet(ctx, b.Prefix+"rsmq:q:Q", id).Val(); body != "original" {
@@ -182,21 +190,140 @@ func TestImportRefuses(t *testing.T) {
 		for name, msgs := range map[string][]delayq.Message{
 			"too long":    {{ID: "0000000002" + "abcdefghijABCDEFGHIJ01", Body: "ok", VisibleAt: now}, {ID: "0000000003" + "abcdefghijABCDEFGHIJ01", Body: string(make([]byte, 1025)), VisibleAt: now}},
 			"bad id":      {{ID: "short", Body: "x", VisibleAt: now}},
-			"twice":       {{ID: fresh, Body: "x", VisibleAt: now}, {ID: fresh, Body: "x", VisibleAt: now}},
 			"no due":      {{ID: "0000000004" + "abcdefghijABCDEFGHIJ01", Body: "x"}},
 			"negative rc": {{ID: "0000000005" + "abcdefghijABCDEFGHIJ01", Body: "x", VisibleAt: now, RC: -1}},
 		} {
-			if _, err := c.Import(ctx, "q", msgs); !errors.Is(err, delayq.ErrInvalid) {
+			if _, err := c.Import(ctx, "q", seq(msgs)); !errors.Is(err, delayq.ErrInvalid) {
 				t.Errorf("%s: %v, want ErrInvalid", name, err)
 			}
 		}
-		if _, err := c.Import(ctx, "nosuch", []delayq.Message{{ID: fresh, Body: "x", VisibleAt: now}}); !errors.Is(err, delayq.ErrQueueNotFound) {
+		if _, err := c.Import(ctx, "nosuch", seq([]delayq.Message{{ID: fresh, Body: "x", VisibleAt: now}})); !errors.Is(err, delayq.ErrQueueNotFound) {
 			t.Errorf("missing queue: %v", err)
 		}
 		if after := dump(t, b.Client, b.Prefix); after != before {
 			t.Errorf("a refused import wrote:\n%s\nwant\n%s", after, before)
 		}
+		// An id twice (an export may repeat one) ends the batch: the
+		// second copy finds the first present.
+		twice := "0000000006" + "abcdefghijABCDEFGHIJ01"
+		r, err = c.Import(ctx, "q", seq([]delayq.Message{{ID: twice, Body: "x", VisibleAt: now}, {ID: twice, Body: "x", VisibleAt: now}}))
+		if err != nil || r.Imported != 1 || r.Present != 1 || r.Conflicts != 0 {
+			t.Errorf("an id twice: %+v %v", r, err)
+		}
 	})
+}
+
+// TestImportStopsPartWay: an import of 300 messages (three batches) that
+// stops at message 250 says exactly what is done, the queue holds exactly
+// messages 1-200 (nothing of batch 3), and an import from message 201 on
+// resumes it.
+func TestImportStopsPartWay(t *testing.T) {
+	errSource := errors.New("line 251: not valid JSON")
+	for _, tc := range []struct {
+		name string
+		// src yields msgs, and may fail or act part way.
+		src                                func(c *delayq.Client, cancel func(), msgs []delayq.Message) iter.Seq2[delayq.Message, error]
+		long                               int // the body of message 250, in bytes
+		stored, uncertain, total, position int
+		err                                error
+	}{
+		{"a body over maxsize", nil, 1025, 200, 0, 250, 250, delayq.ErrMessageTooLong},
+		// maxsize lowered after Import read it: the script refuses batch 3 whole.
+		{"maxsize lowered meanwhile", func(c *delayq.Client, _ func(), msgs []delayq.Message) iter.Seq2[delayq.Message, error] {
+			return func(yield func(delayq.Message, error) bool) {
+				for i, m := range msgs {
+					if i == 150 {
+						if err := c.SetAttributes(context.Background(), "q", delayq.Attributes{MaxSize: 1024}); err != nil {
+							yield(delayq.Message{}, err)
+							return
+						}
+					}
+					if !yield(m, nil) {
+						return
+					}
+				}
+			}
+		}, 2000, 200, 0, 300, 250, delayq.ErrMessageTooLong},
+		{"a bad input line", func(_ *delayq.Client, _ func(), msgs []delayq.Message) iter.Seq2[delayq.Message, error] {
+			return func(yield func(delayq.Message, error) bool) {
+				for _, m := range msgs[:249] {
+					if !yield(m, nil) {
+						return
+					}
+				}
+				yield(delayq.Message{}, errSource)
+			}
+		}, 1, 200, 0, 249, 0, errSource},
+		// Cancelled while batch 2 is read: it stops before writing it.
+		{"interrupted", func(_ *delayq.Client, cancel func(), msgs []delayq.Message) iter.Seq2[delayq.Message, error] {
+			return func(yield func(delayq.Message, error) bool) {
+				for i, m := range msgs {
+					if i == 150 {
+						cancel()
+					}
+					if !yield(m, nil) {
+						return
+					}
+				}
+			}
+		}, 1, 100, 0, 200, 0, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			redistest.Run(t, func(t *testing.T, b redistest.Backend) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				c := newClient(t, b)
+				mustCreate(t, c, "q", delayq.Attributes{})
+				msgs := make([]delayq.Message, 300)
+				for i := range msgs {
+					msgs[i] = delayq.Message{ID: fmt.Sprintf("0000000000part%018d", i+1), Body: fmt.Sprint("m", i+1), VisibleAt: time.UnixMilli(int64(1000 + i)), RC: int64(i % 2)}
+				}
+				msgs[249].Body = strings.Repeat("x", tc.long)
+				src := seq(msgs)
+				if tc.src != nil {
+					src = tc.src(c, cancel, msgs)
+				} else if err := c.SetAttributes(ctx, "q", delayq.Attributes{MaxSize: 1024}); err != nil {
+					t.Fatal(err)
+				}
+				r, err := c.Import(ctx, "q", src)
+				var pe *delayq.PushError
+				if !errors.As(err, &pe) || !errors.Is(err, tc.err) || pe.Queue != "q" || pe.Stored != tc.stored || pe.Uncertain != tc.uncertain || pe.Total != tc.total || pe.Position != tc.position {
+					t.Fatalf("import: %v (%+v), want stored %d, total %d, position %d, %v", err, pe, tc.stored, tc.total, tc.position, tc.err)
+				}
+				if r == nil || r.Imported != tc.stored || r.Present != 0 || r.Conflicts != 0 {
+					t.Fatalf("result %+v, want %d imported", r, tc.stored)
+				}
+				// The queue holds messages 1 to Stored, and nothing else.
+				ids, err := b.Client.ZRange(context.Background(), b.Prefix+"rsmq:q", 0, -1).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]string, tc.stored)
+				for i := range want {
+					want[i] = msgs[i].ID
+				}
+				if !slices.Equal(ids, want) {
+					t.Fatalf("the queue holds %d messages (%v…), want messages 1-%d", len(ids), ids[:min(len(ids), 3)], tc.stored)
+				}
+				st, err := c.Stats(context.Background(), "q")
+				if err != nil || st.Messages != int64(tc.stored) || st.TotalSent != int64(tc.stored) {
+					t.Fatalf("stats %+v %v", st, err)
+				}
+				// Resume from message Stored+1, the bad body mended.
+				msgs[249].Body = "m250"
+				if err := c.SetAttributes(context.Background(), "q", delayq.Attributes{MaxSize: 65536}); err != nil {
+					t.Fatal(err)
+				}
+				r, err = c.Import(context.Background(), "q", seq(msgs[pe.Stored:]))
+				if err != nil || r.Imported != 300-tc.stored || r.Present != 0 {
+					t.Fatalf("resume: %+v %v", r, err)
+				}
+				if st, err := c.Stats(context.Background(), "q"); err != nil || st.Messages != 300 || st.TotalSent != 300 {
+					t.Fatalf("after the resume: %+v %v", st, err)
+				}
+			})
+		})
+	}
 }
 
 // TestExportLive: consumers receive and ack while an export runs; every

@@ -139,7 +139,7 @@ func TestDeadLetterProvenance(t *testing.T) {
 			{ID: id, Body: "x", VisibleAt: time.Now(), DeadLetteredFrom: "no such:queue"},
 			{ID: id, Body: "x", VisibleAt: time.Now(), DeadLetteredFrom: "src", DeadLetteredRC: -1},
 		} {
-			if _, err := c.Import(ctx, "copy", []delayq.Message{bad}); !errors.Is(err, delayq.ErrInvalid) {
+			if _, err := c.Import(ctx, "copy", seq([]delayq.Message{bad})); !errors.Is(err, delayq.ErrInvalid) {
 				t.Errorf("import %+v: %v, want ErrInvalid", bad, err)
 			}
 		}

@@ -182,7 +182,7 @@ func TestReceiptAfterImportWithoutFR(t *testing.T) {
 		c := newClient(t, b)
 		mustCreate(t, c, "q", delayq.Attributes{})
 		id := "0000000000imp0000000000000000001"
-		if r, err := c.Import(ctx, "q", []delayq.Message{{ID: id, Body: "x", VisibleAt: time.UnixMilli(1), RC: 1}}); err != nil || r.Imported != 1 {
+		if r, err := c.Import(ctx, "q", seq([]delayq.Message{{ID: id, Body: "x", VisibleAt: time.UnixMilli(1), RC: 1}})); err != nil || r.Imported != 1 {
 			t.Fatal(r, err)
 		}
 		r, err := c.Receive(ctx, "q", delayq.ReceiveOptions{VT: time.Hour})
