@@ -88,7 +88,7 @@ func TestCreateVTZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		ios, _, _ = testIO(false, out.String())
-		if err := importRun(context.Background(), &importOptions{IO: ios, Client: testClient(b), Queue: "copy", File: "-"}); err != nil {
+		if err := importRun(context.Background(), &importOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "copy", File: "-"}); err != nil {
 			t.Fatal(err)
 		}
 		if st, err := q.Stats(context.Background(), "copy"); err != nil || st.VT != 0 || st.Messages != 1 {

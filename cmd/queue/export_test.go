@@ -29,7 +29,7 @@ func TestImportFlags(t *testing.T) {
 	tests := []flagCase[importOptions]{
 		{args: []string{"jobs"}, want: importOptions{Queue: "jobs", Rest: []string{}}},
 		{args: []string{"jobs", "-"}, want: importOptions{Queue: "jobs", File: "-", Rest: []string{"-"}}},
-		{args: []string{"-o", "json", "jobs", "-f", "x.jsonl"}, want: importOptions{JSON: true, Queue: "jobs", File: "x.jsonl", Rest: []string{}}},
+		{args: []string{"-o", "json", "jobs", "-f", "x.jsonl"}, want: importOptions{Output: cmdutil.Output{JSON: true}, Queue: "jobs", File: "x.jsonl", Rest: []string{}}},
 		{args: []string{"jobs", "x.jsonl"}, wantErr: `give the input as -f FILE or -, not "x.jsonl"`},
 		{args: []string{"jobs", ""}, wantErr: `give the input as -f FILE or -, not ""`},
 		{args: []string{"jobs", "-f", "x.jsonl", "-"}, wantErr: `give the input as -f FILE or -, not "-"`},
@@ -70,7 +70,7 @@ func TestExportImportRun(t *testing.T) {
 
 		// Import, piped from stdin, JSON.
 		ios, out, _ = testIO(false, export)
-		if err := importRun(ctx, &importOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "copy", File: "-"}); err != nil {
+		if err := importRun(ctx, &importOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "copy", File: "-"}); err != nil {
 			t.Fatal(err)
 		}
 		var res queueImportJSON
@@ -81,7 +81,7 @@ func TestExportImportRun(t *testing.T) {
 		// Again from the file, on a terminal: everything is there already;
 		// the summary is on stderr, as export's.
 		ios, out, errOut = testIO(true, "")
-		if err := importRun(ctx, &importOptions{IO: ios, Client: testClient(b), Queue: "copy", File: file}); err != nil {
+		if err := importRun(ctx, &importOptions{Output: cmdutil.Output{IO: ios}, Client: testClient(b), Queue: "copy", File: file}); err != nil {
 			t.Fatal(err)
 		}
 		if out.Len() != 0 || errOut.String() != "chatq: imported 0 messages into copy (2 already present, 0 conflicts)\n" {

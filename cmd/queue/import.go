@@ -20,17 +20,16 @@ import (
 )
 
 type importOptions struct {
-	IO     *iostreams.IOStreams
-	JSON   bool
+	cmdutil.Output
 	Client func() (*delayq.Client, error)
 	Queue  string
 	File   string   // -f; "" or - is stdin
 	Rest   []string // the arguments after QUEUE: only - (stdin) is allowed
 }
 
-// NewCmdImport returns `chatq queue import` (runF: see cmdutil.RunE).
+// NewCmdImport returns `chatq queue import` (runF: see cmdutil.RunWith).
 func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *importOptions) error) *cobra.Command {
-	opts := &importOptions{IO: f.IO}
+	opts := &importOptions{}
 	cmd := &cobra.Command{
 		Use:   "import QUEUE [-f FILE | -]",
 		Short: "Read an export back into a queue, keeping ids, due times and receive counts",
@@ -69,9 +68,9 @@ prints nothing, and -o json prints {"imported","already_present",…}.`,
   chatq --url redis://other:6379 queue import jobs - < jobs.jsonl
   chatq queue import jobs -f jobs.jsonl -o json   # {"imported":…,"already_present":…,"conflicts":…}`,
 		Args: cmdutil.RangeArgs(1, 2),
-		RunE: cmdutil.RunE(opts, runF, importRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
+		RunE: cmdutil.RunWith(f, opts, runF, importRun, func(cmd *cobra.Command, args []string) (cmdutil.Run, error) {
 			opts.Queue, opts.Rest = args[0], args[1:]
-			opts.JSON, opts.Client = f.JSON(), queueClient(f, cmd)
+			opts.Client = queueClient(f, cmd)
 			return nil, opts.validate()
 		}),
 	}

@@ -38,7 +38,7 @@ func TestImportStopsInBatch3(t *testing.T) {
 			return in.String()
 		}
 		ios, out, errOut := testIO(false, input(strings.Repeat("x", 1025)))
-		err := importRun(ctx, &importOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "small", File: "-"})
+		err := importRun(ctx, &importOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "small", File: "-"})
 		want := "line 251: message " + id(250) + ": 1025 UTF-16 units, over small's maxsize 1024: message too long (raise it with `chatq queue set small --maxsize N`): stopped after importing 200 messages"
 		if err == nil || err.Error() != want || cmdutil.ExitCode(err, false) != 1 ||
 			!strings.HasPrefix(hintOf(err), "fix that line and run the same command again") {
@@ -67,7 +67,7 @@ func TestImportStopsInBatch3(t *testing.T) {
 
 		// The same command, the line fixed: the rest is imported.
 		ios, out, errOut = testIO(false, input("m250"))
-		if err := importRun(ctx, &importOptions{IO: ios, JSON: true, Client: testClient(b), Queue: "small", File: "-"}); err != nil {
+		if err := importRun(ctx, &importOptions{Output: cmdutil.Output{IO: ios, JSON: true}, Client: testClient(b), Queue: "small", File: "-"}); err != nil {
 			t.Fatalf("re-run: %v %s", err, errOut.String())
 		}
 		res = queueImportJSON{}

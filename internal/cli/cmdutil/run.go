@@ -34,20 +34,10 @@ func (f *Factory) Output() Output { return Output{IO: f.IO, JSON: f.JSON()} }
 // run). bind returns a Run of its own for an argument another path handles
 // (a queue of another kind), else nil; that Run runs even when runF is set.
 func RunWith[O any](f *Factory, opts *O, runF, run func(context.Context, *O) error, bind func(cmd *cobra.Command, args []string) (Run, error)) func(*cobra.Command, []string) error {
-	inner := RunE(opts, runF, run, bind)
 	return func(cmd *cobra.Command, args []string) error {
 		if o, ok := any(opts).(interface{ output() *Output }); ok {
 			*o.output() = f.Output()
 		}
-		return inner(cmd, args)
-	}
-}
-
-// RunE is RunWith for options that fill their output side themselves (the
-// queue import command, until it embeds Output): it binds and runs as
-// RunWith does, without the Factory.
-func RunE[O any](opts *O, runF, run func(context.Context, *O) error, bind func(cmd *cobra.Command, args []string) (Run, error)) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
 		other, err := bind(cmd, args)
 		switch {
 		case err != nil:

@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// RunE binds first; a bind error stops it, a Run of bind's own replaces
-// the command's run, and a test's runF gets the options instead of run.
-func TestRunE(t *testing.T) {
+// RunWith binds first; a bind error stops it, a Run of bind's own
+// replaces the command's run, and a test's runF gets the options instead
+// of run.
+func TestRunWith(t *testing.T) {
 	type options struct{ name string }
 	bad := errors.New("bad")
 	for _, tc := range []struct {
@@ -34,14 +35,14 @@ func TestRunE(t *testing.T) {
 			runF = func(_ context.Context, o *options) error { got = "runF " + o.name; return nil }
 		}
 		run := func(_ context.Context, o *options) error { got = "run " + o.name; return nil }
-		rune := RunE(opts, runF, run, func(_ *cobra.Command, args []string) (Run, error) {
+		runE := RunWith(&Factory{}, opts, runF, run, func(_ *cobra.Command, args []string) (Run, error) {
 			opts.name = args[0]
 			if tc.other {
 				return func(context.Context) error { got = "other"; return nil }, tc.bindErr
 			}
 			return nil, tc.bindErr
 		})
-		err := rune(&cobra.Command{}, []string{"x"})
+		err := runE(&cobra.Command{}, []string{"x"})
 		if !errors.Is(err, tc.bindErr) || got != tc.want {
 			t.Errorf("%s: ran %q, %v; want %q, %v", tc.name, got, err, tc.want, tc.bindErr)
 		}
