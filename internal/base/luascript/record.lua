@@ -43,16 +43,14 @@ end
 local newHash
 
 -- mayRecord reports whether this user may write the record of this call
--- into KEYS[first] (HSET, and PEXPIRE when the hash is new), and whether
--- the key holds a hash or nothing (HLEN raises WRONGTYPE otherwise):
--- checked before the script's first write, as every other command it
--- writes with.
+-- into KEYS[first] (HSET, PEXPIRE), and whether the key holds a hash or
+-- nothing (HLEN raises WRONGTYPE otherwise): checked before the script's
+-- first write, as every other command it writes with. PEXPIRE is checked
+-- even when the hash exists (it is sent only to a new one), so that a
+-- user without it is refused every time, not once a minute.
 local function mayRecord(first)
   newHash = redis.call('HLEN', KEYS[first]) == 0
-  if newHash then
-    return allowed({'HSET', KEYS[first], 'f', 'v'}, {'PEXPIRE', KEYS[first], '1'})
-  end
-  return allowed({'HSET', KEYS[first], 'f', 'v'})
+  return allowed({'HSET', KEYS[first], 'f', 'v'}, {'PEXPIRE', KEYS[first], '1'})
 end
 
 -- writeRecord records answer (a string) under field in KEYS[first],
