@@ -325,7 +325,7 @@ type SendOptions struct {
 	// (it was made for this call), so that nothing can be recorded under
 	// it: the send then looks nothing up, and is sent once (go-redis does
 	// not send it again after a lost reply, whatever its MaxRetries),
-	// which saves the server about a third of what the token costs
+	// which saves the server about half of what the token costs
 	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
 	// FirstTry is applied again.
 	FirstTry bool

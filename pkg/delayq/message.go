@@ -37,7 +37,7 @@ type PushOptions struct {
 	// first due's), so that nothing can be recorded under
 	// it: the call then looks nothing up, and is sent once (go-redis does
 	// not send it again after a lost reply, whatever its MaxRetries),
-	// which saves the server about a third of what the token costs
+	// which saves the server about half of what the token costs
 	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
 	// FirstTry is applied again.
 	FirstTry bool
@@ -278,7 +278,7 @@ type ReceiveOptions struct {
 	// (it was made for this call), so that nothing can be recorded under
 	// it: the call then looks nothing up, and is sent once (go-redis does
 	// not send it again after a lost reply, whatever its MaxRetries),
-	// which saves the server about a third of what the token costs
+	// which saves the server about half of what the token costs
 	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
 	// FirstTry is applied again.
 	FirstTry bool
@@ -488,7 +488,7 @@ type AckOptions struct {
 	// (it was made for this call), so that nothing can be recorded under
 	// it: the call then looks nothing up, and is sent once (go-redis does
 	// not send it again after a lost reply, whatever its MaxRetries),
-	// which saves the server about a third of what the token costs
+	// which saves the server about half of what the token costs
 	// (docs/reliability.md). Leave it false on a repeat: a repeat marked
 	// FirstTry is applied again.
 	FirstTry bool
